@@ -1,0 +1,156 @@
+"""Pydantic records shared by every stage. Each record's schema is written once, here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Tool(BaseModel):
+    """A callable enterprise tool; `parameters` is a JSON Schema object."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}, "required": []}
+    )
+    line_of_business: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def properties(self) -> dict[str, dict[str, Any]]:
+        return self.parameters.get("properties") or {}
+
+    @property
+    def required(self) -> list[str]:
+        return list(self.parameters.get("required") or [])
+
+    def openai_spec(self) -> dict[str, Any]:
+        """The tool as an OpenAI-style function spec (what chat templates and TRL expect)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+class Persona(BaseModel):
+    """An enterprise user. `text` is the free-form description every prompt uses."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    role: str | None = None
+    seniority: str | None = None
+    line_of_business: str | None = None
+    style: str | None = None
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+Role = Literal["system", "user", "assistant"]
+
+
+class Message(BaseModel):
+    """One turn. Assistant turns carry a private `thought`, public `content` and tool calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    content: str = ""
+    thought: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    phase: Literal["tool_selection", "argument_filling"] | None = None
+
+    def reply_json(self) -> str:
+        """The assistant reply in the wire format every model must produce."""
+        return json.dumps(
+            {
+                "thought": self.thought or "",
+                "content": self.content,
+                "tool_calls": [c.model_dump() for c in self.tool_calls],
+            },
+            ensure_ascii=False,
+        )
+
+
+class Verdict(BaseModel):
+    """A validator's result: uniform across rule-based and LLM validators."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    validator: str
+    passed: bool
+    reason: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cached_calls: int = 0
+
+    def add(self, other: "Usage") -> None:
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost_usd += other.cost_usd
+        self.cached_calls += other.cached_calls
+
+
+class GenerationInfo(BaseModel):
+    """How a dialogue was made: enough to reproduce or audit it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    utcgen_version: str
+    backend: str
+    models: dict[str, str]
+    prompt_versions: dict[str, str]
+    seed: int
+    attempt: int = 1
+    usage: Usage = Field(default_factory=Usage)
+    created_at: str
+
+
+class Dialogue(BaseModel):
+    """A synthesised dialogue with everything needed to train on, audit or reject it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    seed_tool: Tool
+    user_persona: Persona
+    goal: str
+    gold_arguments: dict[str, Any]
+    distractor_tools: list[Tool]
+    candidate_tools: list[Tool]
+    messages: list[Message]
+    validation: list[Verdict] = Field(default_factory=list)
+    accepted: bool = False
+    rejection_reason: str | None = None
+    generation: GenerationInfo
+
+    @property
+    def assistant_turns(self) -> list[Message]:
+        return [m for m in self.messages if m.role == "assistant"]
+
+    def turns_in_phase(self, phase: str) -> int:
+        return sum(1 for m in self.assistant_turns if m.phase == phase)
