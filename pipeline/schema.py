@@ -52,6 +52,9 @@ class Persona(BaseModel):
     seniority: str | None = None
     line_of_business: str | None = None
     style: str | None = None
+    # Facts that make argument values persona-consistent: country, city, currency,
+    # timezone, department, company, cost_center, employee_id, ... (all optional).
+    attributes: dict[str, str] = Field(default_factory=dict)
 
 
 class ToolCall(BaseModel):
