@@ -1,0 +1,85 @@
+"""Distractor retrieval on a small crafted catalog whose true neighbours are known."""
+
+import numpy as np
+
+from pipeline.embeddings import Embedder
+from pipeline.retrieval import ToolIndex
+from pipeline.schema import Tool
+from pipeline.stats import catalog_stats
+
+
+def t(name, desc, *params):
+    props = {p: {"type": "string", "description": p} for p in params}
+    return Tool(name=name, description=desc, parameters={"type": "object", "properties": props, "required": list(params)})
+
+
+CATALOG = [
+    t("approve_internal_training_request", "Approve a pending internal training course request for an employee.", "request_id"),
+    t("approve_external_training_request", "Approve a pending external (third-party) training course request.", "request_id"),
+    t("approve_all_training_requests", "Approve every pending training request awaiting your decision."),
+    t("get_purchase_order_by_number", "Look up a purchase order by its PO number.", "po_number"),
+    t("list_purchase_orders_by_supplier", "List purchase orders placed with a given supplier.", "supplier_id"),
+    t("get_open_purchase_orders", "List purchase orders that are still open.", ),
+    t("book_meeting_room", "Reserve a meeting room in an office building.", "room_id", "start"),
+    t("reset_user_password", "Reset the password of a user account in the directory.", "user_id"),
+    t("unlock_user_account", "Unlock a user account that was locked after failed sign-ins.", "user_id"),
+]
+
+
+def names(neighbours):
+    return [n.tool.name for n in neighbours]
+
+
+def test_distractors_are_true_neighbours(embedder):
+    index = ToolIndex(CATALOG, embedder)
+    d = names(index.distractors(CATALOG[0], k=2))
+    assert set(d) == {"approve_external_training_request", "approve_all_training_requests"}
+    d = names(index.distractors(CATALOG[3], k=2))
+    assert set(d) == {"list_purchase_orders_by_supplier", "get_open_purchase_orders"}
+    assert names(index.distractors(CATALOG[7], k=1)) == ["unlock_user_account"]
+
+
+def test_distractors_exclude_self_sorted_and_k_sized(embedder):
+    index = ToolIndex(CATALOG, embedder)
+    for tool in CATALOG:
+        found = index.distractors(tool, k=5)
+        assert len(found) == 5
+        assert tool.name not in names(found)
+        cos = [n.cosine for n in found]
+        assert cos == sorted(cos, reverse=True)
+        assert all(-1.0 <= c <= 1.0001 for c in cos)
+
+
+def test_distractors_for_tool_outside_catalog(embedder):
+    index = ToolIndex(CATALOG, embedder)
+    probe = t("approve_training_request", "Approve a training request for an employee.", "request_id")
+    assert names(index.distractors(probe, k=3))[0].startswith("approve_")
+
+
+def test_embedding_cache_avoids_recomputation(tmp_path):
+    texts = ["reset a password", "book a room", "reset a password"]
+    first = Embedder(cache_dir=tmp_path)
+    a = first.encode(texts)
+    assert first.computed == 2  # duplicates are embedded once
+    second = Embedder(cache_dir=tmp_path)
+    b = second.encode(texts)
+    assert second.computed == 0
+    np.testing.assert_allclose(a, b)
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    # a corrupt shard costs recomputation, never a crash
+    shard = next(tmp_path.rglob("shard-*.npz"))
+    shard.write_bytes(b"not a zip")
+    third = Embedder(cache_dir=tmp_path)
+    third.encode(texts)
+    assert third.computed == 2
+
+
+def test_catalog_stats_on_crafted_catalog(embedder):
+    stats = catalog_stats(CATALOG, k=2, embedder=embedder)
+    assert stats.tools == len(CATALOG)
+    assert stats.share_with_required_parameters == 7 / 9
+    assert stats.parameter_count_distribution == {0: 2, 1: 6, 2: 1}
+    # the training-approval family is a near-duplicate family under A.4
+    assert stats.share_with_near_duplicate >= 2 / 9
+    assert 0.0 < stats.mean_composite_similarity < 1.0
+    assert "with required parameters" in stats.to_text()
