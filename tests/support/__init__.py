@@ -1,0 +1,1 @@
+"""Test-only helpers (local servers, fixtures) shared by the utcgen test suite."""
