@@ -77,6 +77,8 @@ class Message(BaseModel):
     thought: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     phase: Literal["tool_selection", "argument_filling"] | None = None
+    # Set when a model reply could not be parsed after retries; the format validator rejects it.
+    parse_error: str | None = None
 
     def reply_json(self) -> str:
         """The assistant reply in the wire format every model must produce."""

@@ -1,0 +1,119 @@
+"""Run configuration: YAML file -> typed model, with CLI and environment overrides."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.errors import InputError
+
+ROLES = ("goal", "slots", "user", "assistant", "relevancy", "critic")
+OFFLINE_MODEL = "utcgen-offline/default"
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SynthesisSettings(Strict):
+    k_distractors: int = Field(5, ge=1, le=50)
+    persona_top_k: int = Field(8, ge=1)
+    max_turns: int = Field(10, ge=1, le=50)
+    max_attempts: int = Field(5, ge=1, le=20)
+    slot_retries: int = Field(3, ge=0)
+    reply_retries: int = Field(2, ge=0)
+    max_jobs_in_flight: int = Field(16, ge=1)
+
+
+class Models(Strict):
+    goal: str = OFFLINE_MODEL
+    slots: str = OFFLINE_MODEL
+    user: str = OFFLINE_MODEL
+    assistant: str = OFFLINE_MODEL
+    relevancy: str = OFFLINE_MODEL
+    critic: str = OFFLINE_MODEL
+
+
+class LLMSettings(Strict):
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float = Field(0.7, ge=0, le=2)
+    max_tokens: int = Field(1024, ge=16)
+    max_in_flight: int = Field(32, ge=1)
+    timeout: float = Field(60, gt=0)
+    max_retries: int = Field(6, ge=0)
+    backoff_base: float = Field(0.5, ge=0)
+    backoff_max: float = Field(30, ge=0)
+    cache: bool = True
+    cache_dir: str | None = None
+    send_state: bool = False
+
+
+class RunConfig(Strict):
+    catalog: str = "catalog/tools"
+    personas: str = "catalog/personas.jsonl"
+    num_dialogues: int = Field(60, ge=1)
+    seed: int = 0
+    out: str = "output"
+    synthesis: SynthesisSettings = SynthesisSettings()
+    models: Models = Models()
+    llm: LLMSettings = LLMSettings()
+
+    def backend(self) -> str:
+        """`offline` when every role uses the built-in offline provider, else `litellm`."""
+        offline = all(m.startswith("utcgen-offline/") for m in self.models.model_dump().values())
+        return "offline" if offline else "litellm"
+
+    def fingerprint(self) -> str:
+        """What must not change when a run resumes (the target count and output may)."""
+        data = self.model_dump(exclude={"num_dialogues", "out", "llm"})
+        data["synthesis"].pop("max_jobs_in_flight")
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _resolve(path: str, base: Path) -> str:
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return str(p)
+    candidate = base / p
+    return str(candidate) if candidate.exists() else str(p)
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """Reads YAML (default: configs/default.yaml), applies overrides, then UTCGEN_MODEL / UTCGEN_API_BASE."""
+    path = Path(path) if path else DEFAULT_CONFIG
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read config: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise InputError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from exc
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected a mapping at the top level")
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            raw[key] = value
+    if model := os.environ.get("UTCGEN_MODEL"):
+        raw["models"] = {role: model for role in ROLES}
+    if api_base := os.environ.get("UTCGEN_API_BASE"):
+        raw.setdefault("llm", {})["api_base"] = api_base
+    try:
+        config = RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        problems = [
+            f"{path}: field '{'.'.join(str(p) for p in err['loc'])}': {err['msg']}" for err in exc.errors()
+        ]
+        raise InputError(problems) from exc
+    repo = DEFAULT_CONFIG.parents[1]
+    config.catalog = _resolve(config.catalog, repo)
+    config.personas = _resolve(config.personas, repo)
+    return config

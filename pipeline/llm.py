@@ -1,0 +1,209 @@
+"""The one gateway every role calls: litellm underneath, async, bounded, retried, cached, metered.
+
+Every backend goes through litellm, including the offline one (a litellm custom
+provider), so rendering, transport and parsing are the same code for all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import random
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from pipeline import offline
+from pipeline.config import RunConfig
+from pipeline.errors import UtcgenError
+from pipeline.schema import Usage
+
+log = logging.getLogger("utcgen.llm")
+
+
+class LLMError(UtcgenError):
+    """A call that failed for good: not retryable, or retries exhausted."""
+
+
+class LLMReply(BaseModel):
+    text: str
+    usage: Usage
+    cached: bool = False
+
+
+class ResponseCache:
+    """SQLite map from request hash to reply: safe across threads, durable across runs."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        with self._lock, self._db:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+
+    def get(self, key: str) -> LLMReply | None:
+        with self._lock:
+            row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        return LLMReply.model_validate_json(row[0]) if row else None
+
+    def put(self, key: str, reply: LLMReply) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, reply.model_dump_json()))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """Seconds the server asked us to wait, from the error's response headers if any."""
+    for attr in ("litellm_response_headers", "response"):
+        source = getattr(exc, attr, None)
+        headers = getattr(source, "headers", source)
+        if headers is None:
+            continue
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            value = headers.get("retry-after") or headers.get("Retry-After")
+            if value is not None:
+                return max(0.0, float(value))
+    return None
+
+
+def _is_retryable(exc: Exception) -> bool:
+    import litellm
+
+    retryable = (
+        litellm.Timeout,
+        litellm.RateLimitError,
+        litellm.APIConnectionError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+    )
+    if isinstance(exc, retryable) or isinstance(exc, asyncio.TimeoutError):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(exc, litellm.APIError) and (status is None or status >= 500)
+
+
+class Gateway:
+    """Calls a role's model. One instance per run; share it across all concurrent dialogues."""
+
+    def __init__(self, config: RunConfig) -> None:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        offline.register()
+        self.config = config
+        self.settings = config.llm
+        self.models = config.models.model_dump()
+        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        self.usage = Usage()
+        self.retries = 0
+        cache_root = Path(self.settings.cache_dir or os.environ.get("UTCGEN_CACHE_DIR") or Path.home() / ".cache" / "utcgen")
+        self.cache = ResponseCache(cache_root / "llm-cache.sqlite") if self.settings.cache else None
+
+    def _bound(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            self._semaphore = asyncio.Semaphore(self.settings.max_in_flight)
+            self._semaphore_loop = loop
+        return self._semaphore
+
+    def _key(self, model: str, messages: list[dict], state: dict | None, nonce: str) -> str:
+        blob = json.dumps(
+            [model, messages, self.settings.temperature, self.settings.max_tokens, state, nonce],
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "") -> LLMReply:
+        """One completion for `role`. `state` drives the offline backend; `nonce` varies a retry's cache key."""
+        model = self.models[role]
+        key = self._key(model, messages, state, nonce) if self.cache else ""
+        if self.cache and (hit := self.cache.get(key)) is not None:
+            usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
+            self.usage.add(usage)
+            return LLMReply(text=hit.text, usage=usage, cached=True)
+        async with self._bound():
+            reply = await self._call_with_retries(role, model, messages, state)
+        if self.cache:
+            self.cache.put(key, reply)
+        self.usage.add(reply.usage)
+        return reply
+
+    async def _call_with_retries(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
+        s = self.settings
+        for attempt in range(s.max_retries + 1):
+            try:
+                return await self._call(role, model, messages, state)
+            except Exception as exc:  # noqa: BLE001 - normalised right here, at the boundary
+                if not _is_retryable(exc) or attempt == s.max_retries:
+                    raise LLMError(f"{role} call to {model} failed: {type(exc).__name__}: {_short(exc)}") from exc
+                wait = _retry_after(exc)
+                if wait is None:
+                    wait = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
+                self.retries += 1
+                log.warning("%s: %s, retry %d in %.2fs", role, type(exc).__name__, attempt + 1, wait)
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    async def _call(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
+        import litellm
+
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+            "max_tokens": self.settings.max_tokens,
+            "timeout": self.settings.timeout,
+            "num_retries": 0,
+        }
+        if not model.startswith(offline.PROVIDER + "/"):
+            if self.settings.api_base:
+                kwargs["api_base"] = self.settings.api_base
+            if self.settings.api_key_env:
+                kwargs["api_key"] = os.environ.get(self.settings.api_key_env, "")
+            if self.settings.send_state and state is not None:
+                kwargs["extra_headers"] = {offline.STATE_HEADER: offline.encode_state(role, state)}
+        token = offline.CURRENT.set((role, state))
+        try:
+            response = await asyncio.wait_for(litellm.acompletion(**kwargs), self.settings.timeout + 5)
+        finally:
+            offline.CURRENT.reset(token)
+        text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+        cost = (getattr(response, "_hidden_params", {}) or {}).get("response_cost") or 0.0
+        return LLMReply(
+            text=text,
+            usage=Usage(
+                calls=1,
+                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                cost_usd=float(cost),
+            ),
+        )
+
+    def close(self) -> None:
+        if self.cache:
+            self.cache.close()
+
+
+def _short(exc: Exception, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def now() -> float:
+    return time.monotonic()

@@ -1,0 +1,93 @@
+"""The offline backend: a deterministic litellm custom provider that plays every role.
+
+It needs no network and no key. It receives the same rendered prompt a real model
+would, plus the structured state the caller holds (passed in-process through a
+context variable, or as an HTTP header to a simulator), and answers in exactly the
+format a real model must use, so the reply goes through the same parser.
+Its data is structurally faithful but template-worded: for dry runs, CI and benchmarks.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import json
+import time
+from typing import Any
+
+PROVIDER = "utcgen-offline"
+STATE_HEADER = "X-Utcgen-State"
+
+# (role, state) of the call in progress; set by the gateway around each litellm call.
+CURRENT: contextvars.ContextVar[tuple[str, dict | None] | None] = contextvars.ContextVar("utcgen_offline", default=None)
+
+_registered = False
+
+
+def encode_state(role: str, state: dict) -> str:
+    return base64.b64encode(json.dumps({"role": role, "state": state}, default=str).encode()).decode()
+
+
+def decode_state(value: str) -> tuple[str, dict]:
+    data = json.loads(base64.b64decode(value))
+    return data["role"], data["state"]
+
+
+def respond(role: str, state: dict, messages: list[dict]) -> str:
+    """The reply text for a role, from its policy module."""
+    from pipeline.offline import judges, policies
+
+    handlers = {
+        "goal": policies.goal,
+        "slots": policies.slots,
+        "user": policies.user,
+        "assistant": policies.assistant,
+        "relevancy": judges.relevancy,
+        "critic": judges.critic,
+    }
+    if role not in handlers:
+        raise ValueError(f"offline backend has no policy for role '{role}'")
+    return handlers[role](state, messages)
+
+
+def _estimate_tokens(text: str) -> int:
+    return len(text) // 4 + 1
+
+
+def register() -> None:
+    """Adds the provider to litellm once per process."""
+    global _registered
+    if _registered:
+        return
+    import litellm
+    from litellm import CustomLLM
+
+    class OfflineLLM(CustomLLM):
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]
+            return self.completion(model, messages, *args, **kwargs)
+
+        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]
+            current = CURRENT.get()
+            if current is None or current[1] is None:
+                raise litellm.BadRequestError(
+                    message="the offline backend needs the dialogue state: call it through pipeline.llm.Gateway",
+                    model=model,
+                    llm_provider=PROVIDER,
+                )
+            role, state = current
+            text = respond(role, state, messages)
+            prompt = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
+            return litellm.ModelResponse(
+                model=model,
+                created=int(time.time()),
+                choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                usage={"prompt_tokens": prompt, "completion_tokens": _estimate_tokens(text),
+                       "total_tokens": prompt + _estimate_tokens(text)},
+            )
+
+    handler = OfflineLLM()
+    litellm.custom_provider_map = [
+        *[p for p in litellm.custom_provider_map if p.get("provider") != PROVIDER],
+        {"provider": PROVIDER, "custom_handler": handler},
+    ]
+    _registered = True
