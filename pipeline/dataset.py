@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 import yaml
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.schema import Dialogue, Message, Usage, Verdict
@@ -262,8 +263,20 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
+    """Rows as one parquet shard; an empty config becomes a file with the schema and no row groups.
+
+    `pq.write_table` would write one zero-row row group for an empty table, which
+    `datasets` rejects (it sizes its read batches from the first row group).
+    """
     table = pa.Table.from_pylist(rows, schema=schema)
-    _write_atomic(path, lambda tmp: pq.write_table(table, tmp))
+
+    def write(tmp: Path) -> None:
+        if table.num_rows:
+            pq.write_table(table, tmp)
+        else:
+            pq.ParquetWriter(tmp, schema).close()
+
+    _write_atomic(path, write)
 
 
 def _drop_stale_shards(folder: Path, keep: Path) -> None:
@@ -407,7 +420,7 @@ def compute_stats(
         },
         "usage": _usage_dict(run_usage if run_usage is not None else from_dialogues),
         "usage_in_dialogues": _usage_dict(from_dialogues),
-        "wall_time_s": run.get("wall_time_s"),
+        "wall_time_s": run.get("wall_time_s", run.get("wall_time")),
     }
 
 
@@ -425,9 +438,11 @@ def _bar(ax: Axes, histogram: Mapping[str, int], xlabel: str, ylabel: str, title
         return
     xs = [int(k) for k in histogram]
     ys = list(histogram.values())
-    bars = ax.bar(xs, ys, color="#4C72B0", edgecolor="black", linewidth=0.6)
+    bars = ax.bar(xs, ys, width=0.7, color="#4C72B0", edgecolor="black", linewidth=0.6)
     ax.bar_label(bars, fontsize=8)
     ax.set_xticks(range(min(xs), max(xs) + 1))
+    ax.set_xlim(min(xs) - 1, max(xs) + 1)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(0, max(ys) * 1.15)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -523,7 +538,8 @@ def _run_info(dialogues: list[Dialogue], run: Mapping[str, Any]) -> dict[str, An
         "models": dict(run.get("models") or (first.models if first else {})),
         "prompt_versions": prompt_versions,
         "seed": run.get("seed", first.seed if first else None),
-        "catalog": run.get("catalog"),
+        "catalog": run.get("catalog", run.get("catalog_path")),
+        "distractor_counts": sorted({len(d.distractor_tools) for d in dialogues}),
         "utcgen_version": run.get("utcgen_version") or (first.utcgen_version if first else None),
     }
 
@@ -578,9 +594,12 @@ def render_card(stats: Mapping[str, Any], info: Mapping[str, Any], run: Mapping[
         "written for that persona, and persona-consistent values are drawn for the tool's required "
         "arguments (the gold argument map)."
     )
+    ks = info["distractor_counts"]
+    k_text = f"k={ks[0]}" if len(ks) == 1 else ("k=" + "/".join(map(str, ks)) if ks else "k (5 in the paper)")
     w(
-        "2. **Distractors.** The k=5 nearest tools to the seed tool, by sentence-embedding similarity over "
-        "name, description and parameters, join it as candidates; the candidate order hides the seed tool."
+        f"2. **Distractors.** The {k_text} nearest tools to the seed tool, by sentence-embedding similarity "
+        "over name, description and parameters, join it as candidates. The assistant sees all candidates "
+        "and is never told which one is the seed tool."
     )
     w(
         "3. **Synthesis in two phases.** A user-proxy model plays the persona. In the *tool-selection* phase "
@@ -747,6 +766,16 @@ def render_card(stats: Mapping[str, Any], info: Mapping[str, Any], run: Mapping[
     w("trainer.train()")
     w("```")
     w("")
+    rows_per_config = {"dialogues": counts["accepted"], "sft": counts["sft_rows"], "rejected": counts["rejected"]}
+    empty = [f"`{name}`" for name in CONFIGS if rows_per_config[name] == 0]
+    if empty:
+        w(
+            f"Empty in this release: {', '.join(empty)}. An empty config is a parquet file with the full "
+            "schema and no row groups; `datasets` 5.2 refuses to build a split with no rows, so load it with "
+            "`streaming=True`, read the parquet file directly, or use utcgen's "
+            "`pipeline.dataset.load_config(folder, name)`."
+        )
+        w("")
     w(
         "The system prompt already lists the tools as text. To use a chat template's native tool support "
         "instead, decode `tools` with `json.loads` and pass the list as `tools=`."
@@ -784,7 +813,7 @@ def export_dataset(dialogues: list[Dialogue], out_dir: Path, run: dict[str, Any]
     `catalog` (path), `requested` (int), `seed`, `models` (role -> model),
     `backend`, `offline` (bool; else guessed from the backend name),
     `prompt_versions` (name -> version), `usage` (Usage or mapping of its fields),
-    `wall_time_s`, `utcgen_version`, and for the card `pretty_name`, `license`,
+    `wall_time_s` (seconds), `utcgen_version`, and for the card `pretty_name`, `license`,
     `repo_id`. Missing run facts fall back to the dialogues' own records.
     Every file is replaced atomically, so an interrupted export leaves a
     readable repository.
@@ -828,6 +857,28 @@ def export_dataset(dialogues: list[Dialogue], out_dir: Path, run: dict[str, Any]
         stats_path=stats_path,
         card_path=card_path,
         plot_paths=plot_paths,
+    )
+
+
+def load_config(out_dir: Path, name: str, cache_dir: Path | None = None) -> Any:
+    """One config of an exported folder as a `datasets.Dataset`, empty configs included.
+
+    `datasets` 5.2 refuses to build a split with no rows ("Instruction 'train'
+    corresponds to no data"), so a config whose shards hold no rows is built
+    from the parquet schema instead: same columns and features, zero rows.
+    """
+    from datasets import Dataset, Features, load_dataset
+
+    if name not in CONFIGS:
+        raise ValueError(f"unknown config {name!r}; expected one of {', '.join(CONFIGS)}")
+    shards = sorted((Path(out_dir) / "data" / name).glob("*.parquet"))
+    if not shards:
+        raise FileNotFoundError(f"{out_dir}: no parquet files for config {name!r}")
+    if sum(pq.ParquetFile(s).metadata.num_rows for s in shards) == 0:
+        schema = pq.read_schema(shards[0])
+        return Dataset.from_dict({n: [] for n in schema.names}, features=Features.from_arrow_schema(schema))
+    return load_dataset(
+        str(out_dir), name, split="train", cache_dir=str(cache_dir) if cache_dir is not None else None
     )
 
 

@@ -1,0 +1,158 @@
+"""Turn slicing: one SFT row per assistant turn, prompt = [SYS] + prefix, completion = the turn."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline import slicing
+from pipeline.schema import Dialogue, Message, ToolCall
+from pipeline.slicing import build_system_prompt, sft_prompt_version, slice_dialogue, slice_dialogues
+from tests.factories import make_dialogue, make_distractors, make_generation, make_persona, make_tool
+
+
+def _hand_built() -> Dialogue:
+    """Two tool-selection turns, then two argument-filling turns ending in the gold call."""
+    seed = make_tool()
+    distractors = make_distractors(seed, k=5)
+    gold = {"material_id": "MAT-10442", "quantity": 250, "plant_code": "DE01"}
+    messages = [
+        Message(role="user", content="I need to sort out an order for parts."),
+        Message(
+            role="assistant",
+            thought="Create, update, approve, cancel and status tools all fit.",
+            content="Is this a new requisition or one that already exists?",
+            phase="tool_selection",
+        ),
+        Message(role="user", content="A new one, nothing has been raised yet."),
+        Message(
+            role="assistant",
+            thought="New document: create_purchase_requisition. Needs material, quantity, plant.",
+            content="I can raise a new purchase requisition. Which material and how many units?",
+            phase="tool_selection",
+        ),
+        Message(role="user", content="Material MAT-10442, 250 units."),
+        Message(
+            role="assistant",
+            thought="Plant code still missing.",
+            content="Which plant should receive them?",
+            phase="argument_filling",
+        ),
+        Message(role="user", content="Plant DE01."),
+        Message(
+            role="assistant",
+            thought="All three required arguments known.",
+            content="Raising the requisition now.",
+            tool_calls=[ToolCall(name=seed.name, arguments=gold)],
+            phase="argument_filling",
+        ),
+    ]
+    return Dialogue(
+        id="hand-1",
+        seed_tool=seed,
+        user_persona=make_persona(),
+        goal="Order 250 units of MAT-10442 for plant DE01.",
+        gold_arguments=gold,
+        distractor_tools=distractors,
+        candidate_tools=[distractors[0], distractors[1], seed, *distractors[2:]],
+        messages=messages,
+        accepted=True,
+        generation=make_generation(),
+    )
+
+
+def test_one_row_per_assistant_turn_with_growing_prefix() -> None:
+    d = _hand_built()
+    rows = slice_dialogue(d)
+    assistant = d.assistant_turns
+    assert len(rows) == len(assistant) == 4
+    # [SYS] u1 | [SYS] u1 a1 u2 | [SYS] u1 a1 u2 a2 u3 | ...
+    assert [len(r["prompt"]) for r in rows] == [2, 4, 6, 8]
+    assert [r["turn_index"] for r in rows] == [0, 1, 2, 3]
+    assert [r["phase"] for r in rows] == ["tool_selection", "tool_selection", "argument_filling", "argument_filling"]
+    for row, turn in zip(rows, assistant):
+        assert row["completion"] == [{"role": "assistant", "content": turn.reply_json()}]
+        assert row["dialogue_id"] == "hand-1"
+        assert row["seed_tool"] == "create_purchase_requisition"
+        assert row["prompt"][0]["role"] == "system"
+        assert row["prompt"][-1]["role"] == "user"
+
+
+def test_prefix_reproduces_the_dialogue_in_wire_format() -> None:
+    d = _hand_built()
+    last = slice_dialogue(d)[-1]
+    expected = [
+        {"role": m.role, "content": m.reply_json() if m.role == "assistant" else m.content} for m in d.messages[:-1]
+    ]
+    assert last["prompt"][1:] == expected
+    reply = json.loads(last["completion"][0]["content"])
+    assert reply == {
+        "thought": "All three required arguments known.",
+        "content": "Raising the requisition now.",
+        "tool_calls": [{"name": "create_purchase_requisition", "arguments": d.gold_arguments}],
+    }
+    # Earlier assistant turns are shown exactly as the model must write them.
+    first_assistant = json.loads(last["prompt"][2]["content"])
+    assert set(first_assistant) == {"thought", "content", "tool_calls"}
+    assert first_assistant["tool_calls"] == []
+
+
+def test_system_prompt_lists_every_candidate_tool_in_order() -> None:
+    d = _hand_built()
+    rows = slice_dialogue(d)
+    system = rows[0]["prompt"][0]["content"]
+    positions = []
+    for tool in d.candidate_tools:
+        spec = json.dumps(tool.openai_spec(), ensure_ascii=False)
+        assert spec in system
+        positions.append(system.index(spec))
+    assert positions == sorted(positions)
+    assert "6 candidate tools" in system
+    assert "{tools}" not in system and "{num_tools}" not in system
+    assert not system.startswith("version:")
+    # The reply-format example survives rendering untouched.
+    assert '"tool_calls": [{"name"' in system
+    # Every slice of a dialogue shares one system prompt.
+    assert all(r["prompt"][0]["content"] == system for r in rows)
+
+
+def test_tools_column_is_candidate_specs_as_json_strings() -> None:
+    d = _hand_built()
+    row = slice_dialogue(d)[0]
+    assert [json.loads(t) for t in row["tools"]] == [t.openai_spec() for t in d.candidate_tools]
+
+
+def test_stored_system_messages_are_replaced_by_the_sft_prompt() -> None:
+    d = _hand_built()
+    d.messages.insert(0, Message(role="system", content="generation-time instructions"))
+    rows = slice_dialogue(d)
+    assert len(rows) == 4
+    assert all("generation-time instructions" not in m["content"] for r in rows for m in r["prompt"])
+    assert [len(r["prompt"]) for r in rows] == [2, 4, 6, 8]
+
+
+def test_zero_argument_filling_turns() -> None:
+    d = make_dialogue(tool_selection_turns=2, argument_filling_turns=0)
+    rows = slice_dialogue(d)
+    assert len(rows) == 2
+    assert json.loads(rows[-1]["completion"][0]["content"])["tool_calls"][0]["arguments"] == d.gold_arguments
+
+
+def test_slice_dialogues_skips_rejected() -> None:
+    ok = make_dialogue(id="ok", argument_filling_turns=2)
+    bad = make_dialogue(id="bad", fail_at="critique")
+    rows = slice_dialogues([ok, bad])
+    assert {r["dialogue_id"] for r in rows} == {"ok"}
+    assert len(rows) == 4
+
+
+def test_template_version_and_renderer() -> None:
+    assert sft_prompt_version() == "sft-system/1"
+    with pytest.raises(KeyError):
+        slicing._render("tools: {tools} {missing}", {"tools": "x"})
+    assert slicing._render('{"a": 1} {tools}', {"tools": "T"}) == '{"a": 1} T'
+
+
+def test_build_system_prompt_empty_candidates_is_explicit() -> None:
+    assert "0 candidate tools" in build_system_prompt([])
