@@ -333,7 +333,7 @@ def _overlaps(a: str, b: str) -> bool:
 def _check_node(node: dict[str, Any], path: str, root: dict[str, Any], is_root: bool) -> list[Problem]:
     problems: list[Problem] = []
     declared: list[str] = []
-    if "type" in node:
+    if "type" in node and not is_root:  # the root's type is check_parameters' business
         t = node["type"]
         names = [t] if isinstance(t, str) else t if isinstance(t, list) else None
         if names is None:
@@ -457,7 +457,7 @@ def _duplicates(found: list[tuple[str, Candidate]]) -> list[str]:
             continue
         if name in first:
             other_file, other = first[name]
-            problems.append(_problem(shown, cand, "name", f"duplicate: {_where(other_file, other)} has the same name"))
+            problems.append(_problem(shown, cand, "name", f"already used by {_where(other_file, other)}"))
         else:
             first[name] = (shown, cand)
     return problems

@@ -12,12 +12,14 @@ Format detection (`detect_format`) looks at the parsed top level, then at each i
   (or the lines of a JSONL file) are lists of items; a lone mapping is a one-item list;
 * an item with ``"type": "function"`` is OpenAI (chat ``{"function": {...}}`` or flat
   responses style) and so is one with ``strict``; one with ``inputSchema`` is MCP; one with
-  ``line_of_business`` or ``tags`` is native; one whose ``parameters`` use BFCL's type
-  names anywhere (``dict``, ``float``, ``tuple``, ``any``, ...) or that is a BFCL test entry
-  (``{"id", "question", "function": [...]}``) is BFCL;
+  ``line_of_business`` or ``tags`` is native; a BFCL test entry
+  (``{"id", "question", "function": [...]}``) is BFCL. These markers are decisive;
+* an item whose ``parameters`` use BFCL's type names anywhere (``dict``, ``float``,
+  ``tuple``, ``any``, ...) but has no marker hints BFCL: the file is BFCL unless another
+  item carries a marker, in which case those type names are reported as unknown types;
 * any other item (plain ``name``/``description``/``parameters``) fits native, OpenAI and BFCL
   alike and takes the format of its neighbours; a list of only such items is native;
-* items pointing at two different formats are an error: split the file or force a format.
+* markers of two different formats in one file are an error: split it or force a format.
 """
 
 from __future__ import annotations
@@ -167,18 +169,24 @@ def _is_bfcl_entry(item: dict[str, Any]) -> bool:
 
 def item_format(item: Any) -> str | None:
     """The format an item alone points to, or None when it fits several (see module doc)."""
+    signal = _item_signal(item)
+    return signal[0] if signal else None
+
+
+def _item_signal(item: Any) -> tuple[str, bool] | None:
+    """(format, strong): BFCL type names alone are a weak hint that a marked item overrides."""
     if not isinstance(item, dict):
         return None
     if item.get("type") == "function" or "strict" in item:
-        return "openai"
+        return "openai", True
     if "inputSchema" in item:
-        return "mcp"
+        return "mcp", True
     if _is_bfcl_entry(item):
-        return "bfcl"
+        return "bfcl", True
     if "line_of_business" in item or "tags" in item:
-        return "native"
+        return "native", True
     if isinstance(item.get("parameters"), dict) and _uses_bfcl_types(item["parameters"]):
-        return "bfcl"
+        return "bfcl", False
     return None
 
 
@@ -215,26 +223,26 @@ def detect_format(data: Any) -> str:
         if isinstance(data, dict) and "tools" in data:
             raise FormatError(f"unknown format: 'tools' is a {kind_of(data['tools'])}, not a list")
         raise FormatError(f"unknown format: top level is a {kind_of(data)}; {_EXPECTED}")
-    seen: dict[str, int] = {}
+    strong: dict[str, int] = {}
+    weak: dict[str, int] = {}
     for i, item in enumerate(items):
-        fmt = item_format(item)
-        if fmt is not None:
-            seen.setdefault(fmt, i)
-    if len(seen) > 1:
-        found = ", ".join(f"tool #{i} looks {fmt}" for fmt, i in seen.items())
+        signal = _item_signal(item)
+        if signal is not None:
+            (strong if signal[1] else weak).setdefault(signal[0], i)
+    if len(strong) > 1:
+        found = ", ".join(f"tool #{i} looks {fmt}" for fmt, i in strong.items())
         raise FormatError(
             f"unknown format: items disagree ({found}); split the file or pass a format"
         )
-    return next(iter(seen), "native")
+    return next(iter(strong), next(iter(weak), "native"))
 
 
 def kind_of(value: Any) -> str:
     """A JSON-ish name for a value's type, for messages."""
     if value is None:
         return "null"
-    return {dict: "mapping", list: "list", str: "string", bool: "boolean"}.get(
-        type(value), type(value).__name__
-    )
+    names = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
+    return names.get(type(value), type(value).__name__)
 
 
 # --------------------------------------------------------------------------- list formats
