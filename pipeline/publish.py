@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, NoReturn
+from typing import Any
 
 import httpx
 import yaml
@@ -179,14 +179,22 @@ def _match(folder: Path, pattern: str, uploadable: set[str]) -> list[str]:
 
 
 def _parquet_rows(path: Path) -> int:
-    """Read the footer: catches truncated or non-parquet files before they reach the Hub."""
+    """Read the footer: catches truncated or non-parquet files before they reach the Hub, and
+    zero-row row groups (what `pq.write_table` writes for an empty table), which datasets 5.2
+    cannot load: it sizes read batches from a row group and fails on 0."""
     import pyarrow.parquet as pq  # deferred: pyarrow costs import time the CLI's --help should not pay
     from pyarrow import ArrowException
 
     try:
-        return int(pq.read_metadata(path).num_rows)
+        meta = pq.read_metadata(path)
     except (ArrowException, OSError) as exc:
         raise InputError(f"{path}: not a readable parquet file ({exc})") from None
+    if any(meta.row_group(i).num_rows == 0 for i in range(meta.num_row_groups)):
+        raise InputError(
+            f"{path}: has an empty row group, which `datasets` cannot load; write an empty config "
+            "as a file with the schema and no row groups (pq.ParquetWriter(path, schema).close())"
+        )
+    return int(meta.num_rows)
 
 
 def validate_dataset_folder(folder: Path) -> _Plan:
@@ -227,6 +235,12 @@ def validate_dataset_folder(folder: Path) -> _Plan:
                 raise InputError(f"{readme}: config {name!r}: data_files pattern {pattern!r} matches no parquet file")
             matched.update(selected)
         rows[name] = sum(_parquet_rows(folder / f) for f in sorted(matched))
+        if rows[name] == 0:
+            logger.warning(
+                "config %r has 0 rows: it is published, but datasets 5.2 loads an empty config only "
+                "with streaming=True (non-streaming raises 'corresponds to no data')",
+                name,
+            )
 
     if "stats.json" in files:
         try:
@@ -235,13 +249,38 @@ def validate_dataset_folder(folder: Path) -> _Plan:
             raise InputError(f"{folder / 'stats.json'}: not valid JSON ({exc})") from None
         if not isinstance(stats, dict):
             raise InputError(f"{folder / 'stats.json'}: expected a JSON object")
+        _check_stats_counts(stats, rows, folder / "stats.json")
     return _Plan(folder=folder, files=files, rows=rows)
 
 
+# stats.json `counts` key -> config it describes (as written by pipeline.dataset).
+_STATS_COUNT_KEYS = {"accepted": "dialogues", "sft_rows": "sft", "rejected": "rejected"}
+
+
+def _check_stats_counts(stats: dict[str, Any], rows: dict[str, int], path: Path) -> None:
+    """stats.json and the parquet footers must agree: a mismatch means a stale or half-written
+    export, and the card would then describe data that is not in the repo."""
+    counts = stats.get("counts")
+    if not isinstance(counts, dict):
+        return
+    for key, config in _STATS_COUNT_KEYS.items():
+        expected = counts.get(key)
+        if isinstance(expected, int) and config in rows and rows[config] != expected:
+            raise InputError(
+                f"{path}: counts.{key} is {expected} but config {config!r} has {rows[config]} rows "
+                "in its parquet files: re-export the dataset"
+            )
+
+
 def default_commit_message(rows: dict[str, int]) -> str:
-    """Summarise row counts (read from the parquet footers actually uploaded, so it cannot
-    disagree with the data) in the commit title, e.g. '3 dialogues, 7 sft rows'."""
-    parts = [f"{n} dialogues" if name == "dialogues" else f"{n} {name} rows" for name, n in rows.items()]
+    """Title like 'Upload utcgen dataset: 3 dialogues, 7 sft rows, 1 rejected'. Counts are the
+    parquet footers' (checked against stats.json), so the title cannot disagree with the data."""
+    parts = []
+    if "dialogues" in rows:
+        parts.append(f"{rows['dialogues']} dialogues")
+    if "sft" in rows:
+        parts.append(f"{rows['sft']} sft rows")
+    parts += [f"{n} {name}" for name, n in rows.items() if name not in ("dialogues", "sft")]
     return "Upload utcgen dataset: " + ", ".join(parts)
 
 
@@ -259,7 +298,7 @@ def _scrub(text: str, token: str | None) -> str:
     return text.replace(token, "***") if token else text
 
 
-def _raise_remote(exc: BaseException, endpoint: str, token: str | None) -> NoReturn:
+def _remote_error(exc: BaseException, endpoint: str, token: str | None) -> PublishError:
     """Turn a transport or HTTP failure into one actionable PublishError without the token."""
     detail = _scrub(str(exc), token)
     if isinstance(exc, OfflineModeIsEnabled):
@@ -280,8 +319,10 @@ def _raise_remote(exc: BaseException, endpoint: str, token: str | None) -> NoRet
         msg = f"cannot reach the Hugging Face Hub (offline?) at {endpoint}: {detail or type(exc).__name__}"
     else:
         msg = f"publishing failed: {type(exc).__name__}: {detail}"
-    cause = None if token and token in repr(exc.args) else exc  # never chain an exception holding the token
-    raise PublishError(msg) from cause
+    error = PublishError(msg)
+    if not (token and token in f"{exc!s} {exc.args!r}"):  # never chain an exception holding the token
+        error.__cause__ = exc
+    return error
 
 
 def publish_dataset(
@@ -302,13 +343,18 @@ def publish_dataset(
         branch = _validate_revision(revision)
         plan = validate_dataset_folder(Path(folder))
     except InputError as exc:  # a user may paste the token where the repo id goes
-        if token and token in str(exc):
-            raise InputError([_scrub(p, token) for p in exc.problems]) from None
-        raise
+        if not (token and token in str(exc)):
+            raise
+        problems = [_scrub(p, token) for p in exc.problems]
+    else:
+        problems = []
+    if problems:  # raised outside the handler so no __context__ keeps the unscrubbed text
+        raise InputError(problems)
     message = commit_message or default_commit_message(plan.rows)
     api = api or HfApi(library_name="utcgen", library_version=__version__)
     logger.info("publishing %d files from %s to dataset %s@%s", len(plan.files), plan.folder, repo_id, branch)
 
+    failure: UtcgenError | None = None
     try:
         repo_url = api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True, token=token)
         if private:
@@ -322,7 +368,8 @@ def publish_dataset(
         if branch != DEFAULT_REVISION:
             api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE, exist_ok=True, token=token)
         remote = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=branch, token=token)
-        stale = sorted(f for f in remote if f.startswith(MANAGED_PREFIXES) and f not in set(plan.files))
+        uploading = set(plan.files)
+        stale = sorted(f for f in remote if f.startswith(MANAGED_PREFIXES) and f not in uploading)
         operations: list[CommitOperationAdd | CommitOperationDelete] = [
             CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(plan.folder / f)) for f in plan.files
         ]
@@ -337,10 +384,12 @@ def publish_dataset(
             token=token,
         )
     except HFValidationError as exc:
-        raise InputError(_scrub(f"rejected by huggingface_hub: {exc}", token)) from None
+        failure = InputError(_scrub(f"rejected by huggingface_hub: {exc}", token))
     except (httpx.HTTPError, OSError, RequestsConnectionError, RequestsTimeout) as exc:
         # HfHubHTTPError is an httpx.HTTPError; OfflineModeIsEnabled is a ConnectionError (OSError).
-        _raise_remote(exc, api.endpoint, token)
+        failure = _remote_error(exc, api.endpoint, token)
+    if failure is not None:  # raised outside the handlers: __context__ must not carry the original
+        raise failure
 
     logger.info("published %s", commit.commit_url)
     return PublishResult(
