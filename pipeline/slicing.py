@@ -19,9 +19,10 @@ from pipeline.schema import Dialogue, Message, Tool
 SFT_SYSTEM_TEMPLATE = Path(__file__).resolve().parent.parent / "prompts" / "sft_system.txt"
 
 _VERSION_LINE = re.compile(r"^version:\s*(\S+)\s*$")
-# Only bare identifiers in braces are placeholders, so the literal JSON example in
-# the template (`{"thought": ...}`) passes through untouched.
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SYSTEM_HEADER = "=== system"
+# Same file layout as every prompt in prompts/ (version line, `=== system`, `{{name}}`
+# placeholders), so the literal JSON example in the template needs no escaping.
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 class ChatMessage(TypedDict):
@@ -43,22 +44,25 @@ class SftRow(TypedDict):
 
 @lru_cache(maxsize=4)
 def _load_template(path: Path = SFT_SYSTEM_TEMPLATE) -> tuple[str, str]:
-    """Split the template file into (version, body); the first line must name the version."""
+    """Split the template file into (version, system text): one version line, one system section."""
     text = path.read_text(encoding="utf-8")
-    first, _, body = text.partition("\n")
+    first, _, rest = text.partition("\n")
     match = _VERSION_LINE.match(first)
     if match is None:
         raise ValueError(f"{path}: first line must be 'version: <id>', got {first!r}")
+    header, _, body = rest.lstrip("\n").partition("\n")
+    if header.strip() != _SYSTEM_HEADER:
+        raise ValueError(f"{path}: expected a '{_SYSTEM_HEADER}' line after the version line")
     return match.group(1), body.strip("\n")
 
 
 def _render(body: str, values: dict[str, str]) -> str:
-    """Fill `{name}` placeholders; a placeholder without a value is a template bug."""
+    """Fill `{{name}}` placeholders; a placeholder without a value is a template bug."""
 
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in values:
-            raise KeyError(f"sft system template: no value for placeholder {{{name}}}")
+            raise KeyError(f"sft system template: no value for placeholder {{{{{name}}}}}")
         return values[name]
 
     return _PLACEHOLDER.sub(fill, body)

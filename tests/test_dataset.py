@@ -25,6 +25,7 @@ from pipeline.dataset import (  # noqa: E402
     load_config,
 )
 from pipeline.schema import Dialogue, Message, ToolCall, Verdict  # noqa: E402
+from pipeline.slicing import sft_prompt_version  # noqa: E402
 from tests.factories import make_dialogue, make_tool  # noqa: E402
 
 RUN: dict[str, Any] = {
@@ -292,7 +293,7 @@ def test_card_yaml_declares_three_configs(exported: tuple[Path, list[Dialogue], 
     assert "offline deterministic backend" in card
     assert "| toolcall | rule | 7 | 6 | 85.7% |" in card
     assert 'load_dataset(' in card and '"sft"' in card
-    assert "sft-system/1" in card
+    assert f"`{sft_prompt_version()}`" in card
 
 
 def test_card_for_a_model_backend_has_no_dry_run_notice(tmp_path: Path) -> None:

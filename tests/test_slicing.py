@@ -109,8 +109,8 @@ def test_system_prompt_lists_every_candidate_tool_in_order() -> None:
         positions.append(system.index(spec))
     assert positions == sorted(positions)
     assert "6 candidate tools" in system
-    assert "{tools}" not in system and "{num_tools}" not in system
-    assert not system.startswith("version:")
+    assert "{{" not in system
+    assert not system.startswith(("version:", "==="))
     # The reply-format example survives rendering untouched.
     assert '"tool_calls": [{"name"' in system
     # Every slice of a dialogue shares one system prompt.
@@ -148,10 +148,21 @@ def test_slice_dialogues_skips_rejected() -> None:
 
 
 def test_template_version_and_renderer() -> None:
-    assert sft_prompt_version() == "sft-system/1"
+    assert sft_prompt_version() == "sft_system/1"
     with pytest.raises(KeyError):
-        slicing._render("tools: {tools} {missing}", {"tools": "x"})
-    assert slicing._render('{"a": 1} {tools}', {"tools": "T"}) == '{"a": 1} T'
+        slicing._render("tools: {{tools}} {{missing}}", {"tools": "x"})
+    assert slicing._render('{"a": {"b": 1}} {{ tools }}', {"tools": "T"}) == '{"a": {"b": 1}} T'
+
+
+def test_template_parses_with_the_project_prompt_loader() -> None:
+    """prompts/ has one file format; the SFT template must stay loadable by pipeline.prompts."""
+    from pipeline.prompts import load_prompt
+
+    tools = [make_tool(), *make_distractors(make_tool(), k=2)]
+    prompt = load_prompt("sft_system")
+    assert prompt.version == sft_prompt_version()
+    rendered = prompt.render(tools="\n".join(slicing.tool_spec_json(t) for t in tools), num_tools=str(len(tools)))
+    assert rendered == [{"role": "system", "content": build_system_prompt(tools)}]
 
 
 def test_build_system_prompt_empty_candidates_is_explicit() -> None:
