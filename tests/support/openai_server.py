@@ -549,7 +549,7 @@ class ScriptedOpenAIServer:
         self._used = True
         self._httpd = _HTTPServer(self)
         self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05},
+                                        kwargs={"poll_interval": 0.01},  # fast stop()
                                         name=f"scripted-openai-{self.port}", daemon=True)
         self._thread.start()
         return self
