@@ -93,7 +93,7 @@ class Candidate:
     @property
     def name(self) -> str | None:
         name = self.data.get("name") if isinstance(self.data, dict) else None
-        return name if isinstance(name, str) and name else None
+        return name if isinstance(name, str) and name.strip() else None
 
 
 # --------------------------------------------------------------------------- schema walking
@@ -550,25 +550,34 @@ def _openapi_operation(
             schema = schema_of(media_obj["schema"], f"{body_at}.content.{media}.schema")
             if schema is not None:
                 schema = _flatten_allof(schema)
+                schema_at = f"{body_at}.content.{media}.schema"
                 if _is_object_schema(schema):
                     fields = schema.get("properties") or {}
                     body_required = schema.get("required") or []
                 else:  # arrays and scalars travel whole, as one "body" argument
                     fields = {"body": schema}
                     body_required = ["body"] if body.get("required") is True else []
+                if not isinstance(fields, dict):
+                    problems.append((f"{schema_at}.properties", f"expected a mapping, got a {kind_of(fields)}"))
+                    fields = {}
+                if not isinstance(body_required, list):
+                    problems.append((f"{schema_at}.required", f"expected a list, got a {kind_of(body_required)}"))
+                    body_required = []
+                left_out: set[str] = set()
                 for name, sub in fields.items():
                     if isinstance(sub, dict) and sub.get("readOnly") is True:
-                        continue  # readOnly fields are never sent in requests
+                        left_out.add(name)  # readOnly fields are never sent in requests
+                        continue
                     if name in props and props[name] != sub:
                         problems.append(
-                            (f"{body_at}.content.{media}.schema.properties.{name}",
-                             f"clashes with the {source[name]} of the same name")
+                            (f"{schema_at}.properties.{name}", f"clashes with the {source[name]} of the same name")
                         )
+                        left_out.add(name)
                         continue
                     props[name] = sub
                     source[name] = "request body field"
-                    if name in body_required and name not in required:
-                        required.append(name)
+                # Names required but never defined stay, so validation reports them.
+                required += [r for r in body_required if r not in left_out and r not in required]
 
     tags = op.get("tags") if isinstance(op.get("tags"), list) else []
     data: dict[str, Any] = {
