@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -65,7 +65,7 @@ MODELS_PATHS = frozenset({"/v1/models", "/models"})
 class Headers(Mapping[str, str]):
     """Read-only, case-insensitive header mapping that keeps the original spelling."""
 
-    def __init__(self, items: Mapping[str, str] | list[tuple[str, str]] = ()) -> None:
+    def __init__(self, items: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
         pairs = items.items() if isinstance(items, Mapping) else items
         self._data: dict[str, tuple[str, str]] = {k.lower(): (k, v) for k, v in pairs}
 
