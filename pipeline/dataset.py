@@ -7,7 +7,7 @@ locally with `datasets.load_dataset(<folder>, "<config>")`; the card's YAML
 Nested, open-ended values (tool specs, argument maps, verdict details, model
 maps) are stored as JSON strings so the arrow schema never depends on the
 content of a run; that schema is built once below and used even when a config
-has no rows, so every config always loads with the same columns.
+has no rows, so an empty config still carries every column.
 """
 
 from __future__ import annotations
@@ -20,18 +20,19 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.schema import Dialogue, Message, Usage, Verdict
 from pipeline.slicing import SftRow, slice_dialogues, sft_prompt_version, tool_spec_json
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 CONFIGS = ("dialogues", "sft", "rejected")
 SHARD = "train-00000-of-00001.parquet"
@@ -253,6 +254,7 @@ def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
+        tmp.chmod(0o644)  # mkstemp makes 0600 files; the dataset is meant to be shared
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -427,7 +429,9 @@ def compute_stats(
 # --------------------------------------------------------------------------- plots
 
 
-def _bar(ax: Axes, histogram: Mapping[str, int], xlabel: str, ylabel: str, title: str) -> None:
+def _bar(ax: "Axes", histogram: Mapping[str, int], xlabel: str, ylabel: str, title: str) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -448,7 +452,7 @@ def _bar(ax: Axes, histogram: Mapping[str, int], xlabel: str, ylabel: str, title
     ax.set_axisbelow(True)
 
 
-def _png(fig: Figure) -> bytes:
+def _png(fig: "Figure") -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
     return buf.getvalue()
@@ -457,8 +461,11 @@ def _png(fig: Figure) -> bytes:
 def render_plots(stats: Mapping[str, Any]) -> dict[str, bytes]:
     """The paper's Appendix A.3 figures (5, 6, 7) as PNG bytes keyed by file name.
 
-    Built on `Figure` directly (no pyplot): no global backend state, Agg rendering.
+    Built on `Figure` directly (no pyplot): no global backend state, Agg rendering,
+    and matplotlib is imported only when plots are drawn.
     """
+    from matplotlib.figure import Figure
+
     dist = stats["distributions"]
     n = stats["counts"]["accepted"]
     out: dict[str, bytes] = {}
@@ -815,8 +822,9 @@ def export_dataset(dialogues: list[Dialogue], out_dir: Path, run: dict[str, Any]
     `prompt_versions` (name -> version), `usage` (Usage or mapping of its fields),
     `wall_time_s` (seconds), `utcgen_version`, and for the card `pretty_name`, `license`,
     `repo_id`. Missing run facts fall back to the dialogues' own records.
-    Every file is replaced atomically, so an interrupted export leaves a
-    readable repository.
+    Each file is replaced atomically, so an interrupted export never leaves a
+    half-written file; files may then come from two runs, which stats.json
+    counts (written after the parquet) let `utcgen publish` detect.
     """
     out_dir = Path(out_dir)
     accepted = [d for d in dialogues if d.accepted]

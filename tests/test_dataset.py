@@ -334,3 +334,12 @@ def test_failed_write_keeps_previous_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert _stray_temp_files(out) == []
     monkeypatch.undo()
     assert _load(out, "dialogues", tmp_path).num_rows == 3
+
+
+def test_export_passes_the_publisher_checks(exported: tuple[Path, list[Dialogue], Any]) -> None:
+    """The folder is what `utcgen publish` uploads: its own validation must accept it as written."""
+    from pipeline.publish import validate_dataset_folder
+
+    out, _, summary = exported
+    plan = validate_dataset_folder(out)
+    assert plan.rows == {"dialogues": summary.accepted, "sft": summary.sft_rows, "rejected": summary.rejected}
