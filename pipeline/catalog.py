@@ -43,6 +43,8 @@ __all__ = [
     "Catalog",
     "CatalogFile",
     "catalog_files",
+    "check_parameters",
+    "check_tool",
     "load_catalog",
     "read_catalog",
 ]
@@ -66,6 +68,8 @@ class CatalogFile:
 
 @dataclass(frozen=True)
 class Catalog:
+    """A loaded catalog: the tools in file order, and the files they came from."""
+
     tools: list[Tool]
     files: list[CatalogFile]
 

@@ -259,6 +259,9 @@ def _native(items: list[Any], lines: list[int | None]) -> list[Candidate]:
     ]
 
 
+_OPENAI_FN_KEYS = {"name", "description", "parameters", "strict"}
+
+
 def _openai(items: list[Any], lines: list[int | None]) -> list[Candidate]:
     out: list[Candidate] = []
     for i, item in enumerate(items):
@@ -276,6 +279,11 @@ def _openai(items: list[Any], lines: list[int | None]) -> list[Candidate]:
             if not isinstance(fn, dict):
                 problems.append(("function", f"expected an object, got a {kind_of(fn)}"))
                 fn = {}
+        # OpenAI's function spec is closed: a stray key (say MCP's inputSchema under a
+        # forced format) would otherwise vanish silently with the arguments it describes.
+        known = _OPENAI_FN_KEYS | ({"type", "function"} if fn is item else set())
+        prefix = "function." if fn is not item else ""
+        problems += [(f"{prefix}{k}", "unknown field in an OpenAI function") for k in fn if k not in known]
         data = {k: fn[k] for k in ("name", "description", "parameters") if k in fn}
         out.append(Candidate(i, data, lines[i], problems=problems, field_map=field_map))
     return out

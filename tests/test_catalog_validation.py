@@ -368,3 +368,13 @@ def test_broken_fixture_never_returns_a_partial_catalog() -> None:
     assert len(problems) == 8
     assert problems[0] == f"{path}: tool #0 'get_order': parameters.required: 'order_id' is not in properties"
     assert problems[-1] == f"{path}: tool #3 'get_order': name: already used by {path}: tool #0 'get_order'"
+
+
+def test_openai_unknown_keys_are_not_dropped_silently(tmp_path: Path) -> None:
+    mcp_style = {"name": "lookup", "description": "Look up.", "inputSchema": OK_PARAMS}
+    wrapped = {"type": "function", "function": {"name": "find", "description": "Find.", "args": OK_PARAMS}}
+    path = write(tmp_path / "x.json", [mcp_style, wrapped])
+    assert problems_of(path, format="openai") == [
+        f"{path}: tool #0 'lookup': inputSchema: unknown field in an OpenAI function",
+        f"{path}: tool #1 'find': function.args: unknown field in an OpenAI function",
+    ]
