@@ -136,10 +136,28 @@ def dataset_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _no_real_hub(monkeypatch: pytest.MonkeyPatch) -> None:
-    """huggingface_hub reads HF_HUB_OFFLINE once at import; pin it so an unexpected real call fails fast."""
+def _no_real_hub(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Keep every in-process test off the internet.
+
+    huggingface_hub reads HF_HUB_OFFLINE once at import, so pin the constant. Building
+    request headers also fetches `{HF_ENDPOINT}/api/agent-harnesses` (telemetry) unless
+    HF_HUB_DISABLE_TELEMETRY: pin that too. Finally, the transport itself refuses any
+    host but loopback, so a stray call fails loudly instead of reaching the Hub.
+    """
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    sent: list[str] = []
+    real = httpx.HTTPTransport.handle_request
+
+    def loopback_only(self: httpx.HTTPTransport, request: httpx.Request) -> httpx.Response:
+        sent.append(str(request.url))
+        if request.url.host not in ("127.0.0.1", "localhost"):
+            raise AssertionError(f"test tried to reach {request.url}")
+        return real(self, request)
+
+    monkeypatch.setattr(httpx.HTTPTransport, "handle_request", loopback_only)
+    return sent
 
 
 # --------------------------------------------------------------------- recording HfApi
@@ -365,13 +383,19 @@ def test_token_only_in_token_parameters_and_never_logged(
     assert TOKEN not in result.model_dump_json()
 
 
-def test_token_scrubbed_from_remote_error_and_its_chain(dataset_dir: Path) -> None:
+@pytest.mark.parametrize("kind", ["http-500", "transport", "os"])
+def test_token_scrubbed_from_remote_error_and_its_chain(dataset_dir: Path, kind: str) -> None:
+    """Whatever echoes the token (a server message, a proxy error, ...) is scrubbed and not chained."""
     url = f"https://huggingface.co/api/datasets/{REPO_ID}/commit/main"
-    echo = http_error(500, url, {"error": f"internal error while checking token {TOKEN}"})
+    echo = {
+        "http-500": http_error(500, url, {"error": f"internal error while checking token {TOKEN}"}),
+        "transport": httpx.ConnectError(f"proxy refused Bearer {TOKEN}"),
+        "os": OSError(f"cannot read credential {TOKEN}"),
+    }[kind]
     api = RecordingApi(fail={"create_commit": echo})
     with pytest.raises(PublishError) as info:
         publish_dataset(dataset_dir, REPO_ID, token=TOKEN, api=api)
-    assert "HTTP 500" in str(info.value) and "***" in str(info.value)
+    assert "***" in str(info.value)
     for linked in _chain(info.value):  # cause *and* context: both are reachable by error reporters
         assert TOKEN not in str(linked) and TOKEN not in repr(linked.args)
 
@@ -499,7 +523,8 @@ def test_offline_mode_gives_clear_error(dataset_dir: Path) -> None:
     assert time.monotonic() - start < 5
 
 
-def test_unreachable_endpoint_gives_same_clear_error(dataset_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_endpoint_gives_same_clear_error(dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    _no_real_hub: list[str]) -> None:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     endpoint = f"http://127.0.0.1:{_closed_port()}"
     start = time.monotonic()
@@ -507,6 +532,7 @@ def test_unreachable_endpoint_gives_same_clear_error(dataset_dir: Path, monkeypa
         publish_dataset(dataset_dir, REPO_ID, token=TOKEN, api=HfApi(endpoint=endpoint))
     assert endpoint in str(info.value) and TOKEN not in str(info.value)
     assert time.monotonic() - start < 5
+    assert _no_real_hub and all(url.startswith(endpoint) for url in _no_real_hub)
 
 
 class _AuthFailServer:
@@ -551,7 +577,8 @@ class _AuthFailServer:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("status", [401, 403])
-def test_auth_failure_from_a_real_http_server(dataset_dir: Path, status: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auth_failure_from_a_real_http_server(dataset_dir: Path, status: int, monkeypatch: pytest.MonkeyPatch,
+                                             _no_real_hub: list[str]) -> None:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     with _AuthFailServer(status) as server:
         with pytest.raises(PublishError, match=r"^unauthorised: check HF_TOKEN") as info:
@@ -561,13 +588,18 @@ def test_auth_failure_from_a_real_http_server(dataset_dir: Path, status: int, mo
     assert server.seen[0][:2] == ("POST", "/api/repos/create")
     assert all(auth == f"Bearer {TOKEN}" for _, _, auth in server.seen)
     assert not any(TOKEN in path for _, path, _ in server.seen)
+    assert len(_no_real_hub) == len(server.seen) and all(u.startswith(server.url) for u in _no_real_hub)
 
 
 # --------------------------------------------------------------------- the CLI
 
 
-def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _cli(tmp: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would. Tests always set HF_HUB_OFFLINE or point HF_ENDPOINT at
+    loopback (huggingface_hub's telemetry fetch also goes to HF_ENDPOINT); HF_HOME is a
+    throw-away folder so nothing is cached in the real home."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
+    base["HF_HOME"] = str(tmp / "hf_home")
     return subprocess.run([sys.executable, "-m", "pipeline", "publish", *args], cwd=REPO, env={**base, **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
 
@@ -580,7 +612,7 @@ def _error_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.mark.slow
 def test_cli_offline_exits_nonzero_with_clear_message(dataset_dir: Path) -> None:
-    proc = _cli(str(dataset_dir), "--repo-id", REPO_ID, env={"HF_HUB_OFFLINE": "1", "HF_TOKEN": TOKEN})
+    proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID, env={"HF_HUB_OFFLINE": "1", "HF_TOKEN": TOKEN})
     assert proc.returncode == 3
     assert _error_line(proc).startswith("error: cannot reach the Hugging Face Hub (offline?)")
     assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -590,7 +622,7 @@ def test_cli_offline_exits_nonzero_with_clear_message(dataset_dir: Path) -> None
 @pytest.mark.slow
 def test_cli_closed_port_exits_nonzero_quickly(dataset_dir: Path) -> None:
     start = time.monotonic()
-    proc = _cli(str(dataset_dir), "--repo-id", REPO_ID,
+    proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID,
                 env={"HF_ENDPOINT": f"http://127.0.0.1:{_closed_port()}", "HF_TOKEN": TOKEN})
     assert proc.returncode == 3, proc.stderr
     assert _error_line(proc).startswith("error: cannot reach the Hugging Face Hub (offline?)")
@@ -601,7 +633,9 @@ def test_cli_closed_port_exits_nonzero_quickly(dataset_dir: Path) -> None:
 @pytest.mark.slow
 def test_cli_connect_timeout_bounds_a_silent_network(dataset_dir: Path) -> None:
     """A listener with a full accept queue drops SYNs, like a firewall: without a connect
-    timeout huggingface_hub (timeout=None) would wait for the kernel's ~2 min SYN retries."""
+    timeout huggingface_hub (timeout=None) would wait for the kernel's ~2 min SYN retries.
+    Expect ~5 s: huggingface_hub first spends its own 3 s timeout on a telemetry fetch of
+    {HF_ENDPOINT}/api/agent-harnesses, then our 1 s connect timeout fails create_repo."""
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(0)
@@ -614,7 +648,7 @@ def test_cli_connect_timeout_bounds_a_silent_network(dataset_dir: Path) -> None:
             fillers.append(filler)
         try:
             start = time.monotonic()
-            proc = _cli(str(dataset_dir), "--repo-id", REPO_ID, "--connect-timeout", "1",
+            proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID, "--connect-timeout", "1",
                         env={"HF_ENDPOINT": f"http://127.0.0.1:{port}"})
             elapsed = time.monotonic() - start
         finally:
@@ -628,7 +662,7 @@ def test_cli_connect_timeout_bounds_a_silent_network(dataset_dir: Path) -> None:
 @pytest.mark.slow
 def test_cli_unauthorised_against_401_server(dataset_dir: Path) -> None:
     with _AuthFailServer(401) as server:
-        proc = _cli(str(dataset_dir), "--repo-id", REPO_ID, env={"HF_ENDPOINT": server.url, "HF_TOKEN": TOKEN})
+        proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID, env={"HF_ENDPOINT": server.url, "HF_TOKEN": TOKEN})
     assert proc.returncode == 3
     assert _error_line(proc).startswith("error: unauthorised: check HF_TOKEN")
     assert TOKEN not in proc.stderr + proc.stdout
@@ -637,14 +671,14 @@ def test_cli_unauthorised_against_401_server(dataset_dir: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("repo_id", ["noslash", "org/bad--name", "a/b/c"])
 def test_cli_malformed_repo_id_exits_2(dataset_dir: Path, repo_id: str) -> None:
-    proc = _cli(str(dataset_dir), "--repo-id", repo_id, env={"HF_HUB_OFFLINE": "1"})
+    proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", repo_id, env={"HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 2
     assert _error_line(proc).startswith("error: ") and "repo id" in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.slow
 def test_cli_bad_folder_exits_2(tmp_path: Path) -> None:
-    proc = _cli(str(tmp_path / "nope"), "--repo-id", REPO_ID, env={"HF_HUB_OFFLINE": "1"})
+    proc = _cli(tmp_path, str(tmp_path / "nope"), "--repo-id", REPO_ID, env={"HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
