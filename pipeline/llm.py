@@ -145,11 +145,13 @@ class Gateway:
 
     async def _call_with_retries(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
         s = self.settings
-        for attempt in range(s.max_retries + 1):
+        # The offline backend is deterministic: its failures are bugs, never worth a retry.
+        retries = 0 if model.startswith(offline.PROVIDER + "/") else s.max_retries
+        for attempt in range(retries + 1):
             try:
                 return await self._call(role, model, messages, state)
             except Exception as exc:  # noqa: BLE001 - normalised right here, at the boundary
-                if not _is_retryable(exc) or attempt == s.max_retries:
+                if not _is_retryable(exc) or attempt == retries:
                     raise LLMError(f"{role} call to {model} failed: {type(exc).__name__}: {_short(exc)}") from exc
                 wait = _retry_after(exc)
                 if wait is None:

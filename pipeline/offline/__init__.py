@@ -35,19 +35,22 @@ def decode_state(value: str) -> tuple[str, dict]:
 
 def respond(role: str, state: dict, messages: list[dict]) -> str:
     """The reply text for a role, from its policy module."""
-    from pipeline.offline import judges, policies
+    import importlib
 
-    handlers = {
-        "goal": policies.goal,
-        "slots": policies.slots,
-        "user": policies.user,
-        "assistant": policies.assistant,
-        "relevancy": judges.relevancy,
-        "critic": judges.critic,
-    }
-    if role not in handlers:
+    module, _, name = _POLICIES.get(role, "").partition(":")
+    if not module:
         raise ValueError(f"offline backend has no policy for role '{role}'")
-    return handlers[role](state, messages)
+    return getattr(importlib.import_module(module), name)(state, messages)
+
+
+_POLICIES = {
+    "goal": "pipeline.offline.policies:goal",
+    "slots": "pipeline.offline.policies:slots",
+    "user": "pipeline.offline.policies:user",
+    "assistant": "pipeline.offline.policies:assistant",
+    "relevancy": "pipeline.offline.judges:relevancy",
+    "critic": "pipeline.offline.judges:critic",
+}
 
 
 def _estimate_tokens(text: str) -> int:

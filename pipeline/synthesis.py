@@ -1,0 +1,167 @@
+"""One synthesis attempt for a seed tool: metadata, the two-phase loop, then the validator cascade.
+
+Stage transitions follow DiaFORGE Appendix A.1: in tool selection the assistant sees the
+shuffled candidate pool; its first tool call must name the seed tool (else the dialogue
+is rejected as a wrong selection); that committing message is dropped and argument
+filling starts with the seed tool in context. The loop stops at the first tool call or
+after T_max assistant turns.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import random
+from dataclasses import dataclass
+
+from pipeline import __version__
+from pipeline.agents import ReplyError, Roles, prompt_versions
+from pipeline.config import RunConfig
+from pipeline.llm import Gateway, LLMError
+from pipeline.schema import Dialogue, GenerationInfo, Message, Persona, Tool, Verdict
+from validators.cascade import run_cascade
+
+
+@dataclass(frozen=True)
+class Seed:
+    """Everything an attempt is conditioned on, drawn before any LLM call."""
+
+    job: int
+    attempt: int
+    tool: Tool
+    persona: Persona
+    distractors: list[Tool]
+    candidates: list[Tool]
+    seed: int
+
+
+def dialogue_id(fingerprint: str, job: int, attempt: int) -> str:
+    return hashlib.sha1(f"{fingerprint}:{job}:{attempt}".encode()).hexdigest()[:16]
+
+
+def shuffled_pool(tool: Tool, distractors: list[Tool], rng: random.Random) -> list[Tool]:
+    """C_k = {seed} ∪ D_k, in an order that does not give the seed tool away."""
+    pool = [tool, *distractors]
+    rng.shuffle(pool)
+    return pool
+
+
+async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogue:
+    """Runs one attempt to completion and returns the dialogue with every verdict recorded."""
+    s = config.synthesis
+    roles = Roles(gateway, reply_retries=s.reply_retries, attempt_tag=f"{seed.job}/{seed.attempt}")
+    tool, persona = seed.tool, seed.persona
+    messages: list[Message] = []
+    goal, gold = "", {}
+    verdicts: list[Verdict] = []
+    rng_seed = seed.seed * 1_000_003 + seed.job * 101 + seed.attempt
+    try:
+        if tool.name not in {c.name for c in seed.candidates}:
+            raise _Reject("candidates", "the seed tool is not in the candidate pool")
+        goal = await roles.goal(tool, persona, rng_seed)
+        gold = await roles.slots(tool, persona, rng_seed, s.slot_retries)
+        await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed)
+    except _Reject as reject:
+        verdicts.append(Verdict(validator=reject.stage, passed=False, reason=reject.reason))
+    except ReplyError as exc:
+        verdicts.append(Verdict(validator="synthesis", passed=False, reason=f"unusable model reply: {exc}"))
+    except LLMError as exc:
+        verdicts.append(Verdict(validator="synthesis", passed=False, reason=str(exc)))
+
+    dialogue = Dialogue(
+        id=dialogue_id(config.fingerprint(), seed.job, seed.attempt),
+        seed_tool=tool,
+        user_persona=persona,
+        goal=goal,
+        gold_arguments=gold,
+        distractor_tools=seed.distractors,
+        candidate_tools=seed.candidates,
+        messages=messages,
+        generation=GenerationInfo(
+            utcgen_version=__version__,
+            backend=config.backend(),
+            models=config.models.model_dump(),
+            prompt_versions=_versions(),
+            seed=config.seed,
+            attempt=seed.attempt,
+            usage=roles.usage,
+            created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        ),
+    )
+    if not verdicts:
+        verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
+        dialogue.generation.usage = roles.usage
+    dialogue.validation = verdicts
+    failed = next((v for v in verdicts if not v.passed), None)
+    dialogue.accepted = failed is None
+    dialogue.rejection_reason = None if failed is None else f"{failed.validator}: {failed.reason}"
+    return dialogue
+
+
+class _Metered:
+    """Passes judge calls to the gateway and charges their usage to this dialogue."""
+
+    def __init__(self, gateway: Gateway, roles: Roles) -> None:
+        self.gateway, self.roles = gateway, roles
+
+    async def chat(self, role: str, messages: list[dict], **kwargs):
+        reply = await self.gateway.chat(role, messages, **kwargs)
+        self.roles.usage.add(reply.usage)
+        return reply
+
+
+class _Reject(Exception):
+    def __init__(self, stage: str, reason: str) -> None:
+        super().__init__(reason)
+        self.stage, self.reason = stage, reason
+
+
+async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: list[Message],
+                    max_turns: int, rng_seed: int) -> None:
+    tool, phase = seed.tool, "tool_selection"
+    distractors = seed.distractors
+    need_user, turns = True, 0
+    while turns < max_turns:
+        if need_user:
+            text = await roles.user(phase, tool, seed.persona, goal, distractors, gold, messages, rng_seed)
+            messages.append(Message(role="user", content=text))
+        reply = await roles.assistant(phase, seed.candidates, tool if phase == "argument_filling" else None,
+                                      messages, rng_seed)
+        turns += 1
+        if reply.parse_error:
+            messages.append(reply)
+            return
+        if phase == "tool_selection" and reply.tool_calls:
+            chosen = reply.tool_calls[0].name
+            if chosen != tool.name:
+                messages.append(reply)
+                raise _Reject("selection", f"wrong tool selected: '{chosen}' instead of '{tool.name}'")
+            # The committing message is dropped; argument filling answers the same user turn.
+            phase, need_user = "argument_filling", False
+            continue
+        messages.append(reply)
+        if reply.tool_calls:
+            return  # a call ends the dialogue; toolcall/toolargs judge whether it was the right one
+        need_user = True
+
+
+_VERSIONS: dict[str, str] | None = None
+
+
+def _versions() -> dict[str, str]:
+    global _VERSIONS
+    if _VERSIONS is None:
+        from pipeline.slicing import sft_prompt_version
+
+        _VERSIONS = {**prompt_versions(), "relevancy": _prompt_version("relevancy"),
+                     "critique": _prompt_version("critique"), "sft_system": sft_prompt_version()}
+    return _VERSIONS
+
+
+def _prompt_version(name: str) -> str:
+    from pipeline.prompts import PromptError, load_prompt
+
+    try:
+        return load_prompt(name).version
+    except PromptError:
+        return "missing"
