@@ -1,0 +1,124 @@
+"""What the LLM validators share: transcript rendering, tolerant JSON reading, the retry loop.
+
+A judge's reply is untrusted text. It is read leniently (code fences and prose around
+the object are fine) but must contain a JSON object with the expected verdict key of
+the expected type; otherwise the judge is asked again with a fresh nonce (so a cached
+bad reply is not simply replayed), and after the retries the dialogue is rejected.
+Nothing a judge or the gateway does makes a validator raise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pipeline.llm import LLMError, LLMReply
+from pipeline.schema import Dialogue, Tool, Verdict
+
+log = logging.getLogger("utcgen.validators")
+
+RETRIES = 2
+
+
+class ChatGateway(Protocol):
+    """What a judge needs: `pipeline.llm.Gateway` or any wrapper with the same `chat` (e.g. a meter)."""
+
+    async def chat(
+        self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = ""
+    ) -> LLMReply: ...
+
+_SNIPPET = 300
+
+
+def tool_spec(tool: Tool) -> str:
+    """The tool as the judge sees it: name, description, parameter schema."""
+    return json.dumps(
+        {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+def transcript(d: Dialogue, *, thoughts: bool) -> str:
+    """The dialogue as numbered lines; assistant thoughts (private) only when asked for."""
+    lines: list[str] = []
+    for i, m in enumerate(d.messages, start=1):
+        if m.role == "user":
+            lines.append(f"[{i}] USER: {m.content}")
+            continue
+        if m.role != "assistant":
+            lines.append(f"[{i}] {m.role.upper()}: {m.content}")
+            continue
+        phase = f" ({m.phase})" if m.phase else ""
+        if thoughts and m.thought:
+            lines.append(f"[{i}] ASSISTANT{phase} private thought: {m.thought}")
+        if m.content:
+            lines.append(f"[{i}] ASSISTANT{phase}: {m.content}")
+        for call in m.tool_calls:
+            args = json.dumps(call.arguments, ensure_ascii=False, default=str)
+            lines.append(f"[{i}] ASSISTANT{phase} calls tool {call.name} with {args}")
+    return "\n".join(lines)
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def parse_reply(text: str, key: str) -> dict[str, Any] | None:
+    """The first JSON object in `text` whose `key` is a boolean, with `key` made a real bool.
+
+    Every '{' is tried as the start of an object, so fences, a preamble or a trailing
+    explanation do not matter; "true"/"false" strings are accepted for the key.
+    """
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict) and key in obj:
+            flag = _as_bool(obj[key])
+            if flag is not None:
+                return {**obj, key: flag}
+        start = text.find("{", start + 1)
+    return None
+
+
+async def ask(
+    name: str,
+    role: str,
+    gateway: ChatGateway,
+    messages: list[dict[str, str]],
+    d: Dialogue,
+    key: str,
+    to_verdict: Callable[[dict[str, Any]], Verdict],
+) -> Verdict:
+    """Calls the judge, retrying unparseable replies; LLMError and garbage become a failed Verdict."""
+    state = {"dialogue": d.model_dump(mode="json")}
+    last_text = ""
+    for attempt in range(RETRIES + 1):
+        nonce = f"retry-{attempt}" if attempt else ""
+        try:
+            reply = await gateway.chat(role, messages, state=state, nonce=nonce)
+        except LLMError as exc:
+            return Verdict(validator=name, passed=False, reason=str(exc), details={"error": "llm", "attempts": attempt + 1})
+        last_text = reply.text
+        parsed = parse_reply(reply.text, key)
+        if parsed is not None:
+            result = to_verdict(parsed)
+            result.details.setdefault("attempts", attempt + 1)
+            return result
+        log.warning("%s judge reply unparseable (attempt %d): %.120r", name, attempt + 1, reply.text)
+    return Verdict(
+        validator=name,
+        passed=False,
+        reason="judge reply unparseable",
+        details={"error": "unparseable", "attempts": RETRIES + 1, "reply": last_text[:_SNIPPET]},
+    )

@@ -1,0 +1,37 @@
+"""Relevancy validator (paper A.2): an LLM judge decides whether the dialogue is about the seed tool.
+
+Rule checks cannot tell a dialogue that merely ends with the right call from one whose
+conversation is actually about that tool's task; a judge reading the transcript can.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.prompts import load_prompt
+from pipeline.schema import Dialogue, Verdict
+from validators.judge import ChatGateway, ask, tool_spec, transcript
+
+NAME = "relevancy"
+ROLE = "relevancy"
+
+
+def render(d: Dialogue) -> list[dict[str, str]]:
+    """The judge's messages: seed tool spec and the public transcript (no private thoughts)."""
+    return load_prompt("relevancy").render(tool=tool_spec(d.seed_tool), transcript=transcript(d, thoughts=False))
+
+
+def _verdict(reply: dict[str, Any]) -> Verdict:
+    reason = str(reply.get("reason") or "").strip()
+    relevant = reply["relevant"]
+    return Verdict(
+        validator=NAME,
+        passed=relevant,
+        reason=reason or ("judged relevant to the seed tool" if relevant else "judged not relevant to the seed tool"),
+        details={"relevant": relevant},
+    )
+
+
+async def check_relevancy(d: Dialogue, gateway: ChatGateway) -> Verdict:
+    """Asks the relevancy judge; a failing, erroring or unparseable judge rejects the dialogue."""
+    return await ask(NAME, ROLE, gateway, render(d), d, "relevant", _verdict)
