@@ -1,0 +1,102 @@
+"""`utcgen generate` run as a user runs it: offline backend, real subprocesses, real kills."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+def env(tmp_path: Path) -> dict[str, str]:
+    e = dict(os.environ)
+    e.update(UTCGEN_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    e.pop("UTCGEN_MODEL", None)
+    return e
+
+
+def generate(tmp_path: Path, out: Path, *extra: str, **kw) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pipeline", "generate", "--out", str(out), "--no-progress", *extra]
+    return subprocess.run(cmd, cwd=REPO, env=env(tmp_path), capture_output=True, text=True, timeout=300, **kw)
+
+
+def ids(out: Path, config: str = "dialogues") -> list[str]:
+    return pq.read_table(out / "data" / config / "train-00000-of-00001.parquet").column("id").to_pylist()
+
+
+def test_generate_offline_end_to_end_loads_with_datasets(tmp_path):
+    import datasets
+
+    out = tmp_path / "ds"
+    result = generate(tmp_path, out, "--num-dialogues", "8", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    assert "done: 8 accepted" in result.stderr
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["counts"]["accepted"] == 8
+    sft = datasets.load_dataset(str(out), "sft", cache_dir=str(tmp_path / "hf"))["train"]
+    dialogues = datasets.load_dataset(str(out), "dialogues", cache_dir=str(tmp_path / "hf"))["train"]
+    assert len(dialogues) == 8
+    assistant_turns = sum(sum(m["role"] == "assistant" for m in row["messages"]) for row in dialogues)
+    assert len(sft) == assistant_turns
+    assert assistant_turns == sum(r["tool_selection_turns"] + r["argument_filling_turns"] for r in dialogues)
+    row = dialogues[0]
+    assert row["generation"]["backend"] == "offline"
+    assert len(row["candidate_tools"]) == 6 and row["seed_tool"] in row["candidate_tools"]
+    last = row["messages"][-1]
+    assert last["role"] == "assistant" and last["tool_calls"][0]["name"] == row["seed_tool"]
+    assert json.loads(last["tool_calls"][0]["arguments"]) == json.loads(row["gold_arguments"])
+    completion = json.loads(sft[0]["completion"][0]["content"])
+    assert set(completion) == {"thought", "content", "tool_calls"}
+    card = (out / "README.md").read_text()
+    assert "config_name: sft" in card and "offline" in card.lower()
+    assert {p.name for p in (out / "plots").glob("*.png")} >= {"turns_per_dialogue.png"}
+
+    # the same command again is a no-op resume: same records, nothing duplicated
+    before = ids(out)
+    again = generate(tmp_path, out, "--num-dialogues", "8", "--seed", "3")
+    assert again.returncode == 0, again.stderr
+    assert ids(out) == before
+
+
+def test_kill_9_then_rerun_gives_exactly_the_requested_dialogues(tmp_path):
+    out, n = tmp_path / "ds", 120
+    cmd = [sys.executable, "-m", "pipeline", "generate", "--out", str(out), "--no-progress",
+           "--num-dialogues", str(n)]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    journal = out / "journal"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and len(list(journal.glob("job-*.json"))) < 10 and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "generation finished before it could be killed: " + proc.stderr.read().decode()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = {p.name: p.stat().st_mtime_ns for p in journal.glob("job-*.json")}
+    assert len(finished) >= 10
+    assert not (out / "data").exists() or not ids(out)  # killed before export
+
+    result = generate(tmp_path, out, "--num-dialogues", str(n))
+    assert result.returncode == 0, result.stderr
+    accepted = ids(out)
+    assert len(accepted) == n and len(set(accepted)) == n
+    # finished jobs were kept, not redone
+    for name, mtime in finished.items():
+        assert (journal / name).stat().st_mtime_ns == mtime
+    assert not list(journal.glob(".*.tmp"))
+
+
+def test_changed_configuration_on_same_output_is_refused(tmp_path):
+    out = tmp_path / "ds"
+    assert generate(tmp_path, out, "--num-dialogues", "2").returncode == 0
+    result = generate(tmp_path, out, "--num-dialogues", "2", "--seed", "99")
+    assert result.returncode == 2
+    assert "different configuration" in result.stderr and str(out) in result.stderr
