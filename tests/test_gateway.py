@@ -1,0 +1,231 @@
+"""Gateway against a real OpenAI-compatible server: retries, backoff, timeouts, bounds, cache, usage.
+
+Every call goes through litellm and HTTP to ScriptedOpenAIServer playing the simulator;
+waits are measured from the server's own request timestamps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import pytest  # noqa: E402
+
+from pipeline import offline  # noqa: E402
+from pipeline.config import RunConfig  # noqa: E402
+from pipeline.llm import Gateway, LLMError, LLMReply  # noqa: E402
+from tests.support.openai_server import (  # noqa: E402
+    FaultPlan,
+    Malformed,
+    RateLimited,
+    ScriptedOpenAIServer,
+    ServerError,
+    Slow,
+    rough_tokens,
+)
+from tests.support.simulator import (  # noqa: E402
+    ConcurrencyProbe,
+    peak_overlap,
+    role_of,
+    simulator_config,
+    simulator_responder,
+)
+
+pytestmark = pytest.mark.slow  # starts real servers
+
+TOOL = {"name": "list_open_tickets", "description": "Lists open service tickets for a queue.",
+        "parameters": {"type": "object", "properties": {"queue": {"type": "string"}}, "required": ["queue"]}}
+PERSONA = {"id": "p1", "text": "A service desk lead.", "role": "a service desk lead", "attributes": {}}
+
+
+def goal_state(seed: int = 1) -> dict[str, Any]:
+    return {"tool": TOOL, "persona": PERSONA, "seed": seed}
+
+
+def messages(text: str = "Write a goal.") -> list[dict[str, str]]:
+    return [{"role": "system", "content": "You write user goals."}, {"role": "user", "content": text}]
+
+
+def gateway(srv: ScriptedOpenAIServer, tmp_path: Path, *, model: str | None = None, **llm: Any) -> Gateway:
+    """A Gateway for the simulator: short timeout, fast exponential backoff, no cache unless asked."""
+    settings = {"timeout": 0.5, "backoff_base": 0.05, "backoff_max": 0.2, "max_retries": 3,
+                "cache_dir": str(tmp_path / "cache"), **llm}
+    raw = simulator_config(srv.base_url, llm=settings)
+    if model:
+        raw["models"] = {role: model for role in raw["models"]}
+    return Gateway(RunConfig.model_validate(raw))
+
+
+def chat(gw: Gateway, role: str = "goal", state: dict | None = None, msgs: list | None = None,
+         nonce: str = "") -> LLMReply:
+    return asyncio.run(gw.chat(role, msgs or messages(), state=state or goal_state(), nonce=nonce))
+
+
+def expected_goal(state: dict | None = None) -> str:
+    return offline.respond("goal", state or goal_state(), messages())
+
+
+# --------------------------------------------------------------------------- retries
+
+
+def test_rate_limit_waits_the_retry_after_then_succeeds(tmp_path: Path) -> None:
+    # Backoff alone would retry within 0.2 s: a >= 1 s gap proves Retry-After was read.
+    with ScriptedOpenAIServer(simulator_responder, faults={0: RateLimited(1.0)}) as srv:
+        gw = gateway(srv, tmp_path)
+        reply = chat(gw)
+        limited, retry = srv.exchanges
+
+    assert reply.text == expected_goal()
+    assert srv.status_counts == {429: 1, 200: 1}
+    assert gw.retries == 1 and gw.usage.calls == 1
+    waited = retry.request.received_at - limited.responded_at
+    assert 1.0 <= waited < 1.8
+    assert retry.request.body == limited.request.body
+    assert role_of(retry.request) == "goal"
+
+
+def test_short_retry_after_beats_long_backoff(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(simulator_responder, faults={0: RateLimited(0.3)}) as srv:
+        gw = gateway(srv, tmp_path, backoff_base=10, backoff_max=10)
+        chat(gw)
+        limited, retry = srv.exchanges
+    assert 0.3 <= retry.request.received_at - limited.responded_at < 1.0
+
+
+def test_rate_limit_until_retries_run_out_is_llm_error(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(RateLimited(0.05))) as srv:
+        gw = gateway(srv, tmp_path, max_retries=2)
+        with pytest.raises(LLMError, match="RateLimitError"):
+            chat(gw)
+    assert srv.status_counts == {429: 3}
+    assert gw.retries == 2 and gw.usage.calls == 0
+
+
+@pytest.mark.parametrize("fault", [ServerError(500), ServerError(502), ServerError(503), Malformed],
+                         ids=["500", "502", "503", "malformed-200"])
+def test_server_errors_are_retried_then_succeed(tmp_path: Path, fault: Any) -> None:
+    with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.first_n(2, fault)) as srv:
+        gw = gateway(srv, tmp_path)
+        reply = chat(gw)
+    assert reply.text == expected_goal()
+    assert len(srv.requests) == 3 and gw.retries == 2
+    assert [e.status for e in srv.exchanges][-1] == 200
+    assert gw.usage.calls == 1  # failed attempts are not billed as calls
+
+
+def test_slow_reply_times_out_and_is_retried(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(simulator_responder, faults={0: Slow(3.0)}) as srv:
+        gw = gateway(srv, tmp_path, timeout=0.5)
+        started = time.monotonic()
+        reply = chat(gw)
+        elapsed = time.monotonic() - started
+        slow, retry = srv.requests
+    assert reply.text == expected_goal()
+    assert gw.retries == 1
+    assert 0.5 <= retry.received_at - slow.received_at < 1.5  # gave up at the timeout, not after 3 s
+    assert elapsed < 2.0
+
+
+def test_always_slow_ends_in_llm_error_after_every_retry(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(Slow(3.0))) as srv:
+        gw = gateway(srv, tmp_path, timeout=0.5, max_retries=2)
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="Timeout"):
+            chat(gw)
+        elapsed = time.monotonic() - started
+        received = len(srv.requests)
+    assert received == 3 and gw.retries == 2
+    assert 1.5 <= elapsed < 3.5
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_client_errors_fail_at_once_without_retry(tmp_path: Path, status: int) -> None:
+    with ScriptedOpenAIServer(simulator_responder, faults={0: ServerError(status, "scripted refusal")}) as srv:
+        gw = gateway(srv, tmp_path, backoff_base=5)
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="goal call to openai/sim failed"):
+            chat(gw)
+        elapsed = time.monotonic() - started
+    assert srv.status_counts == {status: 1}
+    assert gw.retries == 0 and elapsed < 1.0
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def test_in_flight_calls_are_bounded(tmp_path: Path) -> None:
+    probe = ConcurrencyProbe(hold=0.2)
+    with ScriptedOpenAIServer(probe) as srv:
+        gw = gateway(srv, tmp_path, max_in_flight=4, timeout=10)
+
+        async def many() -> list[LLMReply]:
+            return await asyncio.gather(*(gw.chat("goal", messages(), state=goal_state(i)) for i in range(20)))
+
+        started = time.monotonic()
+        replies = asyncio.run(many())
+        elapsed = time.monotonic() - started
+        exchanges = srv.exchanges
+
+    assert [r.text for r in replies] == [expected_goal(goal_state(i)) for i in range(20)]
+    assert probe.served == 20
+    assert probe.peak == 4  # never more than the bound, and the bound is actually used
+    assert peak_overlap((e.request.received_at, e.responded_at) for e in exchanges) <= 4
+    assert 1.0 <= elapsed < 3.0  # 5 waves of 0.2 s
+
+
+# --------------------------------------------------------------------------- cache and usage
+
+
+def test_cache_hit_makes_no_request_and_costs_nothing(tmp_path: Path) -> None:
+    # A priced model name, so the first call has a real cost that the cached one must drop.
+    with ScriptedOpenAIServer(simulator_responder) as srv:
+        gw = gateway(srv, tmp_path, model="openai/gpt-4o-mini", cache=True)
+        first = chat(gw)
+        second = chat(gw)
+        assert len(srv.requests) == 1
+        other_nonce = chat(gw, nonce="retry-1")  # a re-ask must reach the model again
+        assert len(srv.requests) == 2
+        gw.close()
+        reopened = gateway(srv, tmp_path, model="openai/gpt-4o-mini", cache=True)
+        third = chat(reopened)  # durable across gateways (runs)
+        reopened.close()
+        assert len(srv.requests) == 2
+
+    assert not first.cached and first.usage.cost_usd > 0 and first.usage.cached_calls == 0
+    for hit in (second, third):
+        assert hit.cached and hit.text == first.text
+        assert hit.usage.cached_calls == 1 and hit.usage.cost_usd == 0.0
+        assert hit.usage.prompt_tokens == first.usage.prompt_tokens
+    assert not other_nonce.cached
+    assert gw.usage.cached_calls == 1
+    assert gw.usage.cost_usd == pytest.approx(first.usage.cost_usd + other_nonce.usage.cost_usd)
+
+
+def test_usage_counts_the_servers_tokens(tmp_path: Path) -> None:
+    calls = [messages("Write a goal."), messages("Write another goal, please, for a different queue.")]
+    with ScriptedOpenAIServer(simulator_responder) as srv:
+        gw = gateway(srv, tmp_path)
+        replies = [chat(gw, msgs=m, state=goal_state(i)) for i, m in enumerate(calls)]
+
+    for msgs, reply in zip(calls, replies):
+        assert reply.usage.prompt_tokens == rough_tokens("\n".join(m["content"] for m in msgs))
+        assert reply.usage.completion_tokens == rough_tokens(reply.text)
+        assert reply.usage.calls == 1
+    assert gw.usage.calls == 2
+    assert gw.usage.prompt_tokens == sum(r.usage.prompt_tokens for r in replies)
+    assert gw.usage.completion_tokens == sum(r.usage.completion_tokens for r in replies)
+
+
+def test_state_header_reaches_the_server_for_every_role(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(simulator_responder) as srv:
+        gw = gateway(srv, tmp_path)
+        chat(gw, role="goal")
+        [request] = srv.requests
+    assert offline.decode_state(request.headers["x-utcgen-state"]) == ("goal", goal_state())
+    assert request.model == "sim"
+    assert request.headers["authorization"] == "Bearer " + os.environ["UTCGEN_SIM_API_KEY"]
