@@ -1,0 +1,94 @@
+"""Catalog-scale benchmark: a synthetic 100,000-tool catalog through embedding, indexing,
+k=5 neighbours of every tool and the stats computation, with peak memory.
+
+Usage: python bench/bench_catalog.py [--tools 100000] [--k 5]
+Writes bench/out/catalog.json. The embedding cache is a fresh temporary folder, so the
+first pass measures real encoding; a second pass measures a cached re-run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipeline.embeddings import Embedder  # noqa: E402
+from pipeline.retrieval import ToolIndex  # noqa: E402
+from pipeline.schema import Tool  # noqa: E402
+from pipeline.stats import catalog_stats  # noqa: E402
+
+VERBS = ["get", "list", "create", "update", "approve", "reject", "cancel", "search", "export", "assign"]
+OBJECTS = ["invoice", "purchase_order", "ticket", "expense_report", "leave_request", "shipment", "contract",
+           "asset", "lead", "opportunity", "training_request", "supplier", "work_order", "refund", "budget"]
+QUALIFIERS = ["internal", "external", "pending", "overdue", "regional", "archived", "draft", "priority", "bulk", ""]
+TYPES = [{"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"},
+         {"type": "string", "format": "date"}]
+
+
+def synthetic_catalog(n: int, seed: int = 0) -> list[Tool]:
+    rng = random.Random(seed)
+    tools = []
+    for i in range(n):
+        verb, obj, qual = rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(QUALIFIERS)
+        name = "_".join(p for p in (verb, qual, obj) if p) + f"_{i}"
+        params = {f"{obj}_id" if j == 0 else f"field_{rng.randint(0, 30)}": rng.choice(TYPES)
+                  for j in range(rng.randint(0, 6))}
+        required = [k for k in params if rng.random() < 0.6]
+        desc = (f"{verb.capitalize()} {qual + ' ' if qual else ''}{obj.replace('_', ' ')} records "
+                f"for unit {rng.randint(1, 400)} in region {rng.choice(['EMEA', 'APAC', 'AMER'])}.")
+        tools.append(Tool(name=name, description=desc,
+                          parameters={"type": "object", "properties": params, "required": required}))
+    return tools
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tools", type=int, default=100_000)
+    parser.add_argument("--k", type=int, default=5)
+    args = parser.parse_args()
+    figures: dict[str, float] = {"tools": args.tools}
+    t = time.perf_counter()
+    tools = synthetic_catalog(args.tools)
+    figures["build_catalog_s"] = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as cache:
+        embedder = Embedder(cache_dir=cache)
+        t = time.perf_counter()
+        embedder._load_model()
+        figures["model_load_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        index = ToolIndex(tools, embedder, show_progress=False)
+        figures["embed_and_index_s"] = time.perf_counter() - t
+        figures["tools_per_s"] = args.tools / figures["embed_and_index_s"]
+        t = time.perf_counter()
+        index.all_neighbours(args.k)
+        figures["knn_all_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        stats = catalog_stats(tools, k=args.k, index=index)
+        figures["stats_s"] = time.perf_counter() - t  # includes embedding every description
+        t = time.perf_counter()
+        again = Embedder(cache_dir=cache)
+        ToolIndex(tools, again)
+        figures["cached_reembed_and_index_s"] = time.perf_counter() - t
+        figures["cached_texts_computed"] = again.computed
+    figures["peak_rss_mb"] = peak_rss_mb()
+    figures["share_with_near_duplicate"] = stats.share_with_near_duplicate
+    out = Path(__file__).parent / "out"
+    out.mkdir(exist_ok=True)
+    (out / "catalog.json").write_text(json.dumps(figures, indent=2))
+    for key, value in figures.items():
+        print(f"{key:32s} {value:,.3f}" if isinstance(value, float) else f"{key:32s} {value:,}")
+
+
+if __name__ == "__main__":
+    main()
