@@ -13,7 +13,14 @@ import base64
 import contextvars
 import json
 import time
+import warnings
 from typing import Any
+
+# litellm builds the provider's coroutine in an executor thread; when a run cancels a
+# call in flight (its target reached), that coroutine is dropped unawaited. Ours wraps a
+# pure function, so nothing is lost: silence exactly that warning.
+warnings.filterwarnings("ignore", message=r"coroutine '.*OfflineLLM\.acompletion' was never awaited",
+                        category=RuntimeWarning)
 
 PROVIDER = "utcgen-offline"
 STATE_HEADER = "X-Utcgen-State"
