@@ -23,7 +23,16 @@ from typing import Any
 
 from pipeline import offline
 from pipeline.config import ROLES
-from tests.support.openai_server import ChatRequest, Responder
+from tests.support.openai_server import (
+    ChatRequest,
+    Fault,
+    FaultPlan,
+    Malformed,
+    RateLimited,
+    Responder,
+    ServerError,
+    Slow,
+)
 
 SIM_MODEL = "openai/sim"
 API_KEY_ENV = "UTCGEN_SIM_API_KEY"
@@ -95,6 +104,40 @@ def for_job(tool: str, candidates: Iterable[str], *, role: str | None = None, ph
         return True
 
     return predicate
+
+
+class FaultLog:
+    """A fault decider that delegates to a plan and records which request got which fault.
+
+    Slow requests may never be answered before the run ends, so the server's exchange log
+    alone cannot list them; this log can.
+    """
+
+    def __init__(self, plan: FaultPlan) -> None:
+        self.plan = plan
+        self.fired: dict[int, Fault] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, request: ChatRequest) -> Fault | type[Malformed] | None:
+        fault = self.plan(request)
+        if fault is not None:
+            with self._lock:
+                self.fired[request.index] = fault
+        return fault
+
+    def of_type(self, kind: type | tuple[type, ...]) -> list[int]:
+        """Indices of the requests that got a fault of this type, in order."""
+        return [i for i, f in self.items() if isinstance(f, kind)]
+
+    def transient(self) -> list[int]:
+        """Indices of the requests whose fault a client should retry: 429, 5xx, timeouts, bad bodies."""
+        return [i for i, f in self.items() if isinstance(f, RateLimited | Slow | Malformed)
+                or (isinstance(f, ServerError) and f.status >= 500)]
+
+    def items(self) -> list[tuple[int, Fault]]:
+        """(request index, fault) pairs, in index order."""
+        with self._lock:
+            return sorted(self.fired.items(), key=lambda item: item[0])
 
 
 @dataclass
