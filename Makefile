@@ -34,3 +34,60 @@ bench: install
 
 clean:
 	rm -rf output bench/out .pytest_cache
+
+# ---------------------------------------------------------------- Prefect (docs/orchestration.md)
+# `make server` starts a Prefect server in the background (state under .state/prefect),
+# `make deploy` registers the deployments of prefect.yaml on a process work pool and
+# starts a worker, `make stop` stops both. Then:
+#   PREFECT_API_URL=http://127.0.0.1:4200/api .venv/bin/prefect deployment run 'generate-dialogues/default' -p num_dialogues=20
+PREFECT_HOST ?= 127.0.0.1
+PREFECT_PORT ?= 4200
+PREFECT_POOL ?= utcgen-pool
+STATE        := .state
+PREFECT_API  := http://$(PREFECT_HOST):$(PREFECT_PORT)/api
+PREFECT_ENV  := PREFECT_HOME=$(CURDIR)/$(STATE)/prefect PREFECT_API_URL=$(PREFECT_API)
+# waits up to 60 s for GET /api/health to answer 200
+WAIT_HEALTHY := for i in $$(seq 1 120); do curl -sf -o /dev/null $(PREFECT_API)/health && exit 0; sleep 0.5; done; \
+	echo "prefect server not healthy at $(PREFECT_API); see $(STATE)/server.log" >&2; exit 1
+
+.PHONY: server deploy stop
+
+server: install
+	@mkdir -p $(STATE)/prefect
+	@if [ -f $(STATE)/server.pid ] && kill -0 $$(cat $(STATE)/server.pid) 2>/dev/null; then \
+		echo "prefect server already running (pid $$(cat $(STATE)/server.pid))"; \
+	else \
+		PREFECT_HOME=$(CURDIR)/$(STATE)/prefect setsid $(BIN)/prefect server start \
+			--host $(PREFECT_HOST) --port $(PREFECT_PORT) >$(STATE)/server.log 2>&1 & \
+		echo $$! >$(STATE)/server.pid; \
+		echo "prefect server starting (pid $$!, log $(STATE)/server.log)"; \
+	fi
+	@$(WAIT_HEALTHY)
+	@echo "prefect server healthy: UI http://$(PREFECT_HOST):$(PREFECT_PORT), API $(PREFECT_API)"
+
+deploy: server
+	$(PREFECT_ENV) $(BIN)/prefect work-pool inspect $(PREFECT_POOL) >/dev/null 2>&1 || \
+		$(PREFECT_ENV) $(BIN)/prefect work-pool create $(PREFECT_POOL) --type process
+	$(PREFECT_ENV) $(BIN)/prefect --no-prompt deploy --all
+	@if [ -f $(STATE)/worker.pid ] && kill -0 $$(cat $(STATE)/worker.pid) 2>/dev/null; then \
+		echo "worker already running (pid $$(cat $(STATE)/worker.pid))"; \
+	else \
+		$(PREFECT_ENV) setsid $(BIN)/prefect worker start --pool $(PREFECT_POOL) --type process \
+			>$(STATE)/worker.log 2>&1 & \
+		echo $$! >$(STATE)/worker.pid; \
+		echo "worker started (pid $$!, log $(STATE)/worker.log)"; \
+	fi
+	@echo "run: PREFECT_API_URL=$(PREFECT_API) $(BIN)/prefect deployment run 'generate-dialogues/default' -p num_dialogues=20"
+
+# Each was started by setsid as its own process group: stop the group (worker: its flow runs too).
+stop:
+	@for name in worker server; do \
+		pidfile=$(STATE)/$$name.pid; \
+		if [ -f $$pidfile ] && kill -0 $$(cat $$pidfile) 2>/dev/null; then \
+			pid=$$(cat $$pidfile); kill -TERM -$$pid 2>/dev/null || kill -TERM $$pid; \
+			for i in $$(seq 1 40); do kill -0 $$pid 2>/dev/null || break; sleep 0.25; done; \
+			kill -0 $$pid 2>/dev/null && kill -KILL -$$pid 2>/dev/null; \
+			echo "stopped $$name (pid $$pid)"; \
+		fi; \
+		rm -f $$pidfile; \
+	done

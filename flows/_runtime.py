@@ -1,0 +1,140 @@
+"""Per-process state for flow tasks: one event loop thread, one embedder, engines by config.
+
+A Prefect task runs in a worker thread (the local runner) or in a Dask worker process.
+Building an `Engine` costs the catalog load, the embedding index and, on a cold cache,
+the embedding model: it is done once per process and configuration, and every batch
+task in that process then submits its jobs to one shared event loop. The engine's
+gateway therefore bounds LLM calls for the whole process, as it does for `utcgen generate`.
+Nothing here imports prefect, so it is usable (and testable) without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.config import RunConfig
+from pipeline.engine import Engine, JobRecord
+
+MAX_ENGINES = 4  # configurations kept per process; the least recently used one is closed
+
+
+@dataclass
+class BatchOutcome:
+    """What one batch did: small enough to be a task result (counts, never dialogues)."""
+
+    jobs: list[int]
+    ran: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    accepted: int = 0
+    attempts: int = 0
+    rejected_attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    errors: dict[int, str] = field(default_factory=dict)
+
+    def add(self, record: JobRecord) -> None:
+        self.ran.append(record.job)
+        self.accepted += record.accepted
+        self.attempts += len(record.dialogues)
+        self.rejected_attempts += sum(not d.accepted for d in record.dialogues)
+        for d in record.dialogues:
+            self.prompt_tokens += d.generation.usage.prompt_tokens
+            self.completion_tokens += d.generation.usage.completion_tokens
+            self.cost_usd += d.generation.usage.cost_usd
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "jobs": self.jobs, "ran": sorted(self.ran), "skipped": self.skipped, "accepted": self.accepted,
+            "attempts": self.attempts, "rejected_attempts": self.rejected_attempts,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 6), "errors": {str(k): v for k, v in self.errors.items()},
+        }
+
+
+class _Runtime:
+    """The process-wide loop and engine cache behind `run_batch`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._embedder: Any = None
+        self._engines: OrderedDict[str, tuple[Engine, asyncio.Semaphore]] = OrderedDict()
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="utcgen-flow-loop", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    def engine(self, config: RunConfig) -> tuple[Engine, asyncio.Semaphore]:
+        """The cached engine for this configuration (the target count does not matter to jobs)."""
+        key = config.model_dump_json(exclude={"num_dialogues"})
+        with self._lock:
+            if key in self._engines:
+                self._engines.move_to_end(key)
+                return self._engines[key]
+            if self._embedder is None:
+                from pipeline.embeddings import Embedder
+
+                self._embedder = Embedder()
+            engine = Engine(config, embedder=self._embedder)
+            # A per-engine bound on concurrent jobs, shared by every batch of this process.
+            entry = (engine, asyncio.Semaphore(config.synthesis.max_jobs_in_flight))
+            self._engines[key] = entry
+            while len(self._engines) > MAX_ENGINES:
+                _, (old, _sem) = self._engines.popitem(last=False)
+                old.close()
+            return entry
+
+    def clear(self) -> None:
+        """Close every cached engine (tests; a long-lived worker never needs it)."""
+        with self._lock:
+            while self._engines:
+                _, (engine, _sem) = self._engines.popitem()
+                engine.close()
+
+
+RUNTIME = _Runtime()
+
+
+async def _run_jobs(engine: Engine, bound: asyncio.Semaphore, jobs: list[int],
+                    on_job: Callable[[JobRecord], None] | None) -> BatchOutcome:
+    outcome = BatchOutcome(jobs=list(jobs))
+    todo = []
+    for job in jobs:
+        (outcome.skipped if engine.journal.path(job).exists() else todo).append(job)
+
+    async def one(job: int) -> JobRecord:
+        async with bound:
+            return await engine.run_job(job)
+
+    results = await asyncio.gather(*(one(job) for job in todo), return_exceptions=True)
+    for job, result in zip(todo, results):
+        if isinstance(result, BaseException):
+            outcome.errors[job] = f"{type(result).__name__}: {result}"[:500]
+            continue
+        outcome.add(result)
+        if on_job:
+            on_job(result)
+    return outcome
+
+
+def run_batch(config: RunConfig, jobs: list[int],
+              on_job: Callable[[JobRecord], None] | None = None) -> BatchOutcome:
+    """Run the seed jobs not yet in the journal, concurrently, on this process's loop.
+
+    Finished jobs are journaled one by one as they end, so a failed or killed batch keeps
+    its finished work and a retry runs only what is missing. `on_job` is called from the
+    loop thread. Job errors are collected in the outcome, not raised: the caller decides.
+    """
+    engine, bound = RUNTIME.engine(config)
+    future = asyncio.run_coroutine_threadsafe(_run_jobs(engine, bound, jobs, on_job), RUNTIME.loop())
+    return future.result()
