@@ -408,6 +408,10 @@ ENUM = {"type": "string", "enum": ["single_user", "team", "enterprise"]}
         (1250.5, NUM, "about €1,250.50 in total", "found"),
         (12.5, NUM, "12,5 kg", "found"),
         (12, INT, "a dozen boxes", "found"),
+        (-36932, INT, "the quantity delta is -36932.", "found"),
+        (-40, INT, "reduce the stock by 40", "unverifiable"),
+        (-10442, INT, "material MAT-10442", "unverifiable"),  # the hyphen of an identifier is no sign
+        (40, INT, "it went down by -40", "absent"),
         (3, INT, "three boxes", "found"),
         ("2026-03-04", DATE, "on 2026-03-04", "found"),
         ("2026-03-04", DATE, "on 4 March 2026", "found"),
@@ -602,6 +606,23 @@ def test_offline_relevancy_branches() -> None:
     assert judges.relevancy({}, []) == json.dumps({"relevant": False, "reason": "no dialogue in the judge's state"})
 
 
+def test_offline_relevancy_counts_parameter_words_only_beside_functional_ones() -> None:
+    """A need phrased with parameter words ("employees", "manager") is still on-topic ..."""
+    tool = make_tool(
+        name="list_direct_reports",
+        description="List the employees reporting to a given manager. Use for org-chart questions about a manager's team.",
+        properties={"manager_employee_id": {"type": "string", "pattern": "^EMP[0-9]{6}$"}},
+        line_of_business="human_resources",
+    )
+    d = make_dialogue(seed_tool=tool, gold_arguments={"manager_employee_id": "EMP600699"})
+    d = say(say(d, 0, "Morning. I have something to sort out around reports."), 2,
+            "I want to list the employees reporting to a given manager.")
+    assert judge_relevancy(d)["relevant"] is True
+    # ... but parameter words alone (values stated for an unrelated need) are not.
+    off = say(say(d, 0, "Can you book the canteen for Friday?"), 2, "For the manager and employee lunch.")
+    assert "barely touches" in judge_relevancy(off)["reason"]
+
+
 def test_offline_relevancy_ignores_assistant_listings_of_candidates() -> None:
     """The assistant names every candidate while clarifying; that must not make a distractor win."""
     listing = "Do you want to update, approve, cancel or list an existing purchase requisition, or create one?"
@@ -752,3 +773,28 @@ def test_zero_parameter_tool_dialogue_passes_the_rules() -> None:
     for check in (check_format, check_toolcall, check_toolargs):
         v = check(d)
         assert v.passed, (v.validator, v.reason)
+
+
+def test_offline_relevancy_separates_on_topic_from_swapped_needs_across_the_catalog() -> None:
+    """For every bundled tool: a need stated in its own terms is relevant; another domain's need is not."""
+    from pipeline.catalog import load_catalog
+    from tests.conftest import REPO
+
+    tools = load_catalog(REPO / "catalog" / "tools")
+
+    def vocab(t: Any) -> set[str]:
+        return judges.topic_words(t)
+
+    def need_of(t: Any) -> str:
+        return "I want to " + re.split(r"(?<=[.!?])\s", t.description.strip(), maxsplit=1)[0].rstrip(".").lower() + "."
+
+    on_topic = off_topic = 0
+    for i, tool in enumerate(tools):
+        near = sorted((t for t in tools if t.name != tool.name), key=lambda t: -len(vocab(t) & vocab(tool)))[:5]
+        d = make_dialogue(seed_tool=tool, distractors=near)
+        d = say(d, 0, "Hi, can you help me with something at work?")
+        on_topic += judge_relevancy(say(d, 2, need_of(tool)))["relevant"]
+        other = next(t for t in tools[i + 1:] + tools[:i] if t.line_of_business != tool.line_of_business)
+        off_topic += judge_relevancy(say(d, 2, need_of(other)))["relevant"]
+    assert on_topic >= 0.95 * len(tools), (on_topic, len(tools))
+    assert off_topic <= 0.05 * len(tools), (off_topic, len(tools))

@@ -322,7 +322,7 @@ _NUMBER_WORDS = {
         "fifteen sixteen seventeen eighteen nineteen twenty".split()
     )
 } | {"a dozen": 12, "dozen": 12, "a couple": 2, "a pair": 2, "single": 1}
-_NUMBER_TOKEN = re.compile(r"(?<![A-Za-z0-9.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
+_NUMBER_TOKEN = re.compile(r"(?<![A-Za-z0-9.])(-?)(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 _DECIMAL_COMMA = re.compile(r"(?<![A-Za-z0-9.,])(\d+),(\d{1,2})(?![\d,])")
 
 
@@ -363,7 +363,7 @@ def _dates_in(text: str) -> set[dt.date]:
 
 def _numbers_in(text: str) -> list[float]:
     low = text.casefold()
-    out = [float(m.group(1).replace(",", "")) for m in _NUMBER_TOKEN.finditer(low)]
+    out = [float(m.group(1) + m.group(2).replace(",", "")) for m in _NUMBER_TOKEN.finditer(low)]
     out += [float(f"{a}.{b}") for a, b in _DECIMAL_COMMA.findall(low)]
     flat = f" {_flat(re.sub(r'[^a-z ]', ' ', low))} "
     out += [float(v) for w, v in _NUMBER_WORDS.items() if f" {w} " in flat]
@@ -402,8 +402,9 @@ def mentioned(value: Any, schema: Schema | None, text: str) -> Mention:
     * None, "" and booleans: unverifiable (yes/no answers carry no literal to look for)
     * enums: found if the code appears literally (or with _ / - read as spaces), else
       unverifiable: users describe an enum member in their own words
-    * integers/numbers: found if the number appears as digits (1,250 / 12,5 / 12.50 read
-      too) or as a word up to twenty; else absent
+    * integers/numbers: found if the number appears as digits (1,250 / 12,5 / 12.50 / -40
+      read too; the '-' of MAT-10442 is not a sign) or as a word up to twenty; a negative
+      value said without its sign is unverifiable ("reduce by 40"); else absent
     * dates and date-times: found if the calendar date appears in ISO, "4 March 2026",
       "March 4, 2026" or d/m/y-m/d/y form (the time of day is not checked); else
       unverifiable when the user used a relative date ("next Friday"), else absent
@@ -430,7 +431,12 @@ def mentioned(value: Any, schema: Schema | None, text: str) -> Mention:
     if "string" not in kinds and {"integer", "number"} & set(kinds) and isinstance(value, str):
         value = normalise(value, schema)  # "250" under an integer schema is the number 250
     if isinstance(value, int | float) and not isinstance(value, bool) and "string" not in kinds:
-        return "found" if any(math.isclose(n, float(value), abs_tol=1e-9) for n in _numbers_in(text)) else "absent"
+        said = _numbers_in(text)
+        if any(math.isclose(n, float(value), abs_tol=1e-9) for n in said):
+            return "found"
+        if value < 0 and any(math.isclose(n, -float(value), abs_tol=1e-9) for n in said):
+            return "unverifiable"  # the sign may be in words: "reduce by 40", "down 40"
+        return "absent"
     fmt = schema.get("format")
     if fmt in ("date", "date-time") and isinstance(value, str):
         return _mentioned_date(value.strip(), text)

@@ -4,22 +4,28 @@ They read the dialogue from the structured state (state["dialogue"], a dumped
 `Dialogue`) rather than the rendered prompt, apply documented heuristics, and answer
 with exactly the JSON a real judge must produce, so the validators parse both alike.
 
-Relevancy. Topic words of a tool are the content words of its name and description
-minus its parameter names: what it does, not what it takes. The "need" is what the USER
-said before argument filling started, minus the seed's parameter names. Left out on
-purpose: argument talk ("the plant code is DE01") names inputs, not the need, and would
-make any dialogue that collected the right values look on-topic; the assistant's
-clarifying questions enumerate candidate tools (distractors included) by design, so
-they would credit every listed tool alike. Words are lower-cased, split on _ and
-camelCase, stop words dropped, and cut to 5 characters (a crude stemmer: create,
-created, creation). topic(t) = share of t's topic words present in the need.
-Relevant iff the final call is to the seed tool, topic(seed) >= MIN_TOPIC with at least
-MIN_SHARED shared words, and no distractor is clearly more on-topic
-(topic(seed) >= DISTRACTOR_RATIO * best distractor topic). The whole conversation's
-overlap with the seed's name, description and parameter words is reported in the reason
-but does not decide. Calibrated on offline dialogues over the bundled catalog: 99% of
-on-topic dialogues pass; when the tool-selection part is swapped for another tool's,
-under 1% pass (another line of business) and about 3% (the same one).
+Relevancy. Topic words of a tool are the content words of its name and description;
+its function words are the topic words that are not parameter names (what it does,
+not what it takes). The "need" is what the USER said before argument filling started:
+the assistant's clarifying questions enumerate candidate tools (distractors included)
+by design, so counting them would credit every listed tool alike. Words are
+lower-cased, split on _ and camelCase, stop words dropped, a plural -s removed, and
+cut to 5 characters (a crude stemmer: create, created, creation; list, lists). Relevant iff
+* the final call is to the seed tool;
+* the need covers at least MIN_TOPIC of the seed's topic words, and at least
+  MIN_FUNCTION_WORDS of them are function words (argument talk such as "the plant code
+  is DE01" names inputs, not the need: it must not make any dialogue that collected
+  the right values look on-topic);
+* no distractor fits better: for each distractor, the need's words among the seed's
+  topic words that the distractor lacks are counted against the distractor's topic
+  words that the seed lacks (each side without its own parameter names); the
+  distractor wins if it has more. (Comparing
+  distinctive words, not coverage, keeps a verbose seed description from losing to a
+  terse near-duplicate.)
+The whole conversation's overlap with the seed's topic and parameter words is
+reported in the reason but does not decide. On offline dialogues over the bundled
+catalog, 99% of on-topic dialogues pass, and about 1% of those whose tool-selection
+part was swapped for another tool's.
 
 Critique. Structural checks: at least one tool-selection turn, every tool-selection
 turn before any argument-filling turn, no call while selecting, the last turn an
@@ -38,8 +44,7 @@ from typing import Any
 from pipeline.schema import Dialogue, Message, Tool
 
 MIN_TOPIC = 0.25
-MIN_SHARED = 2
-DISTRACTOR_RATIO = 0.8
+MIN_FUNCTION_WORDS = 2
 
 STOP = set(
     "a an the of for to and or in on by with is are be was were it its this that these those from as at "
@@ -57,12 +62,18 @@ _REQUEST = re.compile(
 def words(text: str) -> set[str]:
     """Stemmed content words of `text` (identifiers split on _ and camelCase)."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ").lower()
-    return {w[:5] for w in re.findall(r"[a-z][a-z0-9]+", spaced) if w not in STOP and len(w) >= 3}
+    out = set()
+    for w in re.findall(r"[a-z][a-z0-9]+", spaced):
+        if w in STOP or len(w) < 3:
+            continue
+        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w[:5])
+    return out
 
 
 def topic_words(tool: Tool) -> set[str]:
-    """What the tool does: name and description words, minus its parameter names (its inputs)."""
-    return (words(tool.name) | words(tool.description)) - parameter_words(tool)
+    return words(tool.name) | words(tool.description)
 
 
 def parameter_words(tool: Tool) -> set[str]:
@@ -96,34 +107,43 @@ def _dialogue(state: dict[str, Any] | None) -> Dialogue | None:
     return Dialogue.model_validate(raw) if isinstance(raw, dict) else None
 
 
+def _function_words(tool: Tool) -> set[str]:
+    """Topic words that are not parameter names: what the tool does, not what it takes."""
+    return topic_words(tool) - parameter_words(tool)
+
+
 def relevancy(state: dict[str, Any], messages: list[dict]) -> str:
     """{"relevant": bool, "reason": str} from topic-word overlap (see the module docstring)."""
     d = _dialogue(state)
     if d is None:
         return json.dumps({"relevant": False, "reason": "no dialogue in the judge's state"})
-    need = words(_need_text(d)) - parameter_words(d.seed_tool)
-    seed_words = topic_words(d.seed_tool)
-    seed_score = _share(need, seed_words)
-    shared = sorted(need & seed_words)
-    rivals = {t.name: _share(need, topic_words(t)) for t in d.distractor_tools if t.name != d.seed_tool.name}
-    best_name, best = max(rivals.items(), key=lambda kv: kv[1], default=(None, 0.0))
+    seed = d.seed_tool
+    need = words(_need_text(d))
+    seed_score = _share(need, topic_words(seed))
+    functional = need & _function_words(seed)
+    # Against each distractor, count the need's words that only one of the two tools has.
+    rivals: dict[str, tuple[int, int]] = {}
+    for t in d.distractor_tools:
+        if t.name != seed.name:
+            mine = topic_words(seed) - topic_words(t) - parameter_words(seed)
+            theirs = topic_words(t) - topic_words(seed) - parameter_words(t)
+            rivals[t.name] = (len(need & mine), len(need & theirs))
+    beaten = sorted((n for n, (ours, theirs) in rivals.items() if theirs > ours), key=lambda n: -rivals[n][1])
     everything = words("\n".join(m.content for m in d.messages))
-    whole_score = _share(everything, words(d.seed_tool.name) | words(d.seed_tool.description))
-    param_score = _share(everything, parameter_words(d.seed_tool))
-    called = _final_call_name(d)
     scores = (
-        f"need overlap {seed_score:.2f} ({len(shared)} words), best distractor {best:.2f}; "
-        f"whole conversation: topic {whole_score:.2f}, parameters {param_score:.2f}"
+        f"need overlap {seed_score:.2f}, {len(functional)} function words; "
+        + (f"{beaten[0]} distinctive words {rivals[beaten[0]][1]} vs {rivals[beaten[0]][0]}; " if beaten else "")
+        + f"whole conversation: topic {_share(everything, topic_words(seed)):.2f}, "
+        f"parameters {_share(everything, parameter_words(seed)):.2f}"
     )
-
-    if called != d.seed_tool.name:
-        relevant, why = False, f"the conversation does not end by calling {d.seed_tool.name}"
-    elif seed_score < MIN_TOPIC or len(shared) < MIN_SHARED:
-        relevant, why = False, f"the user's need barely touches what {d.seed_tool.name} does"
-    elif best_name is not None and seed_score < DISTRACTOR_RATIO * best:
-        relevant, why = False, f"the conversation is more about {best_name} than {d.seed_tool.name}"
+    if _final_call_name(d) != seed.name:
+        relevant, why = False, f"the conversation does not end by calling {seed.name}"
+    elif seed_score < MIN_TOPIC or len(functional) < MIN_FUNCTION_WORDS:
+        relevant, why = False, f"the user's need barely touches what {seed.name} does"
+    elif beaten:
+        relevant, why = False, f"the conversation is more about {beaten[0]} than {seed.name}"
     else:
-        relevant, why = True, f"the user's need matches what {d.seed_tool.name} does"
+        relevant, why = True, f"the user's need matches what {seed.name} does"
     return json.dumps({"relevant": relevant, "reason": f"{why} ({scores})"})
 
 
