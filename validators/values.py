@@ -21,6 +21,7 @@ A value that cannot be converted is returned unchanged, so it simply fails to co
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ def _to_int(value: Any) -> int:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
-        return int(float(value.strip())) if "." in value else int(value.strip())
+        return int(value.strip().split(".", 1)[0])  # the regex allows only ".000" after the digits
     raise _Unconvertible
 
 
@@ -263,8 +264,6 @@ def arguments_match(call_args: Any, gold: dict[str, Any], tool: Tool) -> bool:
 
 @lru_cache(maxsize=1024)
 def _validator(schema_json: str) -> Draft202012Validator:
-    import json
-
     schema = json.loads(schema_json)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
@@ -277,8 +276,6 @@ def schema_errors(arguments: Any, tool: Tool) -> list[str]:
     target and must be what a strict API would accept. A broken tool schema is reported
     as an error too rather than raised.
     """
-    import json
-
     try:
         validator = _validator(json.dumps(tool.parameters, sort_keys=True))
     except jsonschema.SchemaError as exc:

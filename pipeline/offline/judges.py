@@ -9,8 +9,8 @@ its function words are the topic words that are not parameter names (what it doe
 not what it takes). The "need" is what the USER said before argument filling started:
 the assistant's clarifying questions enumerate candidate tools (distractors included)
 by design, so counting them would credit every listed tool alike. Words are
-lower-cased, split on _ and camelCase, stop words dropped, a plural -s removed, and
-cut to 5 characters (a crude stemmer: create, created, creation; list, lists). Relevant iff
+lower-cased, split on _ and camelCase, stop words dropped, a plural -s removed, and cut
+to 5 characters (a crude stemmer: create, created, creation; list, lists). Relevant iff
 * the final call is to the seed tool;
 * the need covers at least MIN_TOPIC of the seed's topic words, and at least
   MIN_FUNCTION_WORDS of them are function words (argument talk such as "the plant code
@@ -19,9 +19,8 @@ cut to 5 characters (a crude stemmer: create, created, creation; list, lists). R
 * no distractor fits better: for each distractor, the need's words among the seed's
   topic words that the distractor lacks are counted against the distractor's topic
   words that the seed lacks (each side without its own parameter names); the
-  distractor wins if it has more. (Comparing
-  distinctive words, not coverage, keeps a verbose seed description from losing to a
-  terse near-duplicate.)
+  distractor wins if it has more. Comparing distinctive words rather than coverage
+  keeps a verbose seed description from losing to a terse near-duplicate.
 The whole conversation's overlap with the seed's topic and parameter words is
 reported in the reason but does not decide. On offline dialogues over the bundled
 catalog, 99% of on-topic dialogues pass, and about 1% of those whose tool-selection
