@@ -131,15 +131,17 @@ class Gateway:
     async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "") -> LLMReply:
         """One completion for `role`. `state` drives the offline backend; `nonce` varies a retry's cache key."""
         model = self.models[role]
-        key = self._key(model, messages, state, nonce) if self.cache else ""
-        if self.cache and (hit := self.cache.get(key)) is not None:
+        # The offline backend is free and deterministic: caching it would only serve stale replies.
+        cache = None if model.startswith(offline.PROVIDER + "/") else self.cache
+        key = self._key(model, messages, state, nonce) if cache else ""
+        if cache and (hit := cache.get(key)) is not None:
             usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
             self.usage.add(usage)
             return LLMReply(text=hit.text, usage=usage, cached=True)
         async with self._bound():
             reply = await self._call_with_retries(role, model, messages, state)
-        if self.cache:
-            self.cache.put(key, reply)
+        if cache:
+            cache.put(key, reply)
         self.usage.add(reply.usage)
         return reply
 

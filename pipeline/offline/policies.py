@@ -145,9 +145,11 @@ def user(state: dict, messages: list[dict]) -> str:
 def _opening(state: dict, rng: random.Random, terse: bool) -> str:
     """A request vague enough to fit the seed tool and its distractors."""
     tool, distractors = state["tool"], state.get("distractors") or []
-    own = [w for w in tokens(tool["name"]) if w not in ACTION_WORDS] or tokens(tool["name"])[-1:]
+    name_words = tokens(tool["name"])
+    own = [w for w in name_words if w not in ACTION_WORDS] or name_words[-1:]
     shared = [w for w in own if any(w in tool_words(d) for d in distractors)] or own[-1:]
-    topic = " ".join(dict.fromkeys(shared[-2:]))
+    # two words of the name in a row would all but name the tool: keep one unless the name is long
+    topic = " ".join(dict.fromkeys(shared[-2:])) if len(own) > 3 else shared[-1]
     if terse:
         return f"Need help with {topic}."
     greet = rng.choice(["Hi there. ", "Hello! ", "Morning. ", "Hey, ", ""])
