@@ -183,7 +183,10 @@ class Gateway:
                 kwargs["extra_headers"] = {offline.STATE_HEADER: offline.encode_state(role, state)}
         token = offline.CURRENT.set((role, state))
         try:
-            response = await asyncio.wait_for(litellm.acompletion(**kwargs), self.settings.timeout + 5)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
+            # call completes, and the cancelled dialogue then runs on to its end.
+            async with asyncio.timeout(self.settings.timeout + 5):
+                response = await litellm.acompletion(**kwargs)
         finally:
             offline.CURRENT.reset(token)
         text = response.choices[0].message.content or ""

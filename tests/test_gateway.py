@@ -229,3 +229,44 @@ def test_state_header_reaches_the_server_for_every_role(tmp_path: Path) -> None:
     assert offline.decode_state(request.headers["x-utcgen-state"]) == ("goal", goal_state())
     assert request.model == "sim"
     assert request.headers["authorization"] == "Bearer " + os.environ["UTCGEN_SIM_API_KEY"]
+
+
+# --------------------------------------------------------------------------- cancellation
+
+
+def test_cancelling_a_call_is_never_swallowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cancelled call must end cancelled, even when its reply lands in the same loop turn.
+
+    The engine cancels the jobs it no longer needs; a call that swallowed the cancel would
+    let its dialogue run on to the end (seen as a multi-second tail in the benchmark).
+    litellm is replaced by a coroutine finishing after a known number of loop turns, and
+    the cancel is sent at every turn in between, so the race is hit deterministically.
+    """
+    import litellm
+
+    async def reply_after_a_few_turns(**kwargs: Any) -> Any:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return litellm.ModelResponse(model="sim", choices=[{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": "ok"}}],
+                                     usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
+
+    monkeypatch.setattr(litellm, "acompletion", reply_after_a_few_turns)
+    gw = Gateway(RunConfig.model_validate(simulator_config("http://127.0.0.1:9/v1", llm={"cache": False})))
+
+    async def cancel_at(turns: int) -> str:
+        task = asyncio.ensure_future(gw.chat("goal", messages(), state=goal_state()))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        if task.done():
+            return "finished before the cancel"
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "SWALLOWED"
+
+    outcomes = [asyncio.run(cancel_at(turns)) for turns in range(12)]
+    assert "SWALLOWED" not in outcomes, outcomes
+    assert outcomes.count("cancelled") >= 3 and outcomes[-1] == "finished before the cancel"
