@@ -43,9 +43,9 @@ clean:
 PREFECT_HOST ?= 127.0.0.1
 PREFECT_PORT ?= 4200
 PREFECT_POOL ?= utcgen-pool
-STATE        := .state
+STATE        ?= .state
 PREFECT_API  := http://$(PREFECT_HOST):$(PREFECT_PORT)/api
-PREFECT_ENV  := PREFECT_HOME=$(CURDIR)/$(STATE)/prefect PREFECT_API_URL=$(PREFECT_API)
+PREFECT_ENV  := PREFECT_HOME=$(abspath $(STATE))/prefect PREFECT_API_URL=$(PREFECT_API)
 # waits up to 60 s for GET /api/health to answer 200
 WAIT_HEALTHY := for i in $$(seq 1 120); do curl -sf -o /dev/null $(PREFECT_API)/health && exit 0; sleep 0.5; done; \
 	echo "prefect server not healthy at $(PREFECT_API); see $(STATE)/server.log" >&2; exit 1
@@ -57,7 +57,7 @@ server: install
 	@if [ -f $(STATE)/server.pid ] && kill -0 $$(cat $(STATE)/server.pid) 2>/dev/null; then \
 		echo "prefect server already running (pid $$(cat $(STATE)/server.pid))"; \
 	else \
-		PREFECT_HOME=$(CURDIR)/$(STATE)/prefect setsid $(BIN)/prefect server start \
+		PREFECT_HOME=$(abspath $(STATE))/prefect setsid $(BIN)/prefect server start \
 			--host $(PREFECT_HOST) --port $(PREFECT_PORT) >$(STATE)/server.log 2>&1 & \
 		echo $$! >$(STATE)/server.pid; \
 		echo "prefect server starting (pid $$!, log $(STATE)/server.log)"; \
@@ -80,13 +80,14 @@ deploy: server
 	@echo "run: PREFECT_API_URL=$(PREFECT_API) $(BIN)/prefect deployment run 'generate-dialogues/default' -p num_dialogues=20"
 
 # Each was started by setsid as its own process group: stop the group (worker: its flow runs too).
+# A worker that has run flows may hang in its SIGTERM handler: after 5 s the group is killed.
 stop:
 	@for name in worker server; do \
 		pidfile=$(STATE)/$$name.pid; \
 		if [ -f $$pidfile ] && kill -0 $$(cat $$pidfile) 2>/dev/null; then \
 			pid=$$(cat $$pidfile); kill -TERM -$$pid 2>/dev/null || kill -TERM $$pid; \
-			for i in $$(seq 1 40); do kill -0 $$pid 2>/dev/null || break; sleep 0.25; done; \
-			kill -0 $$pid 2>/dev/null && kill -KILL -$$pid 2>/dev/null; \
+			for i in $$(seq 1 20); do kill -0 $$pid 2>/dev/null || break; sleep 0.25; done; \
+			if kill -0 $$pid 2>/dev/null; then kill -KILL -$$pid 2>/dev/null || kill -KILL $$pid; sleep 0.5; fi; \
 			echo "stopped $$name (pid $$pid)"; \
 		fi; \
 		rm -f $$pidfile; \

@@ -1,0 +1,240 @@
+"""Prefect flows called as Python functions, against a temporary local Prefect server.
+
+The generate flow is checked for what its journal promises: a re-run with a larger
+target resumes without duplicates, and a batch task that fails part-way is retried
+without redoing the jobs it had finished. The publish flows run at the huggingface_hub
+API boundary (a recording HfApi), with the token taken from a Prefect Secret block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.engine import JobRecord
+
+TOKEN = "hf_FLOWtokenDoNotLeak0123456789abcdef"
+
+
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One UTCGEN_CACHE_DIR for every flow test of the session: embeddings are computed once."""
+    path = tmp_path_factory.getbasetemp() / "flows-utcgen-cache"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A temporary Prefect server and database for this module; engines closed afterwards."""
+    from prefect.settings import PREFECT_HOME, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows._runtime import RUNTIME
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("UTCGEN_CACHE_DIR", str(shared_cache(tmp_path_factory)))
+    try:
+        with temporary_settings({PREFECT_HOME: tmp_path_factory.mktemp("prefect-home")}), prefect_test_harness():
+            yield
+    finally:
+        RUNTIME.clear()
+        mp.undo()
+
+
+def ids(out: Path, config: str = "dialogues") -> list[str]:
+    return pq.read_table(out / "data" / config).column("id").to_pylist()
+
+
+# ------------------------------------------------------------------ pure helpers
+
+
+def _record(job: int, accepted: bool) -> JobRecord:
+    return JobRecord.model_construct(job=job, seed_tool="t", accepted=accepted, dialogues=[], elapsed_s=0.0)
+
+
+def test_plan_wave_fills_gaps_first_and_splits_for_workers() -> None:
+    from flows.generate import plan_wave
+
+    assert plan_wave({}, 6, 8, 1) == [[0, 1, 2, 3, 4, 5]]
+    assert plan_wave({}, 6, 2, 2) == [[0, 1], [2, 3], [4, 5]]
+    assert plan_wave({}, 6, 8, 2) == [[0, 1, 2], [3, 4, 5]]
+    # half accepted so far: 2 missing need about 4 more jobs; job 1 (a gap) comes first
+    records = {0: _record(0, True), 2: _record(2, False), 3: _record(3, True), 4: _record(4, False)}
+    assert plan_wave(records, 4, 8, 1) == [[1, 5, 6, 7]]
+
+
+def test_build_config_applies_model_then_roles(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.generate import build_config
+    from pipeline.errors import InputError
+
+    monkeypatch.delenv("UTCGEN_MODEL", raising=False)
+    cfg = build_config(num_dialogues=3, seed=7, model="openai/gpt-4o-mini", models={"critic": "ollama/qwen3"})
+    assert (cfg.num_dialogues, cfg.seed) == (3, 7)
+    assert cfg.models.critic == "ollama/qwen3" and cfg.models.user == "openai/gpt-4o-mini"
+    assert cfg.backend() == "litellm"
+    assert build_config().backend() == "offline"
+    with pytest.raises(InputError, match="unknown role"):
+        build_config(models={"judge": "x/y"})
+
+
+def test_summary_markdown_lists_counts_validators_and_usage() -> None:
+    from flows.generate import summary_markdown
+
+    stats = {"counts": {"requested": 2, "accepted": 2, "rejected": 1, "sft_rows": 5}, "acceptance_rate": 0.6667,
+             "validators": {"stages": {"format": {"kind": "rule", "evaluated": 3, "passed": 2, "pass_rate": 0.6667}}},
+             "usage": {"calls": 9, "cached_calls": 0, "prompt_tokens": 100, "completion_tokens": 20, "cost_usd": 0.5}}
+    text = summary_markdown(stats, "/tmp/x", 1, 3, "local")
+    assert "| 2 | 2 | 1 | 5 | 66.7% |" in text
+    assert "| format | rule | 3 | 2 | 66.7% |" in text
+    assert "| 9 | 0 | 100 | 20 | 0.5000 |" in text
+
+
+# ------------------------------------------------------------------ generate flow
+
+
+def test_generate_flow_resumes_with_a_larger_target(prefect_api: None, tmp_path: Path) -> None:
+    from flows.generate import ARTIFACT_KEY, generate_dialogues
+
+    out = tmp_path / "out"
+    first = generate_dialogues(num_dialogues=3, out=str(out), batch_size=2)
+    assert first["accepted"] == 3 and ids(out) and len(ids(out)) == 3
+    first_ids = ids(out)
+    journal = {p.name: p.stat().st_mtime_ns for p in (out / "journal").glob("job-*.json")}
+
+    second = generate_dialogues(num_dialogues=6, out=str(out), batch_size=2)
+    got = ids(out)
+    assert second["accepted"] == 6 and len(got) == 6 and len(set(got)) == 6
+    assert got[:3] == first_ids  # the first N of a bigger run are the smaller run
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["counts"]["accepted"] == 6
+    for name, mtime in journal.items():  # finished jobs were skipped, not redone
+        assert (out / "journal" / name).stat().st_mtime_ns == mtime
+
+    third = generate_dialogues(num_dialogues=6, out=str(out))  # nothing to do: export only
+    assert third["waves"] == 0 and ids(out) == got
+
+    from prefect.artifacts import Artifact
+
+    artifact = Artifact.get(ARTIFACT_KEY)
+    assert artifact is not None and "## Validators" in str(artifact.data)
+
+
+def test_failed_batch_is_retried_without_redoing_finished_jobs(
+    prefect_api: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flows.generate import generate_dialogues
+    from pipeline.engine import Engine
+
+    calls: list[int] = []
+    real = Engine.run_job
+
+    async def flaky(self: Engine, job: int) -> JobRecord:
+        calls.append(job)
+        if job == 1 and calls.count(1) == 1:
+            raise RuntimeError("transient failure")
+        return await real(self, job)
+
+    monkeypatch.setattr(Engine, "run_job", flaky)
+    out = tmp_path / "out"
+    result = generate_dialogues(num_dialogues=3, out=str(out), batch_size=8, seed=11)
+    assert result["accepted"] == 3 and len(set(ids(out))) == 3
+    assert calls.count(1) == 2  # failed once, retried once
+    assert all(calls.count(j) == 1 for j in set(calls) - {1})  # its batch siblings ran once
+
+
+def test_generate_flow_refuses_another_configuration_in_the_same_folder(prefect_api: None, tmp_path: Path) -> None:
+    from flows.generate import generate_dialogues
+    from pipeline.errors import InputError
+
+    out = tmp_path / "out"
+    generate_dialogues(num_dialogues=1, out=str(out))
+    with pytest.raises(InputError, match="different configuration"):
+        generate_dialogues(num_dialogues=1, out=str(out), seed=99)
+
+
+# ------------------------------------------------------------------ publish flows
+
+
+@pytest.fixture
+def recording_hub(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The huggingface_hub boundary of tests/test_publish.py: nothing leaves the machine."""
+    from huggingface_hub import constants
+
+    import pipeline.publish
+    from tests.test_publish import RecordingApi
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    api = RecordingApi()
+    monkeypatch.setattr(pipeline.publish, "HfApi", lambda **_: api)
+    return api
+
+
+def _flow_run_logs(flow_run_id: Any) -> str:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=10)
+    with get_client(sync_client=True) as client:
+        logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+        run = client.read_flow_run(flow_run_id)
+    return "\n".join(log.message for log in logs) + json.dumps(run.parameters, default=str)
+
+
+def test_publish_flow_takes_the_token_from_a_secret_block_and_never_logs_it(
+    prefect_api: None, tmp_path: Path, recording_hub: Any
+) -> None:
+    from prefect.blocks.system import Secret
+
+    from flows.publish import publish_dataset_flow
+    from tests.test_publish import write_dataset
+
+    Secret(value=TOKEN).save("utcgen-test-hf-token", overwrite=True)
+    folder = write_dataset(tmp_path / "ds")
+    state = publish_dataset_flow(folder=str(folder), repo_id="utcgen-org/flows", revision="v2",
+                                 token_secret="utcgen-test-hf-token", return_state=True)
+    assert state.is_completed()
+    result = state.result()
+    assert result["repo_id"] == "utcgen-org/flows" and result["revision"] == "v2"
+    commit = recording_hub.call("create_commit")
+    assert commit["token"] == TOKEN and commit["revision"] == "v2"
+    logs = _flow_run_logs(state.state_details.flow_run_id)
+    assert "published" in logs and TOKEN not in logs
+
+
+def test_publish_flow_reports_a_missing_secret_block(prefect_api: None, tmp_path: Path, recording_hub: Any) -> None:
+    from flows.publish import publish_dataset_flow
+    from pipeline.errors import InputError
+    from tests.test_publish import write_dataset
+
+    with pytest.raises(InputError, match="no Prefect Secret block named 'nope'"):
+        publish_dataset_flow(folder=str(write_dataset(tmp_path / "ds")), repo_id="utcgen-org/flows",
+                             token_secret="nope")
+    assert recording_hub.calls == []
+
+
+def test_generate_and_publish_chains_the_flows(
+    prefect_api: None, tmp_path: Path, recording_hub: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flows.publish import generate_and_publish
+    from pipeline.errors import InputError
+
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    out = tmp_path / "out"
+    result = generate_and_publish(repo_id="utcgen-org/chained", num_dialogues=2, out=str(out))
+    assert result["generated"]["accepted"] == 2
+    assert result["published"]["rows"]["dialogues"] == 2
+    commit = recording_hub.call("create_commit")
+    uploaded = [op.path_in_repo for op in commit["operations"]]
+    assert "README.md" in uploaded and "data/sft/train-00000-of-00001.parquet" in uploaded
+    assert commit["token"] == TOKEN
+    with pytest.raises(InputError, match="namespace"):  # checked before any generation
+        generate_and_publish(repo_id="no-namespace", num_dialogues=2, out=str(tmp_path / "never"))
+    assert not (tmp_path / "never").exists()
