@@ -1,0 +1,301 @@
+"""Generation throughput over real HTTP: Engine -> Gateway -> litellm -> simulator with latency.
+
+Usage: python bench/bench_generate.py [--latency 0.3] [--in-flight 1 32] [--dialogues 3 128]
+                                      [--profile]
+
+Every role is played by ScriptedOpenAIServer + the simulator responder (the offline
+policies behind a socket), in a child process so its work does not share our GIL, with a
+fixed latency per call. For each in-flight bound k (LLM calls and synthesis jobs both set
+to k) it times `Engine.run` only (engine init and model load are excluded) and reports:
+
+- dialogues/s: accepted dialogues / wall time;
+- calls/dialogue: LLM calls charged to the dataset's dialogues (accepted and rejected
+  attempts, from usage) / accepted dialogues;
+- efficiency: achieved dialogues/s / (k / (calls/dialogue x latency)), i.e. 1.0 when
+  every slot is busy with a useful call all the time;
+- overhead ms/call: slot time not spent inside the server, per request (at k = 1, the
+  client's turnaround between calls: litellm, prompt building, validation, journal);
+- utilisation: every call the run made (including speculative jobs past the N-th
+  acceptance) x latency / (k x wall): how busy the slots were, useful or not.
+
+Writes bench/out/generate.json. `--profile` runs cProfile over the largest-k run and
+prints where the engine process spends its CPU time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import multiprocessing as mp
+import os
+import pstats
+import sys
+import tempfile
+import time
+import warnings
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+WARM_UP_TOOL = "bench_warm_up"
+DEFAULT_DIALOGUES = {1: 3}  # at 1 in flight a dialogue takes ~10 x latency; keep it short
+# Dialogues are chains of ~10 dependent calls, so a run needs ceil(N / k) chain lengths at
+# least: N = 40 at k = 32 caps efficiency near 40 / 64 whatever the overheads. 4 waves of
+# 32 keep that rounding loss small and the default run well under 3 minutes.
+DEFAULT_DIALOGUES_PARALLEL = 128
+
+
+# --------------------------------------------------------------------------- server process
+
+
+def _serve(latency: float, conn: Connection) -> None:
+    """Child process: run the simulator server until told to stop, then send back its traffic."""
+    from tests.support.openai_server import ScriptedOpenAIServer
+    from tests.support.simulator import peak_overlap, simulator_responder
+
+    with ScriptedOpenAIServer(simulator_responder, latency=latency) as srv:
+        conn.send(srv.base_url)
+        conn.recv()  # "stop"
+        exchanges = [e for e in srv.exchanges if not _is_warm_up(e.request)]
+        stats = {
+            "requests": sum(not _is_warm_up(r) for r in srv.requests),
+            "status_counts": {str(k): v for k, v in srv.status_counts.items()},
+            "responder_errors": [repr(e) for e in srv.responder_errors[:3]],
+            "peak_concurrency": peak_overlap((e.request.received_at, e.responded_at) for e in exchanges),
+            "busy_s": round(sum(e.responded_at - e.request.received_at for e in exchanges), 3),
+            "cpu_s": round(time.process_time(), 3),
+            "concurrency_by_decile": _deciles([(e.request.received_at, e.responded_at) for e in exchanges]),
+        }
+    conn.send(stats)
+
+
+def _is_warm_up(request: Any) -> bool:
+    from tests.support.simulator import decoded
+
+    found = decoded(request)
+    return found is not None and (found[1].get("tool") or {}).get("name") == WARM_UP_TOOL
+
+
+def _deciles(spans: list[tuple[float, float]]) -> list[float]:
+    """Mean number of requests being served in each tenth of the busy period."""
+    if not spans:
+        return []
+    start, end = min(s for s, _ in spans), max(e for _, e in spans)
+    width = (end - start) / 10 or 1.0
+    busy = [0.0] * 10
+    for s, e in spans:
+        for i in range(10):
+            lo, hi = start + i * width, start + (i + 1) * width
+            busy[i] += max(0.0, min(e, hi) - max(s, lo))
+    return [round(b / width, 1) for b in busy]
+
+
+class SimulatorProcess:
+    """The simulator server in a child process (spawned: no inherited torch or event-loop state)."""
+
+    def __init__(self, latency: float) -> None:
+        ctx = mp.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(latency, child), daemon=True)
+        self._proc.start()
+        if not self._conn.poll(60):
+            raise RuntimeError("simulator server did not start within 60 s")
+        self.base_url: str = self._conn.recv()
+
+    def stop(self) -> dict[str, Any]:
+        self._conn.send("stop")
+        stats = self._conn.recv() if self._conn.poll(30) else {}
+        self._proc.join(10)
+        return stats
+
+
+# --------------------------------------------------------------------------- one measurement
+
+
+def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work: Path,
+            profile: bool) -> dict[str, Any]:
+    """Generates `dialogues` accepted dialogues with `in_flight` calls and jobs; returns the figures."""
+    from pipeline.config import load_config
+    from pipeline.engine import Engine, select
+    from pipeline.schema import Usage
+    from tests.support.simulator import simulator_config
+
+    server = SimulatorProcess(latency)
+    try:
+        raw = simulator_config(server.base_url, num_dialogues=dialogues, out=str(work / f"out-{in_flight}"),
+                               synthesis={"max_jobs_in_flight": in_flight},
+                               llm={"max_in_flight": in_flight, "timeout": max(30.0, 20 * latency)})
+        path = work / f"run-{in_flight}.yaml"
+        path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+        config = load_config(path)
+        init_started = time.perf_counter()
+        engine = Engine(config, embedder=embedder)  # not timed: catalog load, embeddings, index
+        init_s = time.perf_counter() - init_started
+        profiler = cProfile.Profile() if profile else None
+
+        async def measured() -> tuple[dict, float, float]:
+            await warm_up(config)  # not timed: litellm's first call imports modules, opens the pool
+            cpu_started, started = time.process_time(), time.perf_counter()
+            if profiler:
+                profiler.enable()
+            records = await engine.run()
+            if profiler:
+                profiler.disable()
+            return records, time.perf_counter() - started, time.process_time() - cpu_started
+
+        try:
+            records, wall, cpu = asyncio.run(measured())
+            run_calls, retries = engine.gateway.usage.calls, engine.gateway.retries
+        finally:
+            engine.close()
+    finally:
+        server_stats = server.stop()
+
+    accepted, rejected, complete = select(records, dialogues)
+    if not complete:
+        raise RuntimeError(f"run at {in_flight} in flight ended with {len(accepted)}/{dialogues} accepted")
+    usage = Usage()
+    for d in accepted + rejected:
+        usage.add(d.generation.usage)
+    per_dialogue = usage.calls / len(accepted)
+    throughput = len(accepted) / wall
+    ideal = in_flight / (per_dialogue * latency)
+    result = {
+        "in_flight": in_flight,
+        "dialogues": len(accepted),
+        "rejected_attempts": len(rejected),
+        "jobs_run": len(records),
+        "engine_init_s": round(init_s, 2),
+        "wall_s": round(wall, 3),
+        "dialogues_per_s": round(throughput, 4),
+        "calls_per_dialogue": round(per_dialogue, 2),
+        "calls_total": run_calls,
+        "retries": retries,
+        "ideal_dialogues_per_s": round(ideal, 4),
+        "efficiency": round(throughput / ideal, 3),
+        "utilisation": round(run_calls * latency / (in_flight * wall), 3),
+        "overhead_ms_per_call": round(1000 * (in_flight * wall - server_stats.get("busy_s", 0.0))
+                                      / max(1, server_stats.get("requests", run_calls)), 1),
+        "engine_cpu_s": round(cpu, 3),
+        "engine_cpu_ms_per_call": round(1000 * cpu / max(1, server_stats.get("requests", run_calls)), 2),
+        "server": server_stats,
+    }
+    if profiler:
+        result["profile"] = _profile_text(profiler)
+    return result
+
+
+async def warm_up(config: Any) -> None:
+    """One throwaway call through a separate gateway (its usage is not the run's); the server
+    leaves it out of its figures."""
+    from pipeline.llm import Gateway
+
+    gateway = Gateway(config)
+    try:
+        state = {"tool": {"name": WARM_UP_TOOL, "description": "Warms up.", "parameters": {}},
+                 "persona": {"id": "w", "text": "w"}, "seed": 0}
+        await gateway.chat("goal", [{"role": "user", "content": "warm up"}], state=state)
+    finally:
+        gateway.close()
+
+
+def _profile_text(profiler: cProfile.Profile, top: int = 25) -> str:
+    """Own CPU time grouped by package (ours vs litellm, openai, httpx...), then the hottest functions."""
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    by_package: dict[str, float] = {}
+    for (filename, _, _), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        by_package[_package(filename)] = by_package.get(_package(filename), 0.0) + own
+    total = sum(by_package.values()) or 1.0
+    out.write("own time by package:\n")
+    for name, seconds in sorted(by_package.items(), key=lambda kv: -kv[1])[:15]:
+        out.write(f"  {seconds:7.2f}s {100 * seconds / total:5.1f}%  {name}\n")
+    stats.strip_dirs().sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def _package(filename: str) -> str:
+    if "site-packages/" in filename:
+        return filename.split("site-packages/", 1)[1].split("/", 1)[0]
+    path = Path(filename)
+    if ROOT in path.parents:
+        return "utcgen: " + str(path.relative_to(ROOT).parts[0])
+    if filename.startswith("~") or filename.startswith("<"):
+        return "builtins (C: I/O wait, json, isinstance...)"
+    return "stdlib: " + path.stem
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds the simulator takes per call")
+    parser.add_argument("--in-flight", type=int, nargs="+", default=[1, 32], help="LLM calls (and jobs) in flight")
+    parser.add_argument("--dialogues", type=int, nargs="+",
+                        help="accepted dialogues per setting: one value for all, or one per --in-flight "
+                             f"(default: {DEFAULT_DIALOGUES[1]} at 1, {DEFAULT_DIALOGUES_PARALLEL} otherwise)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the largest in-flight run")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "generate.json")
+    args = parser.parse_args(argv)
+    if args.dialogues and len(args.dialogues) not in (1, len(args.in_flight)):
+        parser.error("--dialogues takes one value or one per --in-flight value")
+    counts = [args.dialogues[0] if args.dialogues and len(args.dialogues) == 1 else
+              args.dialogues[i] if args.dialogues else DEFAULT_DIALOGUES.get(k, DEFAULT_DIALOGUES_PARALLEL)
+              for i, k in enumerate(args.in_flight)]
+
+    from pipeline.embeddings import Embedder
+
+    # litellm leaves a provider coroutine unawaited when a job it serves is cancelled at the end.
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+
+    with tempfile.TemporaryDirectory(prefix="utcgen-bench-") as tmp:
+        work = Path(tmp)
+        os.environ["UTCGEN_CACHE_DIR"] = str(work / "cache")  # the LLM cache is off; this keeps it so
+        for name in ("UTCGEN_MODEL", "UTCGEN_API_BASE"):  # they would override the simulator config
+            os.environ.pop(name, None)
+        embedder = Embedder()  # shared, with the user embedding cache: init is excluded from timing
+        biggest = max(args.in_flight)
+        results = []
+        for k, n in zip(args.in_flight, counts):
+            print(f"running {n} dialogues at {k} in flight, latency {args.latency}s ...", file=sys.stderr)
+            results.append(run_one(k, n, args.latency, embedder, work, args.profile and k == biggest))
+            print(f"  engine init {results[-1]['engine_init_s']}s (not timed), run {results[-1]['wall_s']}s",
+                  file=sys.stderr)
+
+    print(f"\nlatency {args.latency}s per LLM call (simulator in a child process)\n")
+    header = f"{'in flight':>9} {'dialogues':>9} {'wall s':>8} {'dlg/s':>8} {'calls/dlg':>9} " \
+             f"{'ideal dlg/s':>11} {'efficiency':>10} {'utilisation':>11} {'peak conc':>9} {'cpu ms/call':>11} " \
+             f"{'overhead ms/call':>16}"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        print(f"{r['in_flight']:>9} {r['dialogues']:>9} {r['wall_s']:>8.2f} {r['dialogues_per_s']:>8.3f} "
+              f"{r['calls_per_dialogue']:>9.1f} {r['ideal_dialogues_per_s']:>11.3f} {r['efficiency']:>10.2f} "
+              f"{r['utilisation']:>11.2f} {r['server'].get('peak_concurrency', '?'):>9} "
+              f"{r['engine_cpu_ms_per_call']:>11.1f} {r['overhead_ms_per_call']:>16.1f}")
+    for r in results:
+        if "profile" in r:
+            print(f"\ncProfile of the {r['in_flight']}-in-flight run (the profiler roughly doubles per-call CPU, "
+                  f"so this run's figures above are not the benchmark's):\n{r['profile']}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report = {"latency_s": args.latency, "results": [{k: v for k, v in r.items() if k != "profile"}
+                                                     for r in results]}
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
