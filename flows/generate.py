@@ -22,7 +22,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from flows._runtime import run_batch
 from pipeline.config import ROLES, RunConfig, load_config
-from pipeline.engine import MAX_FRUITLESS_JOBS, JobRecord, Journal, run_info, select
+from pipeline.engine import JobRecord, Journal, check_fruitless, export_run, select
 from pipeline.errors import InputError, UtcgenError
 
 DEFAULT_BATCH_SIZE = 8
@@ -91,14 +91,9 @@ def synthesise_batch(config: dict[str, Any], jobs: list[int]) -> dict[str, Any]:
 
 @task(name="export-dataset", cache_policy=NO_CACHE, persist_result=False)
 def export_dataset_task(config: dict[str, Any], wall_time_s: float) -> dict[str, Any]:
-    """Write the dataset folder from the journal, exactly as `Engine.export` does."""
-    from pipeline.dataset import export_dataset
-
+    """Write the dataset folder from the journal (no engine needed in this process)."""
     run_config = RunConfig.model_validate(config)
-    records = Journal(Path(run_config.out), run_config).load()
-    accepted, rejected, _ = select(records, run_config.num_dialogues)
-    chosen = accepted + rejected
-    summary = export_dataset(chosen, Path(run_config.out), run_info(run_config, chosen, wall_time_s))
+    summary = export_run(run_config, Journal(Path(run_config.out), run_config).load(), wall_time_s)
     return {"out_dir": str(summary.out_dir), "accepted": summary.accepted, "rejected": summary.rejected,
             "sft_rows": summary.sft_rows, "stats_path": str(summary.stats_path)}
 
@@ -131,12 +126,6 @@ def _api_url_for_remote_tasks(stack: ExitStack) -> None:
     url = str(getattr(getattr(ctx, "client", None), "api_url", "") or "")
     if url.startswith("http"):
         stack.enter_context(temporary_settings({PREFECT_API_URL: url.rstrip("/")}))
-
-
-def _check_fruitless(records: dict[int, JobRecord]) -> None:
-    if len(records) >= MAX_FRUITLESS_JOBS and not any(r.accepted for r in records.values()):
-        reasons = sorted({(r.final.rejection_reason or "?")[:120] for r in records.values()})[:3]
-        raise UtcgenError(f"no dialogue accepted in the first {len(records)} seed jobs; e.g. {'; '.join(reasons)}")
 
 
 def summary_markdown(stats: dict[str, Any], out_dir: str, waves: int, jobs: int, task_runner: str) -> str:
@@ -205,7 +194,7 @@ def generate_dialogues(
     with ExitStack() as stack:
         runner: TaskRunner | None = None
         while not select(records, n)[2]:
-            _check_fruitless(records)
+            check_fruitless(records)
             if runner is None:  # started only when there is work: a finished run needs no cluster
                 runner = _task_runner(task_runner, dask_address, dask_workers)
                 if task_runner == "dask":

@@ -188,7 +188,7 @@ class Engine:
         next_job = 0
         try:
             while not select(records, n)[2]:
-                _check_fruitless(records)
+                check_fruitless(records)
                 while len(active) < window:
                     while next_job in records:
                         next_job += 1
@@ -213,15 +213,18 @@ class Engine:
         return records
 
     def export(self, records: dict[int, JobRecord] | None = None, wall_time_s: float | None = None):
-        """Writes the dataset repository from the journal: the same records always give the same files."""
-        from pipeline.dataset import export_dataset
-
-        records = self.journal.load() if records is None else records
-        accepted, rejected, _ = select(records, self.config.num_dialogues)
-        return export_dataset(accepted + rejected, self.out, run_info(self.config, accepted + rejected, wall_time_s))
+        return export_run(self.config, self.journal.load() if records is None else records, wall_time_s)
 
     def close(self) -> None:
         self.gateway.close()
+
+
+def export_run(config: RunConfig, records: dict[int, JobRecord], wall_time_s: float | None = None):
+    """Writes the dataset repository from journal records: the same records always give the same files."""
+    from pipeline.dataset import export_dataset
+
+    accepted, rejected, _ = select(records, config.num_dialogues)
+    return export_dataset(accepted + rejected, Path(config.out), run_info(config, accepted + rejected, wall_time_s))
 
 
 def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | None) -> dict[str, Any]:
@@ -246,7 +249,8 @@ def _tally(progress: Progress, record: JobRecord) -> None:
         progress.usage.add(d.generation.usage)
 
 
-def _check_fruitless(records: dict[int, JobRecord]) -> None:
+def check_fruitless(records: dict[int, JobRecord]) -> None:
+    """Stops a run that is burning calls for nothing (e.g. a model that never follows the format)."""
     if len(records) < MAX_FRUITLESS_JOBS or any(r.accepted for r in records.values()):
         return
     reasons = Counter((r.final.rejection_reason or "?").split(":")[0] + ": " +
