@@ -55,7 +55,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, indent=1)
+    return json.dumps(obj, ensure_ascii=False)
 
 
 def persona_text(p: Persona) -> str:

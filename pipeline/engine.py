@@ -171,7 +171,7 @@ class Engine:
                 break
         record = JobRecord(job=job, seed_tool=attempts[0].seed_tool.name, accepted=attempts[-1].accepted,
                            dialogues=attempts, elapsed_s=round(time.monotonic() - start, 3))
-        self.journal.write(record)
+        await asyncio.to_thread(self.journal.write, record)  # fsync off the event loop
         return record
 
     async def run(self, on_progress: Callable[[Progress], None] | None = None) -> dict[int, JobRecord]:

@@ -138,8 +138,7 @@ class Gateway:
             usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
             self.usage.add(usage)
             return LLMReply(text=hit.text, usage=usage, cached=True)
-        async with self._bound():
-            reply = await self._call_with_retries(role, model, messages, state)
+        reply = await self._call_with_retries(role, model, messages, state)
         if cache:
             cache.put(key, reply)
         self.usage.add(reply.usage)
@@ -151,7 +150,8 @@ class Gateway:
         retries = 0 if model.startswith(offline.PROVIDER + "/") else s.max_retries
         for attempt in range(retries + 1):
             try:
-                return await self._call(role, model, messages, state)
+                async with self._bound():  # the slot is held per attempt, not across backoff sleeps
+                    return await self._call(role, model, messages, state)
             except Exception as exc:  # noqa: BLE001 - normalised right here, at the boundary
                 if not _is_retryable(exc) or attempt == retries:
                     raise LLMError(f"{role} call to {model} failed: {type(exc).__name__}: {_short(exc)}") from exc
