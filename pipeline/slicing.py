@@ -9,21 +9,10 @@ which is the loss masking the paper asks for.
 from __future__ import annotations
 
 import json
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Iterable, TypedDict
 
+from pipeline.prompts import load_prompt
 from pipeline.schema import Dialogue, Message, Tool
-
-SFT_SYSTEM_TEMPLATE = Path(__file__).resolve().parent.parent / "prompts" / "sft_system.txt"
-
-_VERSION_LINE = re.compile(r"^version:\s*(\S+)\s*$")
-_SYSTEM_HEADER = "=== system"
-# Same file layout as every prompt in prompts/ (version line, `=== system`, `{{name}}`
-# placeholders), so the literal JSON example in the template needs no escaping.
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-
 
 class ChatMessage(TypedDict):
     role: str
@@ -42,35 +31,9 @@ class SftRow(TypedDict):
     completion: list[ChatMessage]
 
 
-@lru_cache(maxsize=4)
-def _load_template(path: Path = SFT_SYSTEM_TEMPLATE) -> tuple[str, str]:
-    """Split the template file into (version, system text): one version line, one system section."""
-    text = path.read_text(encoding="utf-8")
-    first, _, rest = text.partition("\n")
-    match = _VERSION_LINE.match(first)
-    if match is None:
-        raise ValueError(f"{path}: first line must be 'version: <id>', got {first!r}")
-    header, _, body = rest.lstrip("\n").partition("\n")
-    if header.strip() != _SYSTEM_HEADER:
-        raise ValueError(f"{path}: expected a '{_SYSTEM_HEADER}' line after the version line")
-    return match.group(1), body.strip("\n")
-
-
-def _render(body: str, values: dict[str, str]) -> str:
-    """Fill `{{name}}` placeholders; a placeholder without a value is a template bug."""
-
-    def fill(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in values:
-            raise KeyError(f"sft system template: no value for placeholder {{{{{name}}}}}")
-        return values[name]
-
-    return _PLACEHOLDER.sub(fill, body)
-
-
 def sft_prompt_version() -> str:
     """Version id of the SFT system template, recorded in the dataset card."""
-    return _load_template()[0]
+    return load_prompt("sft_system").version
 
 
 def tool_spec_json(tool: Tool) -> str:
@@ -80,9 +43,8 @@ def tool_spec_json(tool: Tool) -> str:
 
 def build_system_prompt(tools: list[Tool]) -> str:
     """The system message of every slice: the candidate tools, one JSON spec per line."""
-    _, body = _load_template()
     listing = "\n".join(tool_spec_json(t) for t in tools)
-    return _render(body, {"tools": listing, "num_tools": str(len(tools))})
+    return load_prompt("sft_system").render(tools=listing, num_tools=len(tools))[0]["content"]
 
 
 def _as_chat(message: Message) -> ChatMessage:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from pipeline import slicing
 from pipeline.schema import Dialogue, Message, ToolCall
@@ -147,11 +146,8 @@ def test_slice_dialogues_skips_rejected() -> None:
     assert len(rows) == 4
 
 
-def test_template_version_and_renderer() -> None:
+def test_template_version() -> None:
     assert sft_prompt_version() == "sft_system/1"
-    with pytest.raises(KeyError):
-        slicing._render("tools: {{tools}} {{missing}}", {"tools": "x"})
-    assert slicing._render('{"a": {"b": 1}} {{ tools }}', {"tools": "T"}) == '{"a": {"b": 1}} T'
 
 
 def test_template_parses_with_the_project_prompt_loader() -> None:
