@@ -22,6 +22,8 @@ STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "by", "wit
         "can", "could", "please", "need", "want", "help", "hi", "hello", "some", "one", "all", "any",
         "use", "used", "when", "which", "what", "do", "does", "so", "about", "into", "given", "specific"}
 VALUE_SEP = "; "
+VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
+COMMIT_MARGIN = 0.5        # weighted-overlap lead the assistant needs before it commits
 
 
 def _rng(state: dict, *parts: Any) -> random.Random:
@@ -125,6 +127,13 @@ def user(state: dict, messages: list[dict]) -> str:
     if not history:
         return _opening(state, rng, terse)
     if state["phase"] == "tool_selection":
+        answers = sum(m["role"] == "user" for m in history) - 1
+        if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
+            # a real user often answers the first question without the detail that decides it
+            area = (tool.get("line_of_business") or "day-to-day").replace("_", " ")
+            return rng.choice([f"Hard to say, it's a routine {area} thing for my team.",
+                               f"Not sure what it's called. It's part of my usual {area} work.",
+                               "Whatever fits best, honestly. It's the usual process."])
         detail = wish(tool["description"])
         lead = "" if terse else rng.choice(["Good question. ", "Sure. ", "Right, so ", "Let me be clearer: "])
         text = f"{lead}I want to {detail}."
@@ -196,7 +205,8 @@ def _select(candidates: list[dict], history: list[dict], state: dict) -> str:
     user_turns = [m for m in history if m["role"] == "user"]
     ranked = _scores(candidates, " ".join(m["content"] for m in user_turns))
     best, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else (float("-inf"), None)
-    decided = len(user_turns) >= 2 and (best[0] > runner_up[0] or len(user_turns) >= 3)
+    # commit on a clear lead; after three user turns, commit to the best guess (it may be wrong)
+    decided = len(user_turns) >= 2 and (best[0] >= runner_up[0] + COMMIT_MARGIN or len(user_turns) >= 3)
     if decided:
         tool = best[1]
         thought = (f"The user's details point to {tool['name']} (overlap {best[0]:.2f} vs "
