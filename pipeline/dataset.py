@@ -470,25 +470,14 @@ def render_plots(stats: Mapping[str, Any]) -> dict[str, bytes]:
     n = stats["counts"]["accepted"]
     out: dict[str, bytes] = {}
 
-    fig = Figure(figsize=(6, 4))
-    _bar(
-        fig.subplots(),
-        dist["turns_per_dialogue"]["histogram"],
-        "Assistant turns per dialogue",
-        "Dialogues",
-        f"Conversation length (n={n})",
-    )
-    out["turns_per_dialogue.png"] = _png(fig)
-
-    fig = Figure(figsize=(6, 4))
-    _bar(
-        fig.subplots(),
-        dist["parameters_per_seed_tool"]["histogram"],
-        "Parameters of the seed tool",
-        "Dialogues",
-        f"Parameters per seed tool (n={n})",
-    )
-    out["parameters_per_seed_tool.png"] = _png(fig)
+    single = [  # (distribution, x label, title): the paper's Figures 5 and 6
+        ("turns_per_dialogue", "Assistant turns per dialogue", "Conversation length"),
+        ("parameters_per_seed_tool", "Parameters of the seed tool", "Parameters per seed tool"),
+    ]
+    for key, xlabel, title in single:
+        fig = Figure(figsize=(6, 4))
+        _bar(fig.subplots(), dist[key]["histogram"], xlabel, "Dialogues", f"{title} (n={n})")
+        out[f"{key}.png"] = _png(fig)
 
     fig = Figure(figsize=(11, 4))
     left, right = fig.subplots(1, 2)
