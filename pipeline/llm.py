@@ -207,6 +207,24 @@ class Gateway:
             self.cache.close()
 
 
+async def shutdown() -> None:
+    """Lets litellm finish its queued success callbacks and closes its pooled connections.
+
+    Call it last, on the loop that made the calls: otherwise the interpreter exits with
+    litellm's logging task still pending and sockets unclosed, and prints warnings for both.
+    """
+    from litellm import close_litellm_async_clients
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    try:
+        async with asyncio.timeout(5):
+            await GLOBAL_LOGGING_WORKER.flush()
+    except TimeoutError:
+        log.warning("litellm callbacks still queued after 5 s; dropping them")
+    await GLOBAL_LOGGING_WORKER.stop()
+    await close_litellm_async_clients()
+
+
 def _short(exc: Exception, limit: int = 300) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[:limit] + "..."

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     engine = Engine(config)
     try:
         bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
-        records = asyncio.run(engine.run(bar.update))
+        records = asyncio.run(_run(engine, bar.update))
         bar.close()
         summary = engine.export(records, wall_time_s=round(time.monotonic() - start, 2))
     finally:
@@ -45,6 +45,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"done: {summary.accepted} accepted, {summary.rejected} rejected, {summary.sft_rows} sft rows "
           f"in {time.monotonic() - start:.1f}s -> {summary.out_dir}", file=sys.stderr)
     return 0
+
+
+async def _run(engine, on_progress):
+    from pipeline.llm import shutdown
+
+    try:
+        return await engine.run(on_progress)
+    finally:
+        await shutdown()
 
 
 class _Bar:
