@@ -24,6 +24,7 @@ from flows._runtime import run_batch
 from pipeline.config import ROLES, RunConfig, load_config
 from pipeline.engine import JobRecord, Journal, check_fruitless, export_run, select
 from pipeline.errors import InputError, UtcgenError
+from pipeline.llm import check_models
 
 DEFAULT_BATCH_SIZE = 8
 ARTIFACT_KEY = "utcgen-dataset-summary"
@@ -181,6 +182,8 @@ def generate_dialogues(
     logger = get_run_logger()
     start = time.monotonic()
     cfg = build_config(config, catalog, num_dialogues, out, seed, models, model)
+    if problems := check_models(cfg):  # before any task: a missing key would fail every one of them
+        raise InputError(problems)
     if batch_size < 1:
         raise InputError("batch_size must be at least 1")
     n, out_dir = cfg.num_dialogues, Path(cfg.out)

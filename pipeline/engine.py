@@ -128,10 +128,12 @@ class Engine:
     def __init__(self, config: RunConfig, embedder: Any = None) -> None:
         from pipeline.catalog import load_catalog
         from pipeline.embeddings import Embedder
-        from pipeline.llm import Gateway
+        from pipeline.llm import Gateway, check_models
         from pipeline.personas import PersonaSampler, load_personas
         from pipeline.retrieval import ToolIndex
 
+        if problems := check_models(config):
+            raise InputError(problems)
         self.config = config
         self.out = Path(config.out)
         self.tools = load_catalog(config.catalog)

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -31,6 +32,12 @@ log = logging.getLogger("utcgen.llm")
 
 class LLMError(UtcgenError):
     """A call that failed for good: not retryable, or retries exhausted."""
+
+
+class LLMFatalError(LLMError):
+    """A failure no other dialogue would get past (a rejected key, an unknown model, a server
+    that stays down through every retry): the run stops instead of spending its seeds on it,
+    and the unfinished job is not journaled, so the re-run does it."""
 
 
 class LLMReply(BaseModel):
@@ -95,6 +102,56 @@ def _is_retryable(exc: Exception) -> bool:
     return isinstance(exc, litellm.APIError) and (status is None or status >= 500)
 
 
+def _is_fatal(exc: Exception) -> bool:
+    """A bad key, a forbidden or an unknown model. By status too: litellm maps an OpenAI-style
+    body of type invalid_request_error to BadRequestError whatever the status was."""
+    import litellm
+
+    fatal = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError)
+    return isinstance(exc, fatal) or getattr(exc, "status_code", None) in (401, 403, 404)
+
+
+_KEPT = "Finished work is kept: re-running the same command resumes where this run stopped."
+_CREDENTIAL = re.compile(r"KEY|TOKEN|SECRET|PASSWORD")
+
+
+def check_models(config: RunConfig) -> list[str]:
+    """What would make every call to a role's model fail, found before the first call.
+
+    Unknown providers and credentials missing from the environment; API bases are left to
+    litellm's defaults (Ollama's local port, for one), so only credential variables count.
+    """
+    import litellm
+
+    litellm.suppress_debug_info = True
+    offline.register()
+    settings = config.llm
+    roles_of: dict[str, list[str]] = {}
+    for role, model in config.models.model_dump().items():
+        if not model.startswith(offline.PROVIDER + "/"):
+            roles_of.setdefault(model, []).append(role)
+    problems = []
+    if roles_of and settings.api_key_env and not os.environ.get(settings.api_key_env):
+        problems.append(f"llm.api_key_env: the environment variable {settings.api_key_env} is not set")
+    for model, roles in roles_of.items():
+        source = " (from UTCGEN_MODEL)" if os.environ.get("UTCGEN_MODEL") == model else ""
+        where = f"models.{'/'.join(roles)} = {model!r}{source}"
+        try:
+            litellm.get_llm_provider(model, api_base=settings.api_base)
+        except litellm.BadRequestError:
+            problems.append(f"{where}: litellm knows no provider for it; write it as provider/model, "
+                            "e.g. openai/gpt-4o-mini or hosted_vllm/<name>")
+            continue
+        if settings.api_key_env:
+            continue
+        found = litellm.validate_environment(model=model, api_base=settings.api_base)
+        missing = [key for key in found.get("missing_keys", []) if _CREDENTIAL.search(key)]
+        if missing:
+            problems.append(f"{where}: needs {' and '.join(missing)} in the environment (for a local server "
+                            "that ignores keys any value will do), or name another variable in llm.api_key_env")
+    return problems
+
+
 class Gateway:
     """Calls a role's model. One instance per run; share it across all concurrent dialogues."""
 
@@ -153,8 +210,15 @@ class Gateway:
                 async with self._bound():  # the slot is held per attempt, not across backoff sleeps
                     return await self._call(role, model, messages, state)
             except Exception as exc:  # noqa: BLE001 - normalised right here, at the boundary
-                if not _is_retryable(exc) or attempt == retries:
-                    raise LLMError(f"{role} call to {model} failed: {type(exc).__name__}: {_short(exc)}") from exc
+                failure = f"{role} call to {model} failed: {type(exc).__name__}: {_short(exc).rstrip('.')}"
+                if _is_fatal(exc):
+                    raise LLMFatalError(f"{failure}. Fix the model name, address or credentials, then re-run "
+                                        f"the same command: {_KEPT}") from exc
+                if not _is_retryable(exc):
+                    raise LLMError(failure) from exc  # this request's own problem: its dialogue is rejected
+                if attempt == retries:
+                    raise LLMFatalError(f"{failure}. Gave up after {attempt + 1} {'try' if attempt == 0 else 'tries'}: the server is down, "
+                                        f"overloaded or slower than llm.timeout ({s.timeout:g}s). {_KEPT}") from exc
                 wait = _retry_after(exc)
                 if wait is None:
                     wait = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + random.random() / 2)

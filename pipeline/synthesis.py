@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pipeline import __version__
 from pipeline.agents import ReplyError, Roles, prompt_versions
 from pipeline.config import RunConfig
-from pipeline.llm import Gateway, LLMError
+from pipeline.llm import Gateway, LLMError, LLMFatalError
 from pipeline.schema import Dialogue, GenerationInfo, Message, Persona, Tool, Verdict
 from validators.cascade import run_cascade
 
@@ -65,6 +65,8 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         verdicts.append(Verdict(validator=reject.stage, passed=False, reason=reject.reason))
     except ReplyError as exc:
         verdicts.append(Verdict(validator="synthesis", passed=False, reason=f"unusable model reply: {exc}"))
+    except LLMFatalError:
+        raise
     except LLMError as exc:
         verdicts.append(Verdict(validator="synthesis", passed=False, reason=str(exc)))
 

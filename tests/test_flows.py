@@ -157,6 +157,18 @@ def test_generate_flow_refuses_another_configuration_in_the_same_folder(prefect_
         generate_dialogues(num_dialogues=1, out=str(out), seed=99)
 
 
+def test_generate_flow_without_a_key_fails_before_any_task(
+        prefect_api: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.generate import generate_dialogues
+    from pipeline.errors import InputError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match="models.assistant = 'openai/gpt-4o-mini': needs OPENAI_API_KEY"):
+        generate_dialogues(num_dialogues=1, out=str(out), models={"assistant": "openai/gpt-4o-mini"})
+    assert not out.exists()
+
+
 # ------------------------------------------------------------------ publish flows
 
 

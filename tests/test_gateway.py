@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 
 from pipeline import offline  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
-from pipeline.llm import Gateway, LLMError, LLMReply  # noqa: E402
+from pipeline.llm import Gateway, LLMError, LLMFatalError, LLMReply  # noqa: E402
 from tests.support.openai_server import (  # noqa: E402
     FaultPlan,
     Malformed,
@@ -97,10 +97,10 @@ def test_short_retry_after_beats_long_backoff(tmp_path: Path) -> None:
     assert 0.3 <= retry.request.received_at - limited.responded_at < 1.0
 
 
-def test_rate_limit_until_retries_run_out_is_llm_error(tmp_path: Path) -> None:
+def test_rate_limit_until_retries_run_out_stops_the_run(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(RateLimited(0.05))) as srv:
         gw = gateway(srv, tmp_path, max_retries=2)
-        with pytest.raises(LLMError, match="RateLimitError"):
+        with pytest.raises(LLMFatalError, match="RateLimitError.*Gave up after 3 tries"):
             chat(gw)
     assert srv.status_counts == {429: 3}
     assert gw.retries == 2 and gw.usage.calls == 0
@@ -131,11 +131,11 @@ def test_slow_reply_times_out_and_is_retried(tmp_path: Path) -> None:
     assert elapsed < 2.0
 
 
-def test_always_slow_ends_in_llm_error_after_every_retry(tmp_path: Path) -> None:
+def test_always_slow_stops_the_run_after_every_retry(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(Slow(3.0))) as srv:
         gw = gateway(srv, tmp_path, timeout=0.5, max_retries=2)
         started = time.monotonic()
-        with pytest.raises(LLMError, match="Timeout"):
+        with pytest.raises(LLMFatalError, match=r"Timeout.*Gave up after 3 tries.*llm.timeout \(0.5s\)"):
             chat(gw)
         elapsed = time.monotonic() - started
         received = len(srv.requests)
@@ -148,9 +148,11 @@ def test_client_errors_fail_at_once_without_retry(tmp_path: Path, status: int) -
     with ScriptedOpenAIServer(simulator_responder, faults={0: ServerError(status, "scripted refusal")}) as srv:
         gw = gateway(srv, tmp_path, backoff_base=5)
         started = time.monotonic()
-        with pytest.raises(LLMError, match="goal call to openai/sim failed"):
+        with pytest.raises(LLMError, match="goal call to openai/sim failed") as raised:
             chat(gw)
         elapsed = time.monotonic() - started
+    # A bad key, a forbidden or unknown model stops the run; a refused request only fails its dialogue.
+    assert isinstance(raised.value, LLMFatalError) == (status in (401, 403, 404))
     assert srv.status_counts == {status: 1}
     assert gw.retries == 0 and elapsed < 1.0
 

@@ -54,12 +54,13 @@ RETRY_AFTER = 1.0
 
 
 def write_config(path: Path, base_url: str, out: Path, **overrides: Any) -> Path:
-    raw = simulator_config(
-        base_url, num_dialogues=N, out=str(out),
-        synthesis={"max_jobs_in_flight": 4},
-        llm={"timeout": TIMEOUT, "backoff_base": 0.1, "backoff_max": 0.5, "max_in_flight": 8},
-        **overrides,
-    )
+    settings: dict[str, Any] = {
+        "synthesis": {"max_jobs_in_flight": 4},
+        "llm": {"timeout": TIMEOUT, "backoff_base": 0.1, "backoff_max": 0.5, "max_in_flight": 8},
+    }
+    for key, value in overrides.items():
+        settings[key] = {**settings.get(key, {}), **value} if isinstance(value, dict) else value
+    raw = simulator_config(base_url, num_dialogues=N, out=str(out), **settings)
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
     return path
 
@@ -217,3 +218,58 @@ def test_cli_generate_against_the_simulator(tmp_path: Path, clean_env: Path) -> 
     assert stats["counts"]["accepted"] == N
     run = json.loads((out / "journal" / "run.json").read_text(encoding="utf-8"))
     assert set(run["config"]["models"].values()) == {"openai/sim"}
+
+
+# --------------------------------------------------------------------------- runs that must stop
+
+
+def test_a_server_that_stays_down_stops_the_run_and_the_rerun_finishes(
+        tmp_path: Path, clean_env: Path, embedder: Any) -> None:
+    from pipeline.llm import LLMFatalError
+
+    out = tmp_path / "out"
+    overrides = {"synthesis": {"max_jobs_in_flight": 1}, "llm": {"max_retries": 1}}
+    plan = FaultPlan()
+    with ScriptedOpenAIServer(simulator_responder, latency=0.01, faults=plan) as srv:
+        config = load_config(write_config(tmp_path / "run.yaml", srv.base_url, out, **overrides))
+        engine = Engine(config, embedder=embedder)
+        try:
+            plan.when(job_predicate(engine, 2), ServerError(503), times=None)  # every call of job 2, every try
+            with pytest.raises(LLMFatalError, match=r"ServiceUnavailable.*\(scripted\)\. Gave up after 2 tries.*re-running the same command"):
+                asyncio.run(engine.run())
+            kept = {job: engine.journal.path(job).read_bytes() for job in engine.journal.load()}
+        finally:
+            engine.close()
+    assert sorted(kept) == [0, 1]  # finished jobs kept; job 2 is not journaled as a rejection
+
+    with ScriptedOpenAIServer(simulator_responder, latency=0.01) as srv:
+        config = load_config(write_config(tmp_path / "run.yaml", srv.base_url, out, **overrides))
+        engine = Engine(config, embedder=embedder)
+        try:
+            records = asyncio.run(engine.run())
+            redone = [r for r in srv.requests if job_predicate(engine, 0)(r) or job_predicate(engine, 1)(r)]
+            again = {job: engine.journal.path(job).read_bytes() for job in kept}
+        finally:
+            engine.close()
+    accepted, _, complete = select(records, N)
+    assert complete and len(accepted) == N
+    assert records[2].accepted and all("503" not in (d.rejection_reason or "") for d in records[2].dialogues)
+    assert redone == [] and again == kept
+
+
+def test_a_rejected_key_stops_the_run_at_the_first_call(tmp_path: Path, clean_env: Path, embedder: Any) -> None:
+    from pipeline.llm import LLMFatalError
+
+    out = tmp_path / "out"
+    with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(ServerError(401, "bad key"))) as srv:
+        config = load_config(write_config(tmp_path / "run.yaml", srv.base_url, out))
+        engine = Engine(config, embedder=embedder)
+        try:
+            with pytest.raises(LLMFatalError, match="bad key.*credentials"):
+                asyncio.run(engine.run())
+            journaled = engine.journal.load()
+        finally:
+            engine.close()
+        statuses = srv.status_counts
+    assert journaled == {}
+    assert set(statuses) == {401} and statuses[401] <= config.synthesis.max_jobs_in_flight  # no retries

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pipeline.config import RunConfig
-from pipeline.llm import Gateway, LLMError, LLMReply
+from pipeline.llm import Gateway, LLMError, LLMFatalError, LLMReply
 from pipeline.offline import judges
 from pipeline.schema import Dialogue, Message, ToolCall, Usage, Verdict
 from tests.factories import make_dialogue, make_distractors, make_tool
@@ -574,13 +574,20 @@ def test_judge_failing_verdict_from_a_model_is_kept(monkeypatch: pytest.MonkeyPa
     assert v.reason == "user names the tool; no clarification"
 
 
-def test_gateway_error_becomes_a_failed_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
-    with ScriptedOpenAIServer(faults=FaultPlan.always(ServerError(500))) as srv:
+def test_a_refused_judge_request_becomes_a_failed_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    with ScriptedOpenAIServer(faults=FaultPlan.always(ServerError(400, "context too long"))) as srv:
         v = run(check_relevancy(GOOD, served_gateway(srv, monkeypatch)))
-        assert len(srv.requests) == 1  # max_retries=0: the gateway gives up at once, no judge retry
+        assert len(srv.requests) == 1  # a 4xx is final: no gateway retry, no judge retry
     assert not v.passed
-    assert v.reason.startswith("relevancy call to openai/test failed")
+    assert v.reason.startswith("relevancy call to openai/test failed") and "context too long" in v.reason
     assert v.details["error"] == "llm"
+
+
+def test_a_judge_server_that_stays_down_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    with ScriptedOpenAIServer(faults=FaultPlan.always(ServerError(500))) as srv:
+        with pytest.raises(LLMFatalError, match="relevancy call to openai/test failed.*Gave up after 1 try:"):
+            run(check_relevancy(GOOD, served_gateway(srv, monkeypatch)))  # max_retries=0
+        assert len(srv.requests) == 1
 
 
 # -------------------------------------------------------------------------------- offline judges

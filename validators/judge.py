@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pipeline.llm import LLMError, LLMReply
+from pipeline.llm import LLMError, LLMFatalError, LLMReply
 from pipeline.schema import Dialogue, Tool, Verdict
 
 log = logging.getLogger("utcgen.validators")
@@ -107,6 +107,8 @@ async def ask(
         nonce = f"retry-{attempt}" if attempt else ""
         try:
             reply = await gateway.chat(role, messages, state=state, nonce=nonce)
+        except LLMFatalError:
+            raise
         except LLMError as exc:
             return Verdict(validator=name, passed=False, reason=str(exc), details={"error": "llm", "attempts": attempt + 1})
         last_text = reply.text
