@@ -31,7 +31,8 @@ log = logging.getLogger("utcgen.llm")
 
 
 class LLMError(UtcgenError):
-    """A call that failed for good: not retryable, or retries exhausted."""
+    """A call the server refused for this request's own sake (a 4xx such as a prompt too long):
+    the dialogue that made it is rejected and the run goes on."""
 
 
 class LLMFatalError(LLMError):
@@ -217,8 +218,9 @@ class Gateway:
                 if not _is_retryable(exc):
                     raise LLMError(failure) from exc  # this request's own problem: its dialogue is rejected
                 if attempt == retries:
-                    raise LLMFatalError(f"{failure}. Gave up after {attempt + 1} {'try' if attempt == 0 else 'tries'}: the server is down, "
-                                        f"overloaded or slower than llm.timeout ({s.timeout:g}s). {_KEPT}") from exc
+                    tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
+                    raise LLMFatalError(f"{failure}. Gave up after {tries}: the server is down, overloaded or "
+                                        f"slower than llm.timeout ({s.timeout:g}s). {_KEPT}") from exc
                 wait = _retry_after(exc)
                 if wait is None:
                     wait = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
