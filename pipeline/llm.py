@@ -103,6 +103,15 @@ def _is_retryable(exc: Exception) -> bool:
     return isinstance(exc, litellm.APIError) and (status is None or status >= 500)
 
 
+def _litellm() -> Any:
+    """litellm, quiet and with the offline provider registered: what every use here expects."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    offline.register()
+    return litellm
+
+
 def _is_fatal(exc: Exception) -> bool:
     """A bad key, a forbidden or an unknown model. By status too: litellm maps an OpenAI-style
     body of type invalid_request_error to BadRequestError whatever the status was."""
@@ -122,10 +131,7 @@ def check_models(config: RunConfig) -> list[str]:
     Unknown providers and credentials missing from the environment; API bases are left to
     litellm's defaults (Ollama's local port, for one), so only credential variables count.
     """
-    import litellm
-
-    litellm.suppress_debug_info = True
-    offline.register()
+    litellm = _litellm()
     settings = config.llm
     roles_of: dict[str, list[str]] = {}
     for role, model in config.models.model_dump().items():
@@ -157,10 +163,7 @@ class Gateway:
     """Calls a role's model. One instance per run; share it across all concurrent dialogues."""
 
     def __init__(self, config: RunConfig) -> None:
-        import litellm
-
-        litellm.suppress_debug_info = True
-        offline.register()
+        _litellm()
         self.config = config
         self.settings = config.llm
         self.models = config.models.model_dump()

@@ -41,6 +41,7 @@ from tests.support.simulator import (  # noqa: E402
     FaultLog,
     decoded,
     for_job,
+    merged,
     role_is,
     simulator_config,
     simulator_responder,
@@ -54,13 +55,11 @@ RETRY_AFTER = 1.0
 
 
 def write_config(path: Path, base_url: str, out: Path, **overrides: Any) -> Path:
-    settings: dict[str, Any] = {
-        "synthesis": {"max_jobs_in_flight": 4},
-        "llm": {"timeout": TIMEOUT, "backoff_base": 0.1, "backoff_max": 0.5, "max_in_flight": 8},
-    }
-    for key, value in overrides.items():
-        settings[key] = {**settings.get(key, {}), **value} if isinstance(value, dict) else value
-    raw = simulator_config(base_url, num_dialogues=N, out=str(out), **settings)
+    raw = merged(simulator_config(
+        base_url, num_dialogues=N, out=str(out),
+        synthesis={"max_jobs_in_flight": 4},
+        llm={"timeout": TIMEOUT, "backoff_base": 0.1, "backoff_max": 0.5, "max_in_flight": 8},
+    ), overrides)
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
     return path
 
@@ -235,7 +234,8 @@ def test_a_server_that_stays_down_stops_the_run_and_the_rerun_finishes(
         engine = Engine(config, embedder=embedder)
         try:
             plan.when(job_predicate(engine, 2), ServerError(503), times=None)  # every call of job 2, every try
-            with pytest.raises(LLMFatalError, match=r"ServiceUnavailable.*\(scripted\)\. Gave up after 2 tries.*re-running the same command"):
+            gave_up = r"ServiceUnavailable.*\(scripted\)\. Gave up after 2 tries.*re-running the same command"
+            with pytest.raises(LLMFatalError, match=gave_up):
                 asyncio.run(engine.run())
             kept = {job: engine.journal.path(job).read_bytes() for job in engine.journal.load()}
         finally:

@@ -191,6 +191,11 @@ def simulator_config(base_url: str, **overrides: Any) -> dict[str, Any]:
         "models": {role: SIM_MODEL for role in ROLES},
         "llm": {"api_base": base_url, "api_key_env": API_KEY_ENV, "send_state": True, "cache": False},
     }
+    return merged(raw, overrides)
+
+
+def merged(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`raw` with `overrides` applied one level deep: a mapping updates a mapping, anything else replaces."""
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(raw.get(key), dict):
             raw[key] = {**raw[key], **value}
