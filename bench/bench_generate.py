@@ -126,9 +126,9 @@ class SimulatorProcess:
 def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work: Path,
             profile: bool) -> dict[str, Any]:
     """Generates `dialogues` accepted dialogues with `in_flight` calls and jobs; returns the figures."""
-    from pipeline.config import load_config
-    from pipeline.engine import Engine, select
-    from pipeline.schema import Usage
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.synthesis.run import Engine, select
+    from utcgen.pipeline.records import Usage
     from tests.support.simulator import simulator_config
 
     server = SimulatorProcess(latency)
@@ -199,7 +199,7 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
 async def warm_up(config: Any) -> None:
     """One throwaway call through a separate gateway (its usage is not the run's); the server
     leaves it out of its figures."""
-    from pipeline.llm import Gateway
+    from utcgen.pipeline.llm.gateway import Gateway
 
     gateway = Gateway(config)
     try:
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
               args.dialogues[i] if args.dialogues else DEFAULT_DIALOGUES.get(k, DEFAULT_DIALOGUES_PARALLEL)
               for i, k in enumerate(args.in_flight)]
 
-    from pipeline.embeddings import Embedder
+    from utcgen.pipeline.retrieval.embeddings import Embedder
 
     # litellm leaves a provider coroutine unawaited when a job it serves is cancelled at the end.
     warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.config import RunConfig
-from pipeline.engine import Engine, JobRecord
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.synthesis.run import Engine, JobRecord
 
 MAX_ENGINES = 4  # configurations kept per process; the least recently used one is closed
 
@@ -82,7 +82,7 @@ class _Runtime:
                 self._engines.move_to_end(key)
                 return self._engines[key]
             if self._embedder is None:
-                from pipeline.embeddings import Embedder
+                from utcgen.pipeline.retrieval.embeddings import Embedder
 
                 self._embedder = Embedder()
             engine = Engine(config, embedder=self._embedder)

@@ -11,11 +11,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.errors import InputError
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.resources import resolve, shipped
 
 ROLES = ("goal", "slots", "user", "assistant", "relevancy", "critic")
 OFFLINE_MODEL = "utcgen-offline/default"
-DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
 
 
 class Strict(BaseModel):
@@ -78,17 +78,9 @@ class RunConfig(Strict):
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _resolve(path: str, base: Path) -> str:
-    p = Path(path)
-    if p.is_absolute() or p.exists():
-        return str(p)
-    candidate = base / p
-    return str(candidate) if candidate.exists() else str(p)
-
-
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Reads YAML (default: configs/default.yaml), applies overrides, then UTCGEN_MODEL / UTCGEN_API_BASE."""
-    path = Path(path) if path else DEFAULT_CONFIG
+    path = Path(path) if path else shipped("configs", "default.yaml")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
@@ -113,7 +105,6 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             f"{path}: field '{'.'.join(str(p) for p in err['loc'])}': {err['msg']}" for err in exc.errors()
         ]
         raise InputError(problems) from exc
-    repo = DEFAULT_CONFIG.parents[1]
-    config.catalog = _resolve(config.catalog, repo)
-    config.personas = _resolve(config.personas, repo)
+    config.catalog = resolve(config.catalog)
+    config.personas = resolve(config.personas)
     return config

@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import UtcgenError
+from utcgen.pipeline.errors import UtcgenError
+from utcgen.pipeline.resources import shipped
 
-PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
 _SECTION = re.compile(r"^=== (system|user|assistant)\s*$", re.MULTILINE)
 
@@ -56,8 +56,8 @@ def parse_prompt(name: str, text: str) -> Prompt:
 
 
 @lru_cache(maxsize=None)
-def load_prompt(name: str, directory: Path = PROMPTS_DIR) -> Prompt:
-    path = directory / f"{name}.txt"
+def load_prompt(name: str, directory: Path | None = None) -> Prompt:
+    path = (directory or shipped("prompts")) / f"{name}.txt"
     try:
         return parse_prompt(name, path.read_text(encoding="utf-8"))
     except OSError as exc:

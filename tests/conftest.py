@@ -19,6 +19,6 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def embedder(tmp_path_factory):
     """One loaded model for the whole session, with its own fresh disk cache."""
-    from pipeline.embeddings import Embedder
+    from utcgen.pipeline.retrieval.embeddings import Embedder
 
     return Embedder(cache_dir=tmp_path_factory.mktemp("embcache"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.schema import (
+from utcgen.pipeline.records import (
     Dialogue,
     GenerationInfo,
     Message,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.catalog import load_catalog
-from pipeline.errors import InputError
+from utcgen.pipeline.catalog.reader import load_catalog
+from utcgen.pipeline.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = "tests/fixtures/catalogs"

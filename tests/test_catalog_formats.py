@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from pipeline.catalog import load_catalog, read_catalog
-from pipeline.errors import InputError
-from pipeline.formats import FormatError, detect_format, walk_schema
-from pipeline.schema import Tool
+from utcgen.pipeline.catalog.reader import load_catalog, read_catalog
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.catalog.formats import FormatError, detect_format, walk_schema
+from utcgen.pipeline.records import Tool
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalogs"
 BFCL_ONLY_TYPES = {"dict", "float", "tuple", "any"}

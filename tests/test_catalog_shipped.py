@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.catalog import CATALOG_SUFFIXES, read_catalog
+from utcgen.pipeline.catalog.reader import CATALOG_SUFFIXES, read_catalog
 
 SHIPPED = Path(__file__).resolve().parents[1] / "catalog" / "tools"
 

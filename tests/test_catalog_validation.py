@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.catalog import load_catalog
-from pipeline.errors import InputError
+from utcgen.pipeline.catalog.reader import load_catalog
+from utcgen.pipeline.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalogs"
 OK_PARAMS = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}

@@ -16,16 +16,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from datasets import load_dataset  # noqa: E402
 
-from pipeline import dataset as ds_mod  # noqa: E402
-from pipeline.dataset import (  # noqa: E402
+from utcgen.pipeline.export import dataset as ds_mod  # noqa: E402
+from utcgen.pipeline.export.dataset import (  # noqa: E402
     DIALOGUE_SCHEMA,
     REJECTED_SCHEMA,
     SFT_SCHEMA,
     export_dataset,
     load_config,
 )
-from pipeline.schema import Dialogue, Message, ToolCall, Verdict  # noqa: E402
-from pipeline.slicing import sft_prompt_version  # noqa: E402
+from utcgen.pipeline.records import Dialogue, Message, ToolCall, Verdict  # noqa: E402
+from utcgen.pipeline.export.slicing import sft_prompt_version  # noqa: E402
 from tests.factories import make_dialogue, make_tool  # noqa: E402
 
 RUN: dict[str, Any] = {
@@ -338,7 +338,7 @@ def test_failed_write_keeps_previous_file(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_export_passes_the_publisher_checks(exported: tuple[Path, list[Dialogue], Any]) -> None:
     """The folder is what `utcgen publish` uploads: its own validation must accept it as written."""
-    from pipeline.publish import validate_dataset_folder
+    from utcgen.pipeline.export.hub import validate_dataset_folder
 
     out, _, summary = exported
     plan = validate_dataset_folder(out)

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.engine import JobRecord
+from utcgen.pipeline.synthesis.run import JobRecord
 
 TOKEN = "hf_FLOWtokenDoNotLeak0123456789abcdef"
 
@@ -34,7 +34,7 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     from prefect.settings import PREFECT_HOME, temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
-    from flows._runtime import RUNTIME
+    from utcgen.flows._runtime import RUNTIME
 
     mp = pytest.MonkeyPatch()
     mp.setenv("UTCGEN_CACHE_DIR", str(shared_cache(tmp_path_factory)))
@@ -58,7 +58,7 @@ def _record(job: int, accepted: bool) -> JobRecord:
 
 
 def test_plan_wave_fills_gaps_first_and_splits_for_workers() -> None:
-    from flows.generate import plan_wave
+    from utcgen.flows.generate_dialogues import plan_wave
 
     assert plan_wave({}, 6, 8, 1) == [[0, 1, 2, 3, 4, 5]]
     assert plan_wave({}, 6, 2, 2) == [[0, 1], [2, 3], [4, 5]]
@@ -69,8 +69,8 @@ def test_plan_wave_fills_gaps_first_and_splits_for_workers() -> None:
 
 
 def test_build_config_applies_model_then_roles(monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.generate import build_config
-    from pipeline.errors import InputError
+    from utcgen.flows.generate_dialogues import build_config
+    from utcgen.pipeline.errors import InputError
 
     monkeypatch.delenv("UTCGEN_MODEL", raising=False)
     cfg = build_config(num_dialogues=3, seed=7, model="openai/gpt-4o-mini", models={"critic": "ollama/qwen3"})
@@ -83,7 +83,7 @@ def test_build_config_applies_model_then_roles(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_summary_markdown_lists_counts_validators_and_usage() -> None:
-    from flows.generate import summary_markdown
+    from utcgen.flows.generate_dialogues import summary_markdown
 
     stats = {"counts": {"requested": 2, "accepted": 2, "rejected": 1, "sft_rows": 5}, "acceptance_rate": 0.6667,
              "validators": {"stages": {"format": {"kind": "rule", "evaluated": 3, "passed": 2, "pass_rate": 0.6667}}},
@@ -98,7 +98,7 @@ def test_summary_markdown_lists_counts_validators_and_usage() -> None:
 
 
 def test_generate_flow_resumes_with_a_larger_target(prefect_api: None, tmp_path: Path) -> None:
-    from flows.generate import ARTIFACT_KEY, generate_dialogues
+    from utcgen.flows.generate_dialogues import ARTIFACT_KEY, generate_dialogues
 
     out = tmp_path / "out"
     first = generate_dialogues(num_dialogues=3, out=str(out), batch_size=2)
@@ -127,8 +127,8 @@ def test_generate_flow_resumes_with_a_larger_target(prefect_api: None, tmp_path:
 def test_failed_batch_is_retried_without_redoing_finished_jobs(
     prefect_api: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flows.generate import generate_dialogues
-    from pipeline.engine import Engine
+    from utcgen.flows.generate_dialogues import generate_dialogues
+    from utcgen.pipeline.synthesis.run import Engine
 
     calls: list[int] = []
     real = Engine.run_job
@@ -148,8 +148,8 @@ def test_failed_batch_is_retried_without_redoing_finished_jobs(
 
 
 def test_generate_flow_refuses_another_configuration_in_the_same_folder(prefect_api: None, tmp_path: Path) -> None:
-    from flows.generate import generate_dialogues
-    from pipeline.errors import InputError
+    from utcgen.flows.generate_dialogues import generate_dialogues
+    from utcgen.pipeline.errors import InputError
 
     out = tmp_path / "out"
     generate_dialogues(num_dialogues=1, out=str(out))
@@ -159,8 +159,8 @@ def test_generate_flow_refuses_another_configuration_in_the_same_folder(prefect_
 
 def test_generate_flow_without_a_key_fails_before_any_task(
         prefect_api: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.generate import generate_dialogues
-    from pipeline.errors import InputError
+    from utcgen.flows.generate_dialogues import generate_dialogues
+    from utcgen.pipeline.errors import InputError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "out"
@@ -177,14 +177,14 @@ def recording_hub(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The huggingface_hub boundary of tests/test_publish.py: nothing leaves the machine."""
     from huggingface_hub import constants
 
-    import pipeline.publish
+    import utcgen.pipeline.export.hub
     from tests.test_publish import RecordingApi
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     api = RecordingApi()
-    monkeypatch.setattr(pipeline.publish, "HfApi", lambda **_: api)
+    monkeypatch.setattr(utcgen.pipeline.export.hub, "HfApi", lambda **_: api)
     return api
 
 
@@ -205,7 +205,7 @@ def test_publish_flow_takes_the_token_from_a_secret_block_and_never_logs_it(
 ) -> None:
     from prefect.blocks.system import Secret
 
-    from flows.publish import publish_dataset_flow
+    from utcgen.flows.publish_dataset import publish_dataset_flow
     from tests.test_publish import write_dataset
 
     Secret(value=TOKEN).save("utcgen-test-hf-token", overwrite=True)
@@ -222,8 +222,8 @@ def test_publish_flow_takes_the_token_from_a_secret_block_and_never_logs_it(
 
 
 def test_publish_flow_reports_a_missing_secret_block(prefect_api: None, tmp_path: Path, recording_hub: Any) -> None:
-    from flows.publish import publish_dataset_flow
-    from pipeline.errors import InputError
+    from utcgen.flows.publish_dataset import publish_dataset_flow
+    from utcgen.pipeline.errors import InputError
     from tests.test_publish import write_dataset
 
     with pytest.raises(InputError, match="no Prefect Secret block named 'nope'"):
@@ -235,8 +235,8 @@ def test_publish_flow_reports_a_missing_secret_block(prefect_api: None, tmp_path
 def test_generate_and_publish_chains_the_flows(
     prefect_api: None, tmp_path: Path, recording_hub: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flows.publish import generate_and_publish
-    from pipeline.errors import InputError
+    from utcgen.flows.publish_dataset import generate_and_publish
+    from utcgen.pipeline.errors import InputError
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     out = tmp_path / "out"

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = textwrap.dedent(
     """
     import json, sys
-    from flows.generate import generate_dialogues
+    from utcgen.flows.generate_dialogues import generate_dialogues
 
     config, local_out, dask_out = sys.argv[1:4]
     common = dict(config=config, num_dialogues=6, seed=3, batch_size=2)

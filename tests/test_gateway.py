@@ -16,9 +16,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest  # noqa: E402
 
-from pipeline import offline  # noqa: E402
-from pipeline.config import RunConfig  # noqa: E402
-from pipeline.llm import Gateway, LLMError, LLMFatalError, LLMReply  # noqa: E402
+from utcgen.pipeline.llm import offline  # noqa: E402
+from utcgen.pipeline.config import RunConfig  # noqa: E402
+from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply  # noqa: E402
 from tests.support.openai_server import (  # noqa: E402
     FaultPlan,
     Malformed,

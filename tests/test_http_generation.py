@@ -23,8 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.engine import Engine, JobRecord, select  # noqa: E402
+from utcgen.pipeline.config import load_config  # noqa: E402
+from utcgen.pipeline.synthesis.run import Engine, JobRecord, select  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tests.support.openai_server import (  # noqa: E402
     ChatRequest,
@@ -224,7 +224,7 @@ def test_cli_generate_against_the_simulator(tmp_path: Path, clean_env: Path) -> 
 
 def test_a_server_that_stays_down_stops_the_run_and_the_rerun_finishes(
         tmp_path: Path, clean_env: Path, embedder: Any) -> None:
-    from pipeline.llm import LLMFatalError
+    from utcgen.pipeline.llm.gateway import LLMFatalError
 
     out = tmp_path / "out"
     overrides = {"synthesis": {"max_jobs_in_flight": 1}, "llm": {"max_retries": 1}}
@@ -258,7 +258,7 @@ def test_a_server_that_stays_down_stops_the_run_and_the_rerun_finishes(
 
 
 def test_a_rejected_key_stops_the_run_at_the_first_call(tmp_path: Path, clean_env: Path, embedder: Any) -> None:
-    from pipeline.llm import LLMFatalError
+    from utcgen.pipeline.llm.gateway import LLMFatalError
 
     out = tmp_path / "out"
     with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(ServerError(401, "bad key"))) as srv:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import ROLES, RunConfig, load_config
-from pipeline.llm import check_models
+from utcgen.pipeline.config import ROLES, RunConfig, load_config
+from utcgen.pipeline.llm.gateway import check_models
 from tests.conftest import REPO
 
 ALL_ROLES = "models." + "/".join(ROLES)

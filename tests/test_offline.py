@@ -9,9 +9,9 @@ import re
 import jsonschema
 import pytest
 
-from pipeline.catalog import load_catalog
-from pipeline.offline import policies, values
-from pipeline.personas import load_personas
+from utcgen.pipeline.catalog.reader import load_catalog
+from utcgen.pipeline.llm.offline import gold_values as values, policies
+from utcgen.pipeline.retrieval.personas import load_personas
 from tests.conftest import REPO
 
 TOOLS = load_catalog(REPO / "catalog" / "tools")

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from pipeline.config import load_config
-from pipeline.errors import InputError
-from pipeline.personas import PersonaSampler, load_personas
-from pipeline.prompts import PromptError, load_prompt, parse_prompt
-from pipeline.schema import Tool
+from utcgen.pipeline.config import load_config
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.retrieval.personas import PersonaSampler, load_personas
+from utcgen.pipeline.prompts import PromptError, load_prompt, parse_prompt
+from utcgen.pipeline.records import Tool
 from tests.conftest import REPO
 
 

@@ -34,8 +34,8 @@ from huggingface_hub import CommitInfo, CommitOperationAdd, CommitOperationDelet
 from huggingface_hub.hf_api import DatasetInfo, RepoUrl
 from huggingface_hub.utils import hf_raise_for_status
 
-from pipeline.errors import InputError
-from pipeline.publish import PublishError, publish_dataset
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.export.hub import PublishError, publish_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "hf_TESTtokenDoNotLeak0123456789abcd"
@@ -684,15 +684,15 @@ def test_cli_bad_folder_exits_2(tmp_path: Path) -> None:
 
 def test_cli_success_prints_commit_url(dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    import pipeline.publish
-    from pipeline.cli import main
+    import utcgen.pipeline.export.hub
+    from utcgen.pipeline.cli import main
 
     from huggingface_hub.utils import get_session
 
     session = get_session()
     monkeypatch.setattr(session, "timeout", session.timeout)  # the CLI bounds it; restore afterwards
     api = RecordingApi()
-    monkeypatch.setattr(pipeline.publish, "HfApi", lambda **_: api)
+    monkeypatch.setattr(utcgen.pipeline.export.hub, "HfApi", lambda **_: api)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     code = main(["publish", str(dataset_dir), "--repo-id", REPO_ID, "--revision", "v3", "--message", "hello"])
     out, err = capsys.readouterr()

@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from pipeline.embeddings import Embedder
-from pipeline.retrieval import ToolIndex
-from pipeline.schema import Tool
-from pipeline.stats import catalog_stats
+from utcgen.pipeline.retrieval.embeddings import Embedder
+from utcgen.pipeline.retrieval.index import ToolIndex
+from utcgen.pipeline.records import Tool
+from utcgen.pipeline.retrieval.stats import catalog_stats
 
 
 def t(name, desc, *params):

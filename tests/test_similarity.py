@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from pipeline.schema import Tool
-from pipeline.similarity import (
+from utcgen.pipeline.records import Tool
+from utcgen.pipeline.retrieval.similarity import (
     composite_similarity,
     description_similarity,
     is_near_duplicate,

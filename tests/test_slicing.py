@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 
-from pipeline import slicing
-from pipeline.schema import Dialogue, Message, ToolCall
-from pipeline.slicing import build_system_prompt, sft_prompt_version, slice_dialogue, slice_dialogues
+from utcgen.pipeline.export import slicing
+from utcgen.pipeline.records import Dialogue, Message, ToolCall
+from utcgen.pipeline.export.slicing import build_system_prompt, sft_prompt_version, slice_dialogue, slice_dialogues
 from tests.factories import make_dialogue, make_distractors, make_generation, make_persona, make_tool
 
 
@@ -151,8 +151,8 @@ def test_template_version() -> None:
 
 
 def test_template_parses_with_the_project_prompt_loader() -> None:
-    """prompts/ has one file format; the SFT template must stay loadable by pipeline.prompts."""
-    from pipeline.prompts import load_prompt
+    """prompts/ has one file format; the SFT template must stay loadable by utcgen.pipeline.prompts."""
+    from utcgen.pipeline.prompts import load_prompt
 
     tools = [make_tool(), *make_distractors(make_tool(), k=2)]
     prompt = load_prompt("sft_system")

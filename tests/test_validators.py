@@ -13,22 +13,23 @@ from typing import Any
 
 import pytest
 
-from pipeline.config import RunConfig
-from pipeline.llm import Gateway, LLMError, LLMFatalError, LLMReply
-from pipeline.offline import judges
-from pipeline.schema import Dialogue, Message, ToolCall, Usage, Verdict
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
+from utcgen.pipeline.llm.offline import judges
+from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict
 from tests.factories import make_dialogue, make_distractors, make_tool
 from tests.support.openai_server import FaultPlan, Reply, ScriptedOpenAIServer, ServerError
-from validators import cascade, format as format_mod, toolargs as toolargs_mod, toolcall as toolcall_mod, values
-from validators.cascade import STAGES, accepted, first_failure, run_cascade
-from validators.critique import check_critique
-from validators.critique import render as render_critique
-from validators.format import check_format
-from validators.judge import parse_reply
-from validators.relevancy import check_relevancy
-from validators.relevancy import render as render_relevancy
-from validators.toolargs import check_toolargs
-from validators.toolcall import check_toolcall
+from utcgen.pipeline import arguments as values
+from utcgen.validators import cascade, format as format_mod, toolargs as toolargs_mod, toolcall as toolcall_mod
+from utcgen.validators.cascade import STAGES, accepted, first_failure, run_cascade
+from utcgen.validators.critique import check_critique
+from utcgen.validators.critique import render as render_critique
+from utcgen.validators.format import check_format
+from utcgen.validators.judge import parse_reply
+from utcgen.validators.relevancy import check_relevancy
+from utcgen.validators.relevancy import render as render_relevancy
+from utcgen.validators.toolargs import check_toolargs
+from utcgen.validators.toolcall import check_toolcall
 
 
 # ---------------------------------------------------------------------------------------- helpers
@@ -784,7 +785,7 @@ def test_zero_parameter_tool_dialogue_passes_the_rules() -> None:
 
 def test_offline_relevancy_separates_on_topic_from_swapped_needs_across_the_catalog() -> None:
     """For every bundled tool: a need stated in its own terms is relevant; another domain's need is not."""
-    from pipeline.catalog import load_catalog
+    from utcgen.pipeline.catalog.reader import load_catalog
     from tests.conftest import REPO
 
     tools = load_catalog(REPO / "catalog" / "tools")

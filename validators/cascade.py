@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from pipeline.schema import Dialogue, Verdict
-from validators.critique import check_critique
-from validators.format import check_format
-from validators.judge import ChatGateway
-from validators.relevancy import check_relevancy
-from validators.toolargs import check_toolargs
-from validators.toolcall import check_toolcall
+from utcgen.pipeline.records import Dialogue, Verdict
+from utcgen.validators.critique import check_critique
+from utcgen.validators.format import check_format
+from utcgen.validators.judge import ChatGateway
+from utcgen.validators.relevancy import check_relevancy
+from utcgen.validators.toolargs import check_toolargs
+from utcgen.validators.toolcall import check_toolcall
 
 RULES: tuple[Callable[[Dialogue], Verdict], ...] = (check_format, check_toolcall, check_toolargs)
 STAGES = ("format", "toolcall", "toolargs", "relevancy", "critique")

@@ -12,8 +12,8 @@ call_name, call_arguments, multiple_calls.
 
 from __future__ import annotations
 
-from pipeline.schema import Dialogue, Verdict
-from validators.common import Problem, verdict
+from utcgen.pipeline.records import Dialogue, Verdict
+from utcgen.validators.common import Problem, verdict
 
 NAME = "format"
 

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pipeline.llm import LLMError, LLMFatalError, LLMReply
-from pipeline.schema import Dialogue, Tool, Verdict
+from utcgen.pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
+from utcgen.pipeline.records import Dialogue, Tool, Verdict
 
 log = logging.getLogger("utcgen.validators")
 
@@ -23,7 +23,7 @@ RETRIES = 2
 
 
 class ChatGateway(Protocol):
-    """What a judge needs: `pipeline.llm.Gateway` or any wrapper with the same `chat` (e.g. a meter)."""
+    """What a judge needs: `utcgen.pipeline.llm.gateway.Gateway` or any wrapper with the same `chat` (e.g. a meter)."""
 
     async def chat(
         self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = ""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.prompts import load_prompt
-from pipeline.schema import Dialogue, Verdict
-from validators.judge import ChatGateway, ask, tool_spec, transcript
+from utcgen.pipeline.prompts import load_prompt
+from utcgen.pipeline.records import Dialogue, Verdict
+from utcgen.validators.judge import ChatGateway, ask, tool_spec, transcript
 
 NAME = "relevancy"
 ROLE = "relevancy"

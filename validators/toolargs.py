@@ -16,9 +16,9 @@ Rule codes: no_call, missing_key, extra_key, value_mismatch, schema, hallucinate
 
 from __future__ import annotations
 
-from pipeline.schema import Dialogue, Verdict
-from validators import values
-from validators.common import Problem, final_call, user_text, verdict
+from utcgen.pipeline.records import Dialogue, Verdict
+from utcgen.pipeline import arguments as values
+from utcgen.validators.common import Problem, final_call, user_text, verdict
 
 NAME = "toolargs"
 

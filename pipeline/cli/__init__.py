@@ -6,11 +6,11 @@ import argparse
 import importlib
 import sys
 
-from pipeline import __version__
-from pipeline.errors import UtcgenError
+from utcgen.pipeline import __version__
+from utcgen.pipeline.errors import UtcgenError
 
 # Sub-command modules; each defines `register(subparsers)` and sets `func` on its parser.
-COMMANDS = ["pipeline.cli.catalog", "pipeline.cli.generate", "pipeline.cli.publish"]
+COMMANDS = ["utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.publish"]
 
 
 def build_parser() -> argparse.ArgumentParser:

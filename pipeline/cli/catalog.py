@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from pipeline.errors import InputError
-from pipeline.formats import FORMATS
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.catalog.formats import FORMATS
 
 if TYPE_CHECKING:
-    from pipeline.catalog import Catalog
+    from utcgen.pipeline.catalog.reader import Catalog
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -41,7 +41,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def _read(args: argparse.Namespace) -> Catalog:
     """The catalog, or an InputError whose first line says how many problems follow."""
-    from pipeline.catalog import read_catalog
+    from utcgen.pipeline.catalog.reader import read_catalog
 
     try:
         return read_catalog(args.file, format=args.format)
@@ -61,7 +61,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from pipeline.stats import catalog_stats
+    from utcgen.pipeline.retrieval.stats import catalog_stats
 
     stats = catalog_stats(_read(args).tools)
     print(stats.model_dump_json(indent=2) if args.json else stats.to_text())

@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.config import load_config
-    from pipeline.engine import Engine
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.synthesis.run import Engine
 
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
                                        "num_dialogues": args.num_dialogues, "out": args.out, "seed": args.seed})
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(engine, on_progress):
-    from pipeline.llm import shutdown
+    from utcgen.pipeline.llm.gateway import shutdown
 
     try:
         return await engine.run(on_progress)

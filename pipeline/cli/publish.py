@@ -45,7 +45,7 @@ def _bound_connect_time(seconds: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.publish import publish_dataset
+    from utcgen.pipeline.export.hub import publish_dataset
 
     _bound_connect_time(args.connect_timeout)
     result = publish_dataset(

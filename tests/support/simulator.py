@@ -2,7 +2,7 @@
 
 The gateway (with ``llm.send_state: true``) sends each call's role and structured state
 in the ``X-Utcgen-State`` header; :func:`simulator_responder` decodes it and answers
-with :func:`pipeline.offline.respond`, i.e. exactly what the offline backend would say,
+with :func:`utcgen.pipeline.llm.offline.respond`, i.e. exactly what the offline backend would say,
 but reached through litellm, httpx and a socket::
 
     with ScriptedOpenAIServer(simulator_responder, latency=0.3) as srv:
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline import offline
-from pipeline.config import ROLES
+from utcgen.pipeline.llm import offline
+from utcgen.pipeline.config import ROLES
 from tests.support.openai_server import (
     ChatRequest,
     Fault,

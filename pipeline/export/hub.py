@@ -23,8 +23,8 @@ from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineMod
 from huggingface_hub.utils import validate_repo_id
 from pydantic import BaseModel
 
-from pipeline import __version__
-from pipeline.errors import InputError, UtcgenError
+from utcgen.pipeline import __version__
+from utcgen.pipeline.errors import InputError, UtcgenError
 
 try:  # huggingface_hub 1.x speaks httpx; a caller-supplied client may still use requests.
     from requests.exceptions import ConnectionError as RequestsConnectionError
@@ -253,7 +253,7 @@ def validate_dataset_folder(folder: Path) -> _Plan:
     return _Plan(folder=folder, files=files, rows=rows)
 
 
-# stats.json `counts` key -> config it describes (as written by pipeline.dataset).
+# stats.json `counts` key -> config it describes (as written by utcgen.pipeline.export.dataset).
 _STATS_COUNT_KEYS = {"accepted": "dialogues", "sft_rows": "sft", "rejected": "rejected"}
 
 

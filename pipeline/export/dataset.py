@@ -15,8 +15,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -27,8 +25,9 @@ import pyarrow.parquet as pq
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.schema import Dialogue, Message, Usage, Verdict
-from pipeline.slicing import SftRow, slice_dialogues, sft_prompt_version, tool_spec_json
+from utcgen.pipeline.files import write_atomic
+from utcgen.pipeline.records import Dialogue, Message, Usage, Verdict
+from utcgen.pipeline.export.slicing import SftRow, slice_dialogues, sft_prompt_version, tool_spec_json
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 
 CONFIGS = ("dialogues", "sft", "rejected")
 SHARD = "train-00000-of-00001.parquet"
-_TMP_PREFIX = ".utcgen-tmp-"
 
 # Validator stages in cascade order; the first three are rule-based and run one
 # after another, the last two are LLM judges run side by side.
@@ -242,28 +240,6 @@ def num_turns(d: Dialogue) -> int:
 # --------------------------------------------------------------------------- atomic io
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """Write through a temp file in the target folder, then rename over the target.
-
-    A crash leaves either the old file or the new one, never half a file, and a
-    reader (or `datasets` globbing `*.parquet`) never sees the temp name.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".part", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        tmp.chmod(0o644)  # mkstemp makes 0600 files; the dataset is meant to be shared
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _write_text(path: Path, text: str) -> None:
-    _write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
 def _write_parquet(path: Path, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
     """Rows as one parquet shard; an empty config becomes a file with the schema and no row groups.
 
@@ -278,7 +254,7 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]], schema: pa.Schema) ->
         else:
             pq.ParquetWriter(tmp, schema).close()
 
-    _write_atomic(path, write)
+    write_atomic(path, write)
 
 
 def _drop_stale_shards(folder: Path, keep: Path) -> None:
@@ -769,7 +745,7 @@ def render_card(stats: Mapping[str, Any], info: Mapping[str, Any], run: Mapping[
             f"Empty in this release: {', '.join(empty)}. An empty config is a parquet file with the full "
             "schema and no row groups; `datasets` 5.2 refuses to build a split with no rows, so load it with "
             "`streaming=True`, read the parquet file directly, or use utcgen's "
-            "`pipeline.dataset.load_config(folder, name)`."
+            "`utcgen.pipeline.export.dataset.load_config(folder, name)`."
         )
         w("")
     w(
@@ -831,16 +807,16 @@ def export_dataset(dialogues: list[Dialogue], out_dir: Path, run: dict[str, Any]
     info = _run_info(dialogues, run)
     stats["run"] = {**info, "config": run.get("config")}
     stats_path = out_dir / "stats.json"
-    _write_text(stats_path, json.dumps(_finite(stats), indent=2, ensure_ascii=False, default=str) + "\n")
+    write_atomic(stats_path, json.dumps(_finite(stats), indent=2, ensure_ascii=False, default=str) + "\n")
 
     plot_paths: list[Path] = []
     for name, png in render_plots(stats).items():
         path = out_dir / "plots" / name
-        _write_atomic(path, lambda tmp, data=png: tmp.write_bytes(data))
+        write_atomic(path, png)
         plot_paths.append(path)
 
     card_path = out_dir / "README.md"
-    _write_text(card_path, render_card(stats, info, run, [p.name for p in plot_paths]))
+    write_atomic(card_path, render_card(stats, info, run, [p.name for p in plot_paths]))
 
     return DatasetSummary(
         out_dir=out_dir,

@@ -51,12 +51,12 @@ def respond(role: str, state: dict, messages: list[dict]) -> str:
 
 
 _POLICIES = {
-    "goal": "pipeline.offline.policies:goal",
-    "slots": "pipeline.offline.policies:slots",
-    "user": "pipeline.offline.policies:user",
-    "assistant": "pipeline.offline.policies:assistant",
-    "relevancy": "pipeline.offline.judges:relevancy",
-    "critic": "pipeline.offline.judges:critic",
+    "goal": "utcgen.pipeline.llm.offline.policies:goal",
+    "slots": "utcgen.pipeline.llm.offline.policies:slots",
+    "user": "utcgen.pipeline.llm.offline.policies:user",
+    "assistant": "utcgen.pipeline.llm.offline.policies:assistant",
+    "relevancy": "utcgen.pipeline.llm.offline.judges:relevancy",
+    "critic": "utcgen.pipeline.llm.offline.judges:critic",
 }
 
 
@@ -80,7 +80,7 @@ def register() -> None:
             current = CURRENT.get()
             if current is None or current[1] is None:
                 raise litellm.BadRequestError(
-                    message="the offline backend needs the dialogue state: call it through pipeline.llm.Gateway",
+                    message="the offline backend needs the dialogue state: call it through utcgen.pipeline.llm.gateway.Gateway",
                     model=model,
                     llm_provider=PROVIDER,
                 )

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -23,10 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline import __version__
-from pipeline.config import RunConfig
-from pipeline.errors import InputError, UtcgenError
-from pipeline.schema import Dialogue, Usage
+from utcgen.pipeline import __version__
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.errors import InputError, UtcgenError
+from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
+from utcgen.pipeline.records import Dialogue, Usage
 
 JOURNAL_DIR = "journal"
 MAX_FRUITLESS_JOBS = 20  # abort when this many seed jobs in a row produced nothing
@@ -44,21 +43,6 @@ class JobRecord(BaseModel):
     @property
     def final(self) -> Dialogue:
         return self.dialogues[-1]
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write-then-rename in the same folder, fsynced: readers see the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Journal:
@@ -80,8 +64,7 @@ class Journal:
         else:
             write_atomic(manifest, json.dumps({"fingerprint": config.fingerprint(), "utcgen_version": __version__,
                                                "config": config.model_dump()}, indent=2))
-        for stale in self.dir.glob(".*.tmp"):
-            stale.unlink(missing_ok=True)  # a write interrupted by a kill; its job simply runs again
+        remove_stale_temporaries(self.dir)  # a write interrupted by a kill; its job simply runs again
 
     def path(self, job: int) -> Path:
         return self.dir / f"job-{job:07d}.json"
@@ -126,11 +109,11 @@ class Engine:
     """Holds what every job shares: catalog, index, personas, gateway, journal."""
 
     def __init__(self, config: RunConfig, embedder: Any = None) -> None:
-        from pipeline.catalog import load_catalog
-        from pipeline.embeddings import Embedder
-        from pipeline.llm import Gateway, check_models
-        from pipeline.personas import PersonaSampler, load_personas
-        from pipeline.retrieval import ToolIndex
+        from utcgen.pipeline.catalog.reader import load_catalog
+        from utcgen.pipeline.retrieval.embeddings import Embedder
+        from utcgen.pipeline.llm.gateway import Gateway, check_models
+        from utcgen.pipeline.retrieval.personas import PersonaSampler, load_personas
+        from utcgen.pipeline.retrieval.index import ToolIndex
 
         if problems := check_models(config):
             raise InputError(problems)
@@ -150,7 +133,7 @@ class Engine:
         random.Random(f"{config.seed}:order").shuffle(self.order)
 
     def seed_for(self, job: int, attempt: int):
-        from pipeline.synthesis import Seed, shuffled_pool
+        from utcgen.pipeline.synthesis.attempt import Seed, shuffled_pool
 
         tool = self.tools[self.order[job % len(self.tools)]]
         cycle = job // len(self.tools)
@@ -162,7 +145,7 @@ class Engine:
 
     async def run_job(self, job: int) -> JobRecord:
         """All attempts of one seed job, journaled as soon as it finishes."""
-        from pipeline.synthesis import synthesize
+        from utcgen.pipeline.synthesis.attempt import synthesize
 
         start = time.monotonic()
         attempts: list[Dialogue] = []
@@ -223,14 +206,14 @@ class Engine:
 
 def export_run(config: RunConfig, records: dict[int, JobRecord], wall_time_s: float | None = None):
     """Writes the dataset repository from journal records: the same records always give the same files."""
-    from pipeline.dataset import export_dataset
+    from utcgen.pipeline.export.dataset import export_dataset
 
     accepted, rejected, _ = select(records, config.num_dialogues)
     return export_dataset(accepted + rejected, Path(config.out), run_info(config, accepted + rejected, wall_time_s))
 
 
 def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | None) -> dict[str, Any]:
-    from pipeline.synthesis import _versions
+    from utcgen.pipeline.synthesis.attempt import _versions
 
     usage = Usage()
     for d in dialogues:

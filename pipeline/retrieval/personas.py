@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from pipeline.embeddings import Embedder
-from pipeline.errors import InputError
-from pipeline.retrieval import tool_text
-from pipeline.schema import Persona, Tool
+from utcgen.pipeline.retrieval.embeddings import Embedder
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.retrieval.index import tool_text
+from utcgen.pipeline.records import Persona, Tool
 
 
 def _records(path: Path) -> list[tuple[str, object]]:

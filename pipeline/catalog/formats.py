@@ -2,7 +2,7 @@
 dicts shaped like our `Tool` (name, description, parameters, line_of_business, tags).
 
 This module only reshapes already-parsed data and reports what it cannot reshape; it
-does not validate the result (pipeline.catalog does, uniformly for every format) and
+does not validate the result (utcgen.pipeline.catalog.reader does, uniformly for every format) and
 imports nothing beyond the standard library so the CLI can use `FORMATS` cheaply.
 
 Format detection (`detect_format`) looks at the parsed top level, then at each item:

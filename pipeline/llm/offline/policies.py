@@ -15,7 +15,7 @@ import random
 import re
 from typing import Any
 
-from pipeline.offline import values
+from utcgen.pipeline.llm.offline import gold_values as values
 
 STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "by", "with", "is", "are", "be",
         "it", "its", "this", "that", "from", "as", "at", "i", "my", "me", "we", "our", "you", "your",

@@ -14,12 +14,12 @@ import hashlib
 import random
 from dataclasses import dataclass
 
-from pipeline import __version__
-from pipeline.agents import ReplyError, Roles, prompt_versions
-from pipeline.config import RunConfig
-from pipeline.llm import Gateway, LLMError, LLMFatalError
-from pipeline.schema import Dialogue, GenerationInfo, Message, Persona, Tool, Verdict
-from validators.cascade import run_cascade
+from utcgen.pipeline import __version__
+from utcgen.pipeline.synthesis.roles import ReplyError, Roles, prompt_versions
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError
+from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, Tool, Verdict
+from utcgen.validators.cascade import run_cascade
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ _VERSIONS: dict[str, str] | None = None
 def _versions() -> dict[str, str]:
     global _VERSIONS
     if _VERSIONS is None:
-        from pipeline.slicing import sft_prompt_version
+        from utcgen.pipeline.export.slicing import sft_prompt_version
 
         _VERSIONS = {**prompt_versions(), "relevancy": _prompt_version("relevancy"),
                      "critique": _prompt_version("critique"), "sft_system": sft_prompt_version()}
@@ -161,7 +161,7 @@ def _versions() -> dict[str, str]:
 
 
 def _prompt_version(name: str) -> str:
-    from pipeline.prompts import PromptError, load_prompt
+    from utcgen.pipeline.prompts import PromptError, load_prompt
 
     try:
         return load_prompt(name).version

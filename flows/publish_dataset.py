@@ -3,7 +3,7 @@
 The Hugging Face token never travels as a flow parameter (parameters are stored by the
 Prefect API and shown in its UI): it comes from a Prefect Secret block named by
 `token_secret`, or else from HF_TOKEN / a stored `hf auth login` in the flow's
-environment. It is never logged; `pipeline.publish` scrubs it from every error.
+environment. It is never logged; `utcgen.pipeline.export.hub` scrubs it from every error.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from prefect import flow, get_run_logger
 
-from flows.generate import DEFAULT_BATCH_SIZE, generate_dialogues
-from pipeline.errors import InputError
-from pipeline.publish import publish_dataset
+from utcgen.flows.generate_dialogues import DEFAULT_BATCH_SIZE, generate_dialogues
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.export.hub import publish_dataset
 
 DEFAULT_CONNECT_TIMEOUT = 20.0
 
@@ -104,7 +104,7 @@ def generate_and_publish(
     """`generate-dialogues`, then `publish-dataset` on the folder it wrote (both as subflows).
 
     The repo id is checked before generating, so a typo does not cost a whole run."""
-    from pipeline.publish import validate_dataset_repo_id
+    from utcgen.pipeline.export.hub import validate_dataset_repo_id
 
     validate_dataset_repo_id(repo_id)
     generated = generate_dialogues(config=config, catalog=catalog, num_dialogues=num_dialogues, out=out,

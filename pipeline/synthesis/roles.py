@@ -14,9 +14,9 @@ from typing import Any
 
 import jsonschema
 
-from pipeline.llm import Gateway
-from pipeline.prompts import load_prompt
-from pipeline.schema import Message, Persona, Tool, ToolCall, Usage
+from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.prompts import load_prompt
+from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage
 
 PROMPTS = {
     "goal": "goal",

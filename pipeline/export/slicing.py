@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Iterable, TypedDict
 
-from pipeline.prompts import load_prompt
-from pipeline.schema import Dialogue, Message, Tool
+from utcgen.pipeline.prompts import load_prompt
+from utcgen.pipeline.records import Dialogue, Message, Tool
 
 class ChatMessage(TypedDict):
     role: str

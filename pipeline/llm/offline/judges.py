@@ -40,7 +40,7 @@ import json
 import re
 from typing import Any
 
-from pipeline.schema import Dialogue, Message, Tool
+from utcgen.pipeline.records import Dialogue, Message, Tool
 
 MIN_TOPIC = 0.25
 MIN_FUNCTION_WORDS = 2
@@ -221,7 +221,7 @@ def _user_issues(d: Dialogue) -> list[str]:
 
 
 def _grounding_issues(d: Dialogue) -> list[str]:
-    from validators.values import mentioned  # shared with the toolargs validator: one notion of "said"
+    from utcgen.pipeline.arguments import mentioned  # shared with the toolargs validator: one notion of "said"
 
     last = d.messages[-1] if d.messages else None
     if last is None or last.role != "assistant" or not last.tool_calls:

@@ -7,7 +7,7 @@ every problem found, each as ``FILE: tool #N 'name': field: message``. ``#N`` co
 give the line, OpenAPI ones the operation (``GET /pets``). Fields are named as in the
 source format (``inputSchema`` for MCP, ``function.parameters`` for OpenAI).
 
-Which format a file is in is decided per file; see pipeline.formats for the rules.
+Which format a file is in is decided per file; see utcgen.pipeline.catalog.formats for the rules.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.errors import InputError
-from pipeline.formats import (
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.catalog.formats import (
     FORMATS,
     JSON_TYPES,
     Candidate,
@@ -35,7 +35,7 @@ from pipeline.formats import (
     resolve_pointer,
     walk_schema,
 )
-from pipeline.schema import Tool
+from utcgen.pipeline.records import Tool
 
 __all__ = [
     "CATALOG_SUFFIXES",

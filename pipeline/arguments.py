@@ -31,7 +31,7 @@ from typing import Any, Literal
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from pipeline.schema import Tool
+from utcgen.pipeline.records import Tool
 
 Schema = dict[str, Any]
 Mention = Literal["found", "absent", "unverifiable"]

@@ -20,11 +20,11 @@ from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from flows._runtime import run_batch
-from pipeline.config import ROLES, RunConfig, load_config
-from pipeline.engine import JobRecord, Journal, check_fruitless, export_run, select
-from pipeline.errors import InputError, UtcgenError
-from pipeline.llm import check_models
+from utcgen.flows._runtime import run_batch
+from utcgen.pipeline.config import ROLES, RunConfig, load_config
+from utcgen.pipeline.synthesis.run import JobRecord, Journal, check_fruitless, export_run, select
+from utcgen.pipeline.errors import InputError, UtcgenError
+from utcgen.pipeline.llm.gateway import check_models
 
 DEFAULT_BATCH_SIZE = 8
 ARTIFACT_KEY = "utcgen-dataset-summary"

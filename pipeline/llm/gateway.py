@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline import offline
-from pipeline.config import RunConfig
-from pipeline.errors import UtcgenError
-from pipeline.schema import Usage
+from utcgen.pipeline.llm import offline
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.errors import UtcgenError
+from utcgen.pipeline.records import Usage
 
 log = logging.getLogger("utcgen.llm")
 

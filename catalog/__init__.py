@@ -1,0 +1,1 @@
+"""The shipped tool catalog (`tools/`) and personas; installed as package data `utcgen.catalog`."""

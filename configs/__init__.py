@@ -1,0 +1,1 @@
+"""The default run configuration; installed as package data `utcgen.configs`."""

@@ -1,0 +1,1 @@
+"""Prompt templates, one file per role and phase; installed as package data `utcgen.prompts`."""
