@@ -159,8 +159,11 @@ def test_openapi_path_level_params_and_openapi30_schema_dialect(petclinic: dict[
     assert update.properties["weight_kg"] == {"type": "number", "exclusiveMinimum": 0}
 
 
-def test_openapi_skips_non_json_bodies_and_requires_body_fields(petclinic: dict[str, Tool]) -> None:
-    assert set(petclinic["uploadPetPhoto"].properties) == {"petId", "caption"}
+def test_openapi_multipart_body_fields_and_required_body_fields(petclinic: dict[str, Tool]) -> None:
+    upload = petclinic["uploadPetPhoto"]
+    assert list(upload.properties) == ["petId", "caption", "file"]
+    assert upload.properties["file"] == {"type": "string", "format": "binary"}
+    assert upload.required == ["petId"]
     visit = petclinic["bookVisit"]
     assert visit.required == ["pet_id", "reason"]
     assert visit.properties["preferred_slots"]["items"] == {"type": "string", "format": "date-time"}

@@ -304,17 +304,20 @@ def test_openapi_problems_name_the_operation(tmp_path: Path) -> None:
     assert len(problems) == 5
 
 
-def test_openapi_param_and_body_field_clash(tmp_path: Path) -> None:
+def test_openapi_type_clash_that_cannot_be_renamed(tmp_path: Path) -> None:
+    """A path parameter and a body field disagreeing on type are kept as path_id and body_id,
+    unless the body already has a field of that name: then nothing sensible is left."""
     doc = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/items/{id}": {"put": {
         "operationId": "replaceItem", "summary": "Replace an item",
         "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
         "requestBody": {"content": {"application/json": {"schema": {
-            "type": "object", "properties": {"id": {"type": "integer"}, "label": {"type": "string"}}}}}},
+            "type": "object", "properties": {"id": {"type": "integer"}, "body_id": {"type": "string"}}}}}},
     }}}}
     path = write(tmp_path / "items.json", doc)
     assert problems_of(path) == [
         f"{path}: tool #0 'replaceItem' (PUT /items/{{id}}): paths./items/{{id}}.put.requestBody.content."
-        "application/json.schema.properties.id: clashes with the path parameter of the same name"
+        "application/json.schema.properties.id: the request body field 'id' disagrees on type with another "
+        "argument of that name and cannot be renamed to 'body_id': that name is taken"
     ]
 
 

@@ -7,6 +7,11 @@ every problem found, each as ``FILE: tool #N 'name': field: message``. ``#N`` co
 give the line, OpenAPI ones the operation (``GET /pets``). Fields are named as in the
 source format (``inputSchema`` for MCP, ``function.parameters`` for OpenAI).
 
+What an importer had to change or leave out to import a tool (a BFCL enum rewritten, an
+OpenAPI body whose media type cannot be arguments...) is a warning, in the same shape:
+`read_catalog` returns them on the `Catalog`, `load_catalog` logs each on the
+``utcgen.catalog`` logger.
+
 Which format a file is in is decided per file; see utcgen.pipeline.catalog.formats for the rules.
 """
 
@@ -14,9 +19,10 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,7 @@ from utcgen.pipeline.catalog.formats import (
     FORMATS,
     JSON_TYPES,
     Candidate,
+    Extracted,
     FormatError,
     RefError,
     detect_format,
@@ -54,6 +61,8 @@ NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 MAX_NAME_LENGTH = 64  # what OpenAI-style function calling accepts
 TOOL_FIELDS = tuple(Tool.model_fields)
 
+log = logging.getLogger("utcgen.catalog")
+
 Problem = tuple[str, str]  # (field, message)
 
 
@@ -68,10 +77,12 @@ class CatalogFile:
 
 @dataclass(frozen=True)
 class Catalog:
-    """A loaded catalog: the tools in file order, and the files they came from."""
+    """A loaded catalog: the tools in file order, the files they came from, and one line per
+    change an importer made to get them (``FILE: tool #N 'name' (where): field: what``)."""
 
     tools: list[Tool]
     files: list[CatalogFile]
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def formats(self) -> list[str]:
@@ -80,8 +91,14 @@ class Catalog:
 
 
 def load_catalog(path: str | os.PathLike[str], format: str | None = None) -> list[Tool]:
-    """All tools of a catalog file or directory; raises InputError listing every problem."""
-    return read_catalog(path, format).tools
+    """All tools of a catalog file or directory; raises InputError listing every problem.
+
+    Warnings (see `read_catalog`) go to the ``utcgen.catalog`` logger, one record each.
+    """
+    catalog = read_catalog(path, format)
+    for warning in catalog.warnings:
+        log.warning("catalog warning: %s", warning)
+    return catalog.tools
 
 
 def read_catalog(path: str | os.PathLike[str], format: str | None = None) -> Catalog:
@@ -94,14 +111,18 @@ def read_catalog(path: str | os.PathLike[str], format: str | None = None) -> Cat
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
     problems: list[str] = []
+    warnings: list[str] = []
     found: list[tuple[str, Candidate]] = []
     files: list[CatalogFile] = []
     for shown, file in catalog_files(path):
-        fmt, candidates, file_problems = _read_file(file, shown, format)
-        problems += file_problems
+        fmt, extracted = _read_file(file, shown, format)
+        candidates = extracted.candidates
+        problems += extracted.problems
+        warnings += extracted.warnings
         if fmt is not None:
             files.append(CatalogFile(shown, fmt, len(candidates)))
         for cand in candidates:
+            warnings += [_problem(shown, cand, f, m) for f, m in cand.warnings]
             problems += [_problem(shown, cand, f, m) for f, m in cand.problems]
             problems += [_problem(shown, cand, _source_field(cand, f), m) for f, m in check_tool(cand.data)]
             found.append((shown, cand))
@@ -118,7 +139,7 @@ def read_catalog(path: str | os.PathLike[str], format: str | None = None) -> Cat
             ]
     if problems:
         raise InputError(problems)
-    return Catalog(tools, files)
+    return Catalog(tools, files, warnings)
 
 
 def catalog_files(path: str | os.PathLike[str]) -> list[tuple[str, Path]]:
@@ -150,30 +171,30 @@ def catalog_files(path: str | os.PathLike[str]) -> list[tuple[str, Path]]:
 # --------------------------------------------------------------------------- reading
 
 
-def _read_file(
-    file: Path, shown: str, forced: str | None
-) -> tuple[str | None, list[Candidate], list[str]]:
-    """(format, candidates, file-level problems) of one file; format None if unknown."""
+def _read_file(file: Path, shown: str, forced: str | None) -> tuple[str | None, Extracted]:
+    """(format, what its importer found) of one file, file-level messages prefixed with
+    the file; format None if unknown."""
     try:
         text = file.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, [], [f"{shown}: not UTF-8 text (bad byte at offset {exc.start})"]
+        return None, Extracted(problems=[f"{shown}: not UTF-8 text (bad byte at offset {exc.start})"])
     except OSError as exc:
-        return None, [], [f"{shown}: cannot read: {exc.strerror or exc}"]
+        return None, Extracted(problems=[f"{shown}: cannot read: {exc.strerror or exc}"])
     if not text.strip():
-        return None, [], [f"{shown}: file is empty"]
+        return None, Extracted(problems=[f"{shown}: file is empty"])
     data, lines, problems = _parse(text, file.suffix.lower(), shown)
     if problems:
-        return None, [], problems
+        return None, Extracted(problems=problems)
     try:
         fmt = forced or detect_format(data)
     except FormatError as exc:
-        return None, [], [f"{shown}: {exc}"]
-    candidates, file_problems = extract(data, fmt, lines)
-    problems = [f"{shown}: {p}" for p in file_problems]
-    if not candidates and not problems:
-        problems.append(f"{shown}: contains no tools")
-    return fmt, candidates, problems
+        return None, Extracted(problems=[f"{shown}: {exc}"])
+    found = extract(data, fmt, lines)
+    found.problems = [f"{shown}: {p}" for p in found.problems]
+    found.warnings = [f"{shown}: {w}" for w in found.warnings]
+    if not found.candidates and not found.problems:
+        found.problems.append(f"{shown}: contains no tools")
+    return fmt, found
 
 
 def _parse(text: str, suffix: str, shown: str) -> tuple[Any, list[int | None] | None, list[str]]:
