@@ -233,7 +233,7 @@ def _settle(
             if differ:
                 warnings.append((
                     later[-1].at,
-                    f"merged with the {_LABEL[first.loc]} {name!r}; their {', '.join(differ)} differ: "
+                    f"merged with the {_LABEL[first.loc]} {name!r}; they differ in {', '.join(differ)}: "
                     f"kept the {_LABEL[first.loc]}'s",
                 ))
             continue
@@ -458,7 +458,10 @@ def extract(doc: Any) -> Extracted:
     hooks = f"{len(webhooks)} webhook{'s' if len(webhooks) != 1 else ''}" if isinstance(webhooks, dict) else None
     if not out.candidates and not out.problems:
         where = "'paths' is missing" if "paths" not in doc else "'paths' holds no operations"
-        hint = f"; its {hooks} are requests the API sends, not operations a user calls" if webhooks else ""
+        hint = ""
+        if webhooks:
+            are = "is a request" if len(webhooks) == 1 else "are requests"
+            hint = f"; its {hooks} {are} the API sends, not operations a user calls"
         out.problems.append(f"no operations found: {where}{hint}")
     elif hooks and webhooks:
         out.warnings.append(f"webhooks: {hooks} not imported (requests the API sends, not operations a user calls)")
