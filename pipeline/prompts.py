@@ -56,6 +56,16 @@ def parse_prompt(name: str, text: str) -> Prompt:
 
 
 @lru_cache(maxsize=None)
+def _prompt_names(directory: Path | None = None) -> tuple[str, ...]:
+    return tuple(sorted(path.stem for path in (directory or shipped("prompts")).glob("*.txt")))
+
+
+def prompt_versions(directory: Path | None = None) -> dict[str, str]:
+    """Version of every prompt file, by file name: what a dialogue and the dataset card record."""
+    return {name: load_prompt(name, directory).version for name in _prompt_names(directory)}
+
+
+@lru_cache(maxsize=None)
 def load_prompt(name: str, directory: Path | None = None) -> Prompt:
     path = (directory or shipped("prompts")) / f"{name}.txt"
     try:

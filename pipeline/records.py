@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,6 +40,15 @@ class Tool(BaseModel):
                 "parameters": self.parameters,
             },
         }
+
+    def spec_json(self) -> str:
+        """`openai_spec()` as compact JSON: how every prompt, judge and dataset row shows a tool."""
+        return json.dumps(self.openai_spec(), ensure_ascii=False)
+
+
+def tools_json(tools: Iterable[Tool]) -> str:
+    """A JSON array of tool specs, each exactly as `Tool.spec_json` renders it."""
+    return "[" + ", ".join(t.spec_json() for t in tools) + "]"
 
 
 class Persona(BaseModel):
@@ -104,6 +114,8 @@ class Verdict(BaseModel):
 
 
 class Usage(BaseModel):
+    """Model calls, tokens and cost: of one reply, one dialogue or a whole run."""
+
     model_config = ConfigDict(extra="forbid")
 
     calls: int = 0
@@ -112,12 +124,35 @@ class Usage(BaseModel):
     cost_usd: float = 0.0
     cached_calls: int = 0
 
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
     def add(self, other: "Usage") -> None:
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cost_usd += other.cost_usd
         self.cached_calls += other.cached_calls
+
+    @classmethod
+    def total(cls, usages: Iterable["Usage"]) -> "Usage":
+        """The sum of `usages` (a new record; the inputs are left alone)."""
+        out = cls()
+        for usage in usages:
+            out.add(usage)
+        return out
+
+    def report(self) -> dict[str, int | float]:
+        """The fields plus `total_tokens`, cost rounded to 1e-6 USD: how stats.json shows usage."""
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+        }
 
 
 class GenerationInfo(BaseModel):
