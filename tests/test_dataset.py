@@ -17,28 +17,30 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from datasets import load_dataset  # noqa: E402
 
 from utcgen.pipeline.export import dataset as ds_mod  # noqa: E402
-from utcgen.pipeline.export.dataset import (  # noqa: E402
-    DIALOGUE_SCHEMA,
-    REJECTED_SCHEMA,
-    SFT_SCHEMA,
-    export_dataset,
-    load_config,
-)
-from utcgen.pipeline.records import Dialogue, Message, ToolCall, Verdict  # noqa: E402
-from utcgen.pipeline.export.slicing import sft_prompt_version  # noqa: E402
+from utcgen.pipeline.export.dataset import export_dataset, load_split  # noqa: E402
+from utcgen.pipeline.export.rows import DIALOGUE_SCHEMA, REJECTED_SCHEMA, SFT_SCHEMA  # noqa: E402
+from utcgen.pipeline.export.run_info import RunInfo  # noqa: E402
+from utcgen.pipeline.prompts import prompt_versions  # noqa: E402
+from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict  # noqa: E402
 from tests.factories import make_dialogue, make_tool  # noqa: E402
 
-RUN: dict[str, Any] = {
-    "requested": 12,
-    "seed": 7,
-    "backend": "offline",
-    "models": {"user": "offline/template", "assistant": "offline/template"},
-    "prompt_versions": {"user": "user/1", "assistant": "assistant/1"},
-    "usage": {"calls": 100, "prompt_tokens": 5000, "completion_tokens": 700, "cost_usd": 0.5},
-    "wall_time_s": 12.25,
-    "catalog": "catalog/tools",
-    "config": {"n": 12, "k": 5},
-}
+MODELS = {"user": "offline/template", "assistant": "offline/template"}
+RUN = RunInfo(
+    requested=12,
+    seed=7,
+    backend="offline",
+    models=MODELS,
+    prompt_versions={"user": "user/1", "assistant": "assistant/1"},
+    usage=Usage(calls=100, prompt_tokens=5000, completion_tokens=700, cost_usd=0.5),
+    wall_time_s=12.25,
+    catalog="catalog/tools",
+    config={"n": 12, "k": 5},
+)
+
+
+def _run(**overrides: Any) -> RunInfo:
+    """Run facts with only what RunInfo requires, plus `overrides`."""
+    return RunInfo(**{"backend": "offline", "models": MODELS, "seed": 7, **overrides})
 
 
 def _crafted() -> list[Dialogue]:
@@ -181,38 +183,29 @@ def test_rejected_config_records_why(exported: tuple[Path, list[Dialogue], Any],
 
 def test_no_rejected_still_loads_empty_config(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    summary = export_dataset([make_dialogue(id="only")], out, {"backend": "offline"})
+    summary = export_dataset([make_dialogue(id="only")], out, _run())
     assert summary.rejected == 0
     assert pq.read_schema(summary.rejected_path).equals(REJECTED_SCHEMA, check_metadata=False)
     streamed = load_dataset(str(out), "rejected", split="train", streaming=True)
     assert list(streamed) == []
     assert list(streamed.features) == REJECTED_SCHEMA.names
-    rejected = load_config(out, "rejected")
+    rejected = load_split(out, "rejected")
     assert rejected.num_rows == 0
     assert rejected.column_names == REJECTED_SCHEMA.names
     assert rejected.features == streamed.features
     assert _load(out, "dialogues", tmp_path).num_rows == 1
-    assert load_config(out, "sft", cache_dir=tmp_path / "c").num_rows == 1 * 3
-    assert "Empty in this release: `rejected`" in summary.card_path.read_text()
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="datasets 5.2 will not build a split with no rows ('corresponds to no data'); see load_config",
-)
-def test_plain_load_dataset_of_an_empty_config(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    export_dataset([make_dialogue(id="only")], out, {})
-    assert _load(out, "rejected", tmp_path).num_rows == 0
+    assert load_split(out, "sft", cache_dir=tmp_path / "c").num_rows == 1 * 3
+    card = summary.card_path.read_text()
+    assert "Empty in this release: `rejected`." in card
+    assert "`utcgen.pipeline.export.dataset.load_split(folder, name)`" in card
 
 
 def test_nothing_accepted_still_writes_every_config(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    summary = export_dataset([make_dialogue(id="x", fail_at="format")], out, {})
+    summary = export_dataset([make_dialogue(id="x", fail_at="format")], out, _run())
     assert (summary.accepted, summary.sft_rows, summary.rejected) == (0, 0, 1)
     for name, schema in (("sft", SFT_SCHEMA), ("dialogues", DIALOGUE_SCHEMA)):
-        loaded = load_config(out, name)
+        loaded = load_split(out, name)
         assert (loaded.num_rows, loaded.column_names) == (0, schema.names)
         assert pq.read_schema(out / "data" / name / "train-00000-of-00001.parquet").equals(
             schema, check_metadata=False
@@ -258,17 +251,25 @@ def test_stats_pass_rates_by_hand(exported: tuple[Path, list[Dialogue], Any]) ->
     assert stats["acceptance_rate"] == pytest.approx(0.3)
 
 
-def test_validator_names_are_normalised(tmp_path: Path) -> None:
-    d = make_dialogue(id="n", fail_at="toolcall")
-    d.validation = [
-        Verdict(validator="FormatValidator", passed=True),
-        Verdict(validator="tool_call_validator", passed=False, reason="no call"),
-    ]
-    summary = export_dataset([d], tmp_path / "out", {})
-    stages = json.loads(summary.stats_path.read_text())["validators"]["stages"]
-    assert (stages["format"]["evaluated"], stages["toolcall"]["evaluated"]) == (1, 1)
-    assert stages["toolcall"]["passed"] == 0
-    assert stages["toolargs"]["evaluated"] == 0 and stages["toolargs"]["pass_rate"] is None
+def test_a_rejection_before_validation_is_no_stage(tmp_path: Path) -> None:
+    """The synthesis step records a wrong selection as a `selection` verdict: not a cascade stage."""
+    d = make_dialogue(
+        id="sel",
+        accepted=False,
+        rejection_reason="selection: wrong tool selected",
+        validation=[Verdict(validator="selection", passed=False, reason="wrong tool selected")],
+    )
+    summary = export_dataset([d, make_dialogue(id="ok")], tmp_path / "out", _run())
+    stats = json.loads(summary.stats_path.read_text())
+    assert list(stats["validators"]["stages"]) == ["format", "toolcall", "toolargs", "relevancy", "critique"]
+    assert stats["validators"]["stages"]["format"]["evaluated"] == 1
+    assert stats["rejections"]["by_validator"] == {}
+    assert stats["rejections"]["before_validation"] == 1
+    assert stats["rejections"]["before_validation_reasons"] == {"selection: wrong tool selected": 1}
+    rejected = pq.read_table(summary.rejected_path).to_pylist()
+    assert [r["failed_validator"] for r in rejected] == [None]
+    assert [v["validator"] for v in rejected[0]["validation"]] == ["selection"]
+    assert "| selection |" not in summary.card_path.read_text()
 
 
 def _front_matter(card: str) -> dict[str, Any]:
@@ -293,11 +294,23 @@ def test_card_yaml_declares_three_configs(exported: tuple[Path, list[Dialogue], 
     assert "offline deterministic backend" in card
     assert "| toolcall | rule | 7 | 6 | 85.7% |" in card
     assert 'load_dataset(' in card and '"sft"' in card
-    assert f"`{sft_prompt_version()}`" in card
+    assert "| user | `user/1` |" in card  # the run's prompt versions, not the shipped ones
+    assert "| Wall time | 12.2 s |" in card
+    assert "| Tokens | 5000 prompt + 700 completion |" in card
+
+
+def test_card_defaults_to_the_shipped_prompt_versions(tmp_path: Path) -> None:
+    summary = export_dataset([make_dialogue()], tmp_path / "out", _run())
+    card = summary.card_path.read_text()
+    versions = prompt_versions()
+    assert len(versions) >= 9 and versions["sft_system"] == "sft_system/1"
+    for name, version in versions.items():
+        assert f"| {name} | `{version}` |" in card
+    assert json.loads(summary.stats_path.read_text())["run"]["prompt_versions"] == versions
 
 
 def test_card_for_a_model_backend_has_no_dry_run_notice(tmp_path: Path) -> None:
-    summary = export_dataset([make_dialogue()], tmp_path / "out", {"backend": "litellm", "models": {"user": "gpt-x"}})
+    summary = export_dataset([make_dialogue()], tmp_path / "out", _run(backend="litellm", models={"user": "gpt-x"}))
     card = summary.card_path.read_text()
     assert "Dry-run data" not in card
     assert "`gpt-x`" in card
@@ -343,3 +356,165 @@ def test_export_passes_the_publisher_checks(exported: tuple[Path, list[Dialogue]
     out, _, summary = exported
     plan = validate_dataset_folder(out)
     assert plan.rows == {"dialogues": summary.accepted, "sft": summary.sft_rows, "rejected": summary.rejected}
+
+
+def test_parquet_schemas_are_the_published_ones() -> None:
+    """The schemas derived from the row models, spelled out: a change here changes every consumer's data."""
+    import pyarrow as pa
+
+    s, i = pa.string(), pa.int64()
+    chat = pa.list_(pa.struct([("role", s), ("content", s)]))
+    assert SFT_SCHEMA.equals(
+        pa.schema(
+            [("dialogue_id", s), ("turn_index", i), ("phase", s), ("seed_tool", s), ("tools", pa.list_(s)),
+             ("prompt", chat), ("completion", chat)]
+        )
+    )
+    persona = pa.struct(
+        [("id", s), ("text", s), ("role", s), ("seniority", s), ("line_of_business", s), ("style", s),
+         ("attributes", s)]
+    )
+    message = pa.struct(
+        [("role", s), ("content", s), ("thought", s),
+         ("tool_calls", pa.list_(pa.struct([("name", s), ("arguments", s)]))), ("phase", s)]
+    )
+    verdict = pa.struct([("validator", s), ("passed", pa.bool_()), ("reason", s), ("details", s)])
+    generation = pa.struct(
+        [("utcgen_version", s), ("backend", s), ("models", s), ("prompt_versions", s), ("seed", i), ("attempt", i),
+         ("calls", i), ("prompt_tokens", i), ("completion_tokens", i), ("tokens", i), ("cached_calls", i),
+         ("cost_usd", pa.float64()), ("created_at", s)]
+    )
+    dialogue = pa.schema(
+        [("id", s), ("seed_tool", s), ("seed_tool_spec", s), ("user_persona", persona), ("goal", s),
+         ("gold_arguments", s), ("distractor_tools", pa.list_(s)), ("candidate_tools", pa.list_(s)),
+         ("candidate_tool_specs", pa.list_(s)), ("messages", pa.list_(message)), ("validation", pa.list_(verdict)),
+         ("generation", generation), ("num_turns", i), ("tool_selection_turns", i), ("argument_filling_turns", i)]
+    )
+    assert DIALOGUE_SCHEMA.equals(dialogue)
+    assert REJECTED_SCHEMA.equals(dialogue.append(pa.field("rejection_reason", s)).append(pa.field("failed_validator", s)))
+
+
+def _section(card: str, heading: str) -> list[str]:
+    """The lines under a markdown heading, up to the next heading of any level."""
+    lines = card.splitlines()
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("#")), len(lines))
+    return lines[start:end]
+
+
+def _tables(lines: list[str]) -> list[list[list[str]]]:
+    """Every markdown table in `lines`, as rows of cells, header and rule lines dropped."""
+    tables: list[list[list[str]]] = []
+    current: list[str] = []
+    for line in [*lines, ""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append([[c.strip() for c in row.strip("|").split(" | ")] for row in current[2:]])
+            current = []
+    return tables
+
+
+def test_card_documents_every_column_from_the_row_models(exported: tuple[Path, list[Dialogue], Any]) -> None:
+    from utcgen.pipeline.export.rows import CONFIG_ROWS, DialogueRow, columns
+
+    _, _, summary = exported
+    card = summary.card_path.read_text()
+    for name, model in CONFIG_ROWS.items():
+        heading = f"### `{name}` (default)" if name == "sft" else f"### `{name}`"
+        [documented] = _tables(_section(card, heading))
+        expected = columns(model)
+        if name == "rejected":
+            assert "Same fields as `dialogues`, plus:" in _section(card, heading)
+            expected = [c for c in expected if c.name not in {c.name for c in columns(DialogueRow)}]
+        assert documented == [[f"`{c.name}`", c.type, c.description] for c in expected]
+        assert all(c.description for c in expected), [c.name for c in expected if not c.description]
+    # Top-level columns are the parquet columns, nested ones their struct fields.
+    assert [c.name for c in columns(DialogueRow) if "." not in c.name] == DIALOGUE_SCHEMA.names
+    rows = {c.name: c for c in columns(DialogueRow)}
+    assert rows["messages[].tool_calls[].arguments"].type == "JSON string"
+    assert rows["candidate_tool_specs"].type == "list of JSON string"
+    assert rows["generation"].type == "struct" and rows["generation.cost_usd"].type == "float"
+
+
+def test_card_stats_and_parquet_tell_one_story(tmp_path: Path) -> None:
+    """Counts and per-stage pass rates read from README.md, stats.json and the parquet files agree."""
+    selection = make_dialogue(
+        id="sel",
+        accepted=False,
+        rejection_reason="selection: wrong tool selected",
+        validation=[Verdict(validator="selection", passed=False, reason="wrong tool selected")],
+    )
+    dialogues = [*_crafted(), selection, make_dialogue(id="r-toolargs-2", fail_at="toolargs")]
+    out = tmp_path / "out"
+    summary = export_dataset(dialogues, out, RUN)
+    card = summary.card_path.read_text()
+    stats = json.loads(summary.stats_path.read_text())
+    parquet = {name: pq.read_table(out / "data" / name / ds_mod.SHARD).to_pylist() for name in ds_mod.CONFIGS}
+
+    # Counts.
+    from_parquet = {
+        "generated": len(parquet["dialogues"]) + len(parquet["rejected"]),
+        "accepted": len(parquet["dialogues"]),
+        "rejected": len(parquet["rejected"]),
+        "sft_rows": len(parquet["sft"]),
+    }
+    labels = {
+        "Dialogues generated": "generated",
+        "Accepted (`dialogues`)": "accepted",
+        "Rejected (`rejected`)": "rejected",
+        "SFT rows (`sft`)": "sft_rows",
+    }
+    [counts] = _tables(_section(card, "## Counts"))
+    from_card = {labels[label]: int(value) for label, value in counts if label in labels}
+    from_stats = {key: stats["counts"][key] for key in labels.values()}
+    assert from_card == from_stats == from_parquet == {"generated": 12, "accepted": 3, "rejected": 9, "sft_rows": 12}
+    assert dict(counts)["Acceptance rate"] == f"{3 / 12:.1%}"
+
+    # Per-stage pass rates, recomputed from the verdicts stored in the parquet files.
+    evaluated: dict[str, list[bool]] = {}
+    for row in parquet["dialogues"] + parquet["rejected"]:
+        for v in row["validation"]:
+            if v["validator"] in stats["validators"]["order"]:
+                evaluated.setdefault(v["validator"], []).append(v["passed"])
+    from_parquet_stages = {
+        stage: (len(results), sum(results), f"{sum(results) / len(results):.1%}") for stage, results in evaluated.items()
+    }
+    pass_rates, stopped_at, _reasons = _tables(_section(card, "### Validator pass rates"))
+    from_card_stages = {stage: (int(n), int(ok), rate) for stage, _kind, n, ok, rate in pass_rates}
+    from_stats_stages = {
+        stage: (s["evaluated"], s["passed"], f"{s['pass_rate']:.1%}") for stage, s in stats["validators"]["stages"].items()
+    }
+    assert from_card_stages == from_stats_stages == from_parquet_stages
+    assert {stage: counts[:2] for stage, counts in from_stats_stages.items()} == {
+        "format": (9, 8),
+        "toolcall": (8, 7),
+        "toolargs": (7, 5),
+        "relevancy": (5, 4),
+        "critique": (5, 4),
+    }
+
+    # Where the rejected dialogues stopped.
+    from collections import Counter
+
+    by_failed = Counter(r["failed_validator"] or "before validation" for r in parquet["rejected"])
+    from_stats_stops = {**stats["rejections"]["by_validator"], "before validation": stats["rejections"]["before_validation"]}
+    assert {stage: int(k) for stage, k in stopped_at} == from_stats_stops == dict(by_failed)
+    assert by_failed == {"format": 1, "toolcall": 1, "toolargs": 2, "relevancy": 1, "critique": 1, "before validation": 3}
+
+
+def test_usage_in_stats_is_the_run_usage_report(exported: tuple[Path, list[Dialogue], Any]) -> None:
+    out, dialogues, _ = exported
+    stats = json.loads((out / "stats.json").read_text())
+    assert RUN.usage is not None
+    assert stats["usage"] == RUN.usage.report()
+    assert stats["usage_in_dialogues"] == Usage.total(d.generation.usage for d in dialogues).report()
+    assert stats["usage_in_dialogues"]["total_tokens"] == 10 * (4200 + 610)
+
+
+def test_without_run_usage_stats_sum_the_dialogues(tmp_path: Path) -> None:
+    dialogues = _crafted()
+    stats = json.loads(export_dataset(dialogues, tmp_path / "out", _run()).stats_path.read_text())
+    assert stats["usage"] == stats["usage_in_dialogues"]
+    assert stats["usage"]["calls"] == 9 * len(dialogues)
+    assert stats["usage"]["cost_usd"] == round(0.0123 * len(dialogues), 6)

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-
-from utcgen.pipeline.export import slicing
+from utcgen.pipeline.export.rows import SFT_SCHEMA
+from utcgen.pipeline.export.slicing import build_system_prompt, slice_dialogue, slice_dialogues
+from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Message, ToolCall
-from utcgen.pipeline.export.slicing import build_system_prompt, sft_prompt_version, slice_dialogue, slice_dialogues
 from tests.factories import make_dialogue, make_distractors, make_generation, make_persona, make_tool
+
+
+def _rows(d: Dialogue) -> list[dict[str, Any]]:
+    """The slices as the parquet rows they become."""
+    return [r.model_dump() for r in slice_dialogue(d)]
 
 
 def _hand_built() -> Dialogue:
@@ -63,7 +69,8 @@ def _hand_built() -> Dialogue:
 
 def test_one_row_per_assistant_turn_with_growing_prefix() -> None:
     d = _hand_built()
-    rows = slice_dialogue(d)
+    rows = _rows(d)
+    assert [list(r) for r in rows] == [SFT_SCHEMA.names] * 4
     assistant = d.assistant_turns
     assert len(rows) == len(assistant) == 4
     # [SYS] u1 | [SYS] u1 a1 u2 | [SYS] u1 a1 u2 a2 u3 | ...
@@ -80,7 +87,7 @@ def test_one_row_per_assistant_turn_with_growing_prefix() -> None:
 
 def test_prefix_reproduces_the_dialogue_in_wire_format() -> None:
     d = _hand_built()
-    last = slice_dialogue(d)[-1]
+    last = _rows(d)[-1]
     expected = [
         {"role": m.role, "content": m.reply_json() if m.role == "assistant" else m.content} for m in d.messages[:-1]
     ]
@@ -99,7 +106,7 @@ def test_prefix_reproduces_the_dialogue_in_wire_format() -> None:
 
 def test_system_prompt_lists_every_candidate_tool_in_order() -> None:
     d = _hand_built()
-    rows = slice_dialogue(d)
+    rows = _rows(d)
     system = rows[0]["prompt"][0]["content"]
     positions = []
     for tool in d.candidate_tools:
@@ -118,14 +125,15 @@ def test_system_prompt_lists_every_candidate_tool_in_order() -> None:
 
 def test_tools_column_is_candidate_specs_as_json_strings() -> None:
     d = _hand_built()
-    row = slice_dialogue(d)[0]
+    row = _rows(d)[0]
+    assert row["tools"] == [t.spec_json() for t in d.candidate_tools]
     assert [json.loads(t) for t in row["tools"]] == [t.openai_spec() for t in d.candidate_tools]
 
 
 def test_stored_system_messages_are_replaced_by_the_sft_prompt() -> None:
     d = _hand_built()
     d.messages.insert(0, Message(role="system", content="generation-time instructions"))
-    rows = slice_dialogue(d)
+    rows = _rows(d)
     assert len(rows) == 4
     assert all("generation-time instructions" not in m["content"] for r in rows for m in r["prompt"])
     assert [len(r["prompt"]) for r in rows] == [2, 4, 6, 8]
@@ -133,7 +141,7 @@ def test_stored_system_messages_are_replaced_by_the_sft_prompt() -> None:
 
 def test_zero_argument_filling_turns() -> None:
     d = make_dialogue(tool_selection_turns=2, argument_filling_turns=0)
-    rows = slice_dialogue(d)
+    rows = _rows(d)
     assert len(rows) == 2
     assert json.loads(rows[-1]["completion"][0]["content"])["tool_calls"][0]["arguments"] == d.gold_arguments
 
@@ -142,22 +150,16 @@ def test_slice_dialogues_skips_rejected() -> None:
     ok = make_dialogue(id="ok", argument_filling_turns=2)
     bad = make_dialogue(id="bad", fail_at="critique")
     rows = slice_dialogues([ok, bad])
-    assert {r["dialogue_id"] for r in rows} == {"ok"}
+    assert {r.dialogue_id for r in rows} == {"ok"}
     assert len(rows) == 4
-
-
-def test_template_version() -> None:
-    assert sft_prompt_version() == "sft_system/1"
 
 
 def test_template_parses_with_the_project_prompt_loader() -> None:
     """prompts/ has one file format; the SFT template must stay loadable by utcgen.pipeline.prompts."""
-    from utcgen.pipeline.prompts import load_prompt
-
     tools = [make_tool(), *make_distractors(make_tool(), k=2)]
     prompt = load_prompt("sft_system")
-    assert prompt.version == sft_prompt_version()
-    rendered = prompt.render(tools="\n".join(slicing.tool_spec_json(t) for t in tools), num_tools=str(len(tools)))
+    assert prompt.version == "sft_system/1"
+    rendered = prompt.render(tools="\n".join(t.spec_json() for t in tools), num_tools=str(len(tools)))
     assert rendered == [{"role": "system", "content": build_system_prompt(tools)}]
 
 

@@ -530,6 +530,9 @@ def test_judge_prompts_carry_tool_and_transcript() -> None:
     assert GOOD.user_persona.text in crit[1]["content"] and GOOD.goal in crit[1]["content"]
     assert DISTRACTOR in crit[1]["content"]
     assert '"relevant"' in rel[0]["content"] and '"passed"' in crit[0]["content"]
+    # Judges see the seed tool exactly as the generation roles and the dataset rows show it.
+    assert GOOD.seed_tool.spec_json() in rel[1]["content"]
+    assert GOOD.seed_tool.spec_json() in crit[1]["content"]
 
 
 # --------------------------------------------------------- LLM validators, scripted OpenAI server
@@ -765,6 +768,35 @@ def test_accepted_needs_every_stage() -> None:
     assert not accepted([])
     assert not accepted(ok[:3])  # LLM judges never ran
     assert cascade.first_failure(ok) is None
+
+
+def test_the_stage_list_is_the_order_the_cascade_runs() -> None:
+    assert cascade.RULE_STAGES == ("format", "toolcall", "toolargs")
+    assert cascade.LLM_STAGES == ("relevancy", "critique")
+    assert STAGES == cascade.RULE_STAGES + cascade.LLM_STAGES
+    verdicts = run(run_cascade(GOOD, FakeGateway()))
+    assert tuple(v.validator for v in verdicts) == STAGES
+
+
+SELECTION = Verdict(validator="selection", passed=False, reason="wrong tool selected")
+
+
+@pytest.mark.parametrize(
+    "verdicts,failure,stage",
+    [
+        ([Verdict(validator=s, passed=True) for s in STAGES], None, None),
+        ([Verdict(validator="format", passed=True), Verdict(validator="toolcall", passed=False)], 1, "toolcall"),
+        ([*(Verdict(validator=s, passed=True) for s in STAGES[:3]),
+          Verdict(validator="relevancy", passed=True), Verdict(validator="critique", passed=False)], 4, "critique"),
+        ([*(Verdict(validator=s, passed=True) for s in STAGES[:3]),
+          Verdict(validator="relevancy", passed=False), Verdict(validator="critique", passed=False)], 3, "relevancy"),
+        ([SELECTION], 0, None),  # rejected before validation: a failure, but of no cascade stage
+        ([], None, None),
+    ],
+)
+def test_first_failure_and_the_stage_it_belongs_to(verdicts: list[Verdict], failure: int | None, stage: str | None) -> None:
+    assert first_failure(verdicts) is (None if failure is None else verdicts[failure])
+    assert cascade.failed_stage(verdicts) == stage
 
 
 def test_validators_are_pure() -> None:

@@ -9,28 +9,36 @@ concurrently. Every verdict produced is returned; a skipped stage produces none.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.critique import check_critique
-from utcgen.validators.format import check_format
+from utcgen.validators import critique, relevancy, toolargs, toolcall
+from utcgen.validators import format as fmt
 from utcgen.validators.judge import ChatGateway
-from utcgen.validators.relevancy import check_relevancy
-from utcgen.validators.toolargs import check_toolargs
-from utcgen.validators.toolcall import check_toolcall
 
-RULES: tuple[Callable[[Dialogue], Verdict], ...] = (check_format, check_toolcall, check_toolargs)
-STAGES = ("format", "toolcall", "toolargs", "relevancy", "critique")
+# The stages, in cascade order; a stage's name is the `validator` of the verdicts it writes.
+RULES: tuple[tuple[str, Callable[[Dialogue], Verdict]], ...] = (
+    (fmt.NAME, fmt.check_format),
+    (toolcall.NAME, toolcall.check_toolcall),
+    (toolargs.NAME, toolargs.check_toolargs),
+)
+JUDGES: tuple[tuple[str, Callable[[Dialogue, ChatGateway], Awaitable[Verdict]]], ...] = (
+    (relevancy.NAME, relevancy.check_relevancy),
+    (critique.NAME, critique.check_critique),
+)
+RULE_STAGES: tuple[str, ...] = tuple(name for name, _ in RULES)
+LLM_STAGES: tuple[str, ...] = tuple(name for name, _ in JUDGES)
+STAGES: tuple[str, ...] = RULE_STAGES + LLM_STAGES
 
 
 async def run_cascade(d: Dialogue, gateway: ChatGateway) -> list[Verdict]:
     """The verdicts of every stage that ran, in stage order."""
     verdicts: list[Verdict] = []
-    for rule in RULES:
+    for _, rule in RULES:
         verdicts.append(rule(d))
         if not verdicts[-1].passed:
             return verdicts
-    verdicts += await asyncio.gather(check_relevancy(d, gateway), check_critique(d, gateway))
+    verdicts += await asyncio.gather(*(judge(d, gateway) for _, judge in JUDGES))
     return verdicts
 
 
@@ -40,5 +48,15 @@ def accepted(verdicts: list[Verdict]) -> bool:
 
 
 def first_failure(verdicts: list[Verdict]) -> Verdict | None:
-    """The earliest failing verdict (stage order), for the dialogue's rejection reason."""
+    """The earliest failing verdict in recorded order: what rejected the dialogue, if anything did.
+
+    A dialogue's verdicts are the cascade's, in stage order, or the single verdict of the
+    synthesis step that rejected it before validation (e.g. `selection`: wrong tool picked).
+    """
     return next((v for v in verdicts if not v.passed), None)
+
+
+def failed_stage(verdicts: list[Verdict]) -> str | None:
+    """The cascade stage that rejected the dialogue; None when it passed or was rejected before validation."""
+    failed = first_failure(verdicts)
+    return failed.validator if failed is not None and failed.validator in STAGES else None

@@ -10,7 +10,7 @@ from typing import Any
 
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.judge import ChatGateway, ask, tool_spec, transcript
+from utcgen.validators.judge import ChatGateway, ask, transcript
 
 NAME = "critique"
 ROLE = "critic"
@@ -22,7 +22,7 @@ def render(d: Dialogue) -> list[dict[str, str]]:
     return load_prompt("critique").render(
         persona=d.user_persona.text,
         goal=d.goal,
-        tool=tool_spec(d.seed_tool),
+        tool=d.seed_tool.spec_json(),
         candidates=names,
         transcript=transcript(d, thoughts=True),
     )

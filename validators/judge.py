@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from utcgen.pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
-from utcgen.pipeline.records import Dialogue, Tool, Verdict
+from utcgen.pipeline.records import Dialogue, Verdict
 
 log = logging.getLogger("utcgen.validators")
 
@@ -30,15 +30,6 @@ class ChatGateway(Protocol):
     ) -> LLMReply: ...
 
 _SNIPPET = 300
-
-
-def tool_spec(tool: Tool) -> str:
-    """The tool as the judge sees it: name, description, parameter schema."""
-    return json.dumps(
-        {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-        indent=2,
-        ensure_ascii=False,
-    )
 
 
 def transcript(d: Dialogue, *, thoughts: bool) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.judge import ChatGateway, ask, tool_spec, transcript
+from utcgen.validators.judge import ChatGateway, ask, transcript
 
 NAME = "relevancy"
 ROLE = "relevancy"
@@ -18,7 +18,7 @@ ROLE = "relevancy"
 
 def render(d: Dialogue) -> list[dict[str, str]]:
     """The judge's messages: seed tool spec and the public transcript (no private thoughts)."""
-    return load_prompt("relevancy").render(tool=tool_spec(d.seed_tool), transcript=transcript(d, thoughts=False))
+    return load_prompt("relevancy").render(tool=d.seed_tool.spec_json(), transcript=transcript(d, thoughts=False))
 
 
 def _verdict(reply: dict[str, Any]) -> Verdict:

@@ -1,6 +1,9 @@
-"""Stage 5, export: dataset rows, SFT turn slices, statistics, plots, the dataset card
-(rendered from `card.md.j2`), the folder writer and the Hub upload.
+"""Stage 5, export: a run's dialogues become a Hugging Face dataset folder, then a Hub repo.
+
+`run_info` (the run-level facts the export records), `rows` (row models, arrow schemas,
+flattening), `slicing` (SFT turn slices), `stats` (stats.json), `plots`, `card` (README.md,
+rendered from `card.md.j2`), `dataset` (the folder writer and `load_split`), `hub` (upload).
 
 May import: `records`, `config`, `errors`, `files`, `prompts`, and `validators.cascade`
-for the stage list. Never synthesis, the LLM gateway or flows.
+for the stage list and the first failing verdict. Never synthesis, the LLM gateway or flows.
 """

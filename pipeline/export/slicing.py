@@ -8,50 +8,24 @@ which is the loss masking the paper asks for.
 
 from __future__ import annotations
 
-import json
-from typing import Iterable, TypedDict
+from collections.abc import Iterable
 
+from utcgen.pipeline.export.rows import ChatMessage, SftRow
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Message, Tool
-
-class ChatMessage(TypedDict):
-    role: str
-    content: str
-
-
-class SftRow(TypedDict):
-    """One row of the `sft` config; the column order here is the parquet column order."""
-
-    dialogue_id: str
-    turn_index: int
-    phase: str | None
-    seed_tool: str
-    tools: list[str]
-    prompt: list[ChatMessage]
-    completion: list[ChatMessage]
-
-
-def sft_prompt_version() -> str:
-    """Version id of the SFT system template, recorded in the dataset card."""
-    return load_prompt("sft_system").version
-
-
-def tool_spec_json(tool: Tool) -> str:
-    """A tool as a JSON string: parquet keeps one string type whatever the tool's schema."""
-    return json.dumps(tool.openai_spec(), ensure_ascii=False)
 
 
 def build_system_prompt(tools: list[Tool]) -> str:
     """The system message of every slice: the candidate tools, one JSON spec per line."""
-    listing = "\n".join(tool_spec_json(t) for t in tools)
+    listing = "\n".join(t.spec_json() for t in tools)
     return load_prompt("sft_system").render(tools=listing, num_tools=len(tools))[0]["content"]
 
 
 def _as_chat(message: Message) -> ChatMessage:
     """Assistant turns are shown in their wire format, so earlier turns look like targets."""
     if message.role == "assistant":
-        return {"role": "assistant", "content": message.reply_json()}
-    return {"role": message.role, "content": message.content}
+        return ChatMessage(role="assistant", content=message.reply_json())
+    return ChatMessage(role=message.role, content=message.content)
 
 
 def slice_dialogue(dialogue: Dialogue) -> list[SftRow]:
@@ -61,8 +35,8 @@ def slice_dialogue(dialogue: Dialogue) -> list[SftRow]:
     dropped: the SFT system prompt replaces them, as the fine-tuned model will
     see only that at inference.
     """
-    system: ChatMessage = {"role": "system", "content": build_system_prompt(dialogue.candidate_tools)}
-    tools = [tool_spec_json(t) for t in dialogue.candidate_tools]
+    system = ChatMessage(role="system", content=build_system_prompt(dialogue.candidate_tools))
+    tools = [t.spec_json() for t in dialogue.candidate_tools]
     rows: list[SftRow] = []
     history: list[ChatMessage] = []
     for message in dialogue.messages:

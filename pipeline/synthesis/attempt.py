@@ -15,11 +15,12 @@ import random
 from dataclasses import dataclass
 
 from utcgen.pipeline import __version__
-from utcgen.pipeline.synthesis.roles import ReplyError, Roles, prompt_versions
+from utcgen.pipeline.synthesis.roles import ReplyError, Roles
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError
+from utcgen.pipeline.prompts import prompt_versions
 from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, Tool, Verdict
-from utcgen.validators.cascade import run_cascade
+from utcgen.validators.cascade import first_failure, run_cascade
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
             utcgen_version=__version__,
             backend=config.backend(),
             models=config.models.model_dump(),
-            prompt_versions=_versions(),
+            prompt_versions=prompt_versions(),
             seed=config.seed,
             attempt=seed.attempt,
             usage=roles.usage,
@@ -94,7 +95,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage
     dialogue.validation = verdicts
-    failed = next((v for v in verdicts if not v.passed), None)
+    failed = first_failure(verdicts)
     dialogue.accepted = failed is None
     dialogue.rejection_reason = None if failed is None else f"{failed.validator}: {failed.reason}"
     return dialogue
@@ -145,25 +146,3 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
         if reply.tool_calls:
             return  # a call ends the dialogue; toolcall/toolargs judge whether it was the right one
         need_user = True
-
-
-_VERSIONS: dict[str, str] | None = None
-
-
-def _versions() -> dict[str, str]:
-    global _VERSIONS
-    if _VERSIONS is None:
-        from utcgen.pipeline.export.slicing import sft_prompt_version
-
-        _VERSIONS = {**prompt_versions(), "relevancy": _prompt_version("relevancy"),
-                     "critique": _prompt_version("critique"), "sft_system": sft_prompt_version()}
-    return _VERSIONS
-
-
-def _prompt_version(name: str) -> str:
-    from utcgen.pipeline.prompts import PromptError, load_prompt
-
-    try:
-        return load_prompt(name).version
-    except PromptError:
-        return "missing"

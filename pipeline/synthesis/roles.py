@@ -16,24 +16,11 @@ import jsonschema
 
 from utcgen.pipeline.llm.gateway import Gateway
 from utcgen.pipeline.prompts import load_prompt
-from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage
-
-PROMPTS = {
-    "goal": "goal",
-    "slots": "slots",
-    "user_tool_selection": "user_tool_selection",
-    "user_argument_filling": "user_argument_filling",
-    "assistant_tool_selection": "assistant_tool_selection",
-    "assistant_argument_filling": "assistant_argument_filling",
-}
+from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage, tools_json
 
 
 class ReplyError(ValueError):
     """A model reply that cannot be used, even after re-asking."""
-
-
-def prompt_versions() -> dict[str, str]:
-    return {name: load_prompt(file).version for name, file in PROMPTS.items()}
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -88,7 +75,7 @@ class Roles:
         return reply.text
 
     async def goal(self, tool: Tool, persona: Persona, seed: int) -> str:
-        messages = load_prompt("goal").render(persona=persona_text(persona), tool=_dump(tool.openai_spec()))
+        messages = load_prompt("goal").render(persona=persona_text(persona), tool=tool.spec_json())
         state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "seed": seed}
         last = ""
         for retry in range(self.reply_retries + 1):
@@ -113,7 +100,7 @@ class Roles:
         feedback = ""
         for attempt in range(retries + 1):
             messages = load_prompt("slots").render(
-                persona=persona_text(persona), tool=_dump(tool.openai_spec()),
+                persona=persona_text(persona), tool=tool.spec_json(),
                 required=", ".join(required), feedback=feedback)
             state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "seed": seed,
                      "required": required, "attempt": attempt}
@@ -136,8 +123,8 @@ class Roles:
                    gold: dict[str, Any], history: list[Message], seed: int) -> str:
         if phase == "tool_selection":
             messages = load_prompt("user_tool_selection").render(
-                persona=persona_text(persona), goal=goal, tool=_dump(tool.openai_spec()),
-                distractors=_dump([d.openai_spec() for d in distractors]), transcript=transcript(history))
+                persona=persona_text(persona), goal=goal, tool=tool.spec_json(),
+                distractors=tools_json(distractors), transcript=transcript(history))
         else:
             messages = load_prompt("user_argument_filling").render(
                 persona=persona_text(persona), goal=goal, gold_arguments=_dump(gold), transcript=transcript(history))
@@ -154,10 +141,10 @@ class Roles:
                         history: list[Message], seed: int) -> Message:
         if phase == "tool_selection":
             system = load_prompt("assistant_tool_selection").render(
-                tools=_dump([c.openai_spec() for c in candidates]))
+                tools=tools_json(candidates))
         else:
             assert tool is not None
-            system = load_prompt("assistant_argument_filling").render(tool=_dump(tool.openai_spec()))
+            system = load_prompt("assistant_argument_filling").render(tool=tool.spec_json())
         messages = system + [
             {"role": m.role, "content": m.reply_json() if m.role == "assistant" else m.content} for m in history
         ]

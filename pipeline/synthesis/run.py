@@ -25,6 +25,7 @@ from utcgen.pipeline import __version__
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.errors import InputError, UtcgenError
 from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
+from utcgen.pipeline.export.run_info import RunInfo
 from utcgen.pipeline.records import Dialogue, Usage
 
 JOURNAL_DIR = "journal"
@@ -212,18 +213,13 @@ def export_run(config: RunConfig, records: dict[int, JobRecord], wall_time_s: fl
     return export_dataset(accepted + rejected, Path(config.out), run_info(config, accepted + rejected, wall_time_s))
 
 
-def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | None) -> dict[str, Any]:
-    from utcgen.pipeline.synthesis.attempt import _versions
-
-    usage = Usage()
-    for d in dialogues:
-        usage.add(d.generation.usage)
-    return {
-        "config": config.model_dump(), "catalog": config.catalog, "requested": config.num_dialogues,
-        "seed": config.seed, "models": config.models.model_dump(), "backend": config.backend(),
-        "offline": config.backend() == "offline", "prompt_versions": _versions(), "usage": usage,
-        "wall_time_s": wall_time_s, "utcgen_version": __version__,
-    }
+def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | None) -> RunInfo:
+    return RunInfo(
+        config=config.model_dump(mode="json"), catalog=config.catalog, requested=config.num_dialogues,
+        seed=config.seed, models=config.models.model_dump(), backend=config.backend(),
+        usage=Usage.total(d.generation.usage for d in dialogues), wall_time_s=wall_time_s,
+        utcgen_version=__version__,
+    )
 
 
 def _tally(progress: Progress, record: JobRecord) -> None:

@@ -1,0 +1,118 @@
+"""README.md, the dataset card: YAML front matter for the Hub, then a description of the data.
+
+The text is the template `card.md.j2`. Its numbers come from stats.json's content, so
+the card and stats.json cannot disagree, and its column tables from the row models'
+field descriptions (`rows.columns`), so a column is documented where it is defined.
+"""
+
+from __future__ import annotations
+
+import inspect
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+
+from utcgen.pipeline.export.plots import PLOT_TITLES
+from utcgen.pipeline.export.rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, columns
+from utcgen.pipeline.export.run_info import RunInfo
+
+TEMPLATE = "card.md.j2"
+TAGS = ["tool-calling", "function-calling", "synthetic", "multi-turn", "disambiguation", "sft", "diaforge"]
+
+
+def _size_category(n: int) -> str:
+    for bound, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+    ):
+        if n < bound:
+            return label
+    return "10M<n<100M"
+
+
+def rows_per_config(stats: dict[str, Any]) -> dict[str, int]:
+    """Rows of each config as stats.json counts them."""
+    counts = stats["counts"]
+    return {"dialogues": counts["accepted"], "sft": counts["sft_rows"], "rejected": counts["rejected"]}
+
+
+def front_matter(stats: dict[str, Any], run: RunInfo) -> dict[str, Any]:
+    """The card's YAML metadata; `configs:` is what tells `datasets` where each config's files are."""
+    return {
+        "pretty_name": run.pretty_name,
+        "license": run.license,
+        "language": ["en"],
+        "task_categories": ["text-generation"],
+        "tags": TAGS,
+        "size_categories": [_size_category(max(rows_per_config(stats).values()))],
+        "configs": [
+            {
+                "config_name": name,
+                "data_files": [{"split": "train", "path": f"data/{name}/*.parquet"}],
+                **({"default": True} if name == DEFAULT_CONFIG else {}),
+            }
+            for name in CONFIGS
+        ],
+    }
+
+
+def config_docs() -> list[dict[str, Any]]:
+    """Per config, default first: its description and the columns it documents.
+
+    A config whose row model extends another's documents only the columns it adds.
+    """
+    out = []
+    for name in sorted(CONFIGS, key=lambda n: n != DEFAULT_CONFIG):
+        model = CONFIG_ROWS[name]
+        extends = next((n for n, m in CONFIG_ROWS.items() if m is not model and issubclass(model, m)), None)
+        inherited = set(CONFIG_ROWS[extends].model_fields) if extends else set()
+        out.append(
+            {
+                "name": name,
+                "default": name == DEFAULT_CONFIG,
+                "summary": inspect.cleandoc(model.__doc__ or ""),
+                "extends": extends,
+                "columns": [c for c in columns(model) if c.name.split(".")[0].split("[")[0] not in inherited],
+            }
+        )
+    return out
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _rate(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate:.1%}"
+
+
+@lru_cache(maxsize=1)
+def _template() -> Any:
+    from jinja2 import Environment, StrictUndefined
+
+    env = Environment(
+        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False
+    )
+    env.filters.update(cell=_cell, rate=_rate)
+    return env.from_string(files(__package__).joinpath(TEMPLATE).read_text(encoding="utf-8"))
+
+
+def render_card(stats: dict[str, Any], run: RunInfo, plots: list[str]) -> str:
+    """README.md for an exported folder whose stats.json is `stats` and whose plots/ holds `plots`."""
+    ks = stats["run"]["distractor_counts"]
+    k_text = f"k={ks[0]}" if len(ks) == 1 else ("k=" + "/".join(map(str, ks)) if ks else "k (5 in the paper)")
+    return _template().render(
+        front_matter=yaml.safe_dump(front_matter(stats, run), sort_keys=False, allow_unicode=True).rstrip(),
+        run=run,
+        stats=stats,
+        k_text=k_text,
+        plots=[(name, PLOT_TITLES.get(name, name)) for name in plots],
+        configs=config_docs(),
+        repo=run.repo_id or "path/to/this/folder",
+        empty=[name for name, n in rows_per_config(stats).items() if n == 0],
+    )
