@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import REPO
@@ -31,6 +30,8 @@ def generate(tmp_path: Path, out: Path, *extra: str, **kw) -> subprocess.Complet
 
 
 def ids(out: Path, config: str = "dialogues") -> list[str]:
+    import pyarrow.parquet as pq
+
     return pq.read_table(out / "data" / config / "train-00000-of-00001.parquet").column("id").to_pylist()
 
 

@@ -14,15 +14,24 @@ from utcgen.pipeline.llm.offline import gold_values as values, policies
 from utcgen.pipeline.retrieval.personas import load_personas
 from tests.conftest import REPO
 
-TOOLS = load_catalog(REPO / "catalog" / "tools")
-PERSONAS = load_personas(REPO / "catalog" / "personas.jsonl")
+
+
+# Loaded when a test runs, not at collection.
+@pytest.fixture(scope="module")
+def tools():
+    return load_catalog(REPO / "catalog" / "tools")
+
+
+@pytest.fixture(scope="module")
+def personas():
+    return load_personas(REPO / "catalog" / "personas.jsonl")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_gold_values_validate_for_every_shipped_tool(seed):
+def test_gold_values_validate_for_every_shipped_tool(seed, tools, personas):
     checker = jsonschema.FormatChecker()
-    for i, tool in enumerate(TOOLS):
-        persona = PERSONAS[(i * 7 + seed) % len(PERSONAS)]
+    for i, tool in enumerate(tools):
+        persona = personas[(i * 7 + seed) % len(personas)]
         state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "required": tool.required,
                  "seed": seed}
         args = json.loads(policies.slots(state, []))["arguments"]
@@ -32,12 +41,12 @@ def test_gold_values_validate_for_every_shipped_tool(seed):
         assert not errors, (tool.name, args, [e.message for e in errors])
 
 
-def test_spoken_values_read_back_exactly():
+def test_spoken_values_read_back_exactly(tools, personas):
     rng = random.Random(5)
-    for tool in TOOLS:
+    for tool in tools:
         for key in tool.required:
             schema = tool.properties[key]
-            value = values.generate(key, schema, PERSONAS[0].model_dump(), rng)
+            value = values.generate(key, schema, personas[0].model_dump(), rng)
             assert values.read(values.say(value), schema) == value, (tool.name, key, value)
 
 
@@ -50,12 +59,12 @@ def test_patterns_generate_matching_strings():
         values.from_pattern("^(a|b)+$", rng)
 
 
-def test_user_reveals_only_gold_values_and_assistant_extracts_them():
-    tool = next(t for t in TOOLS if len(t.required) >= 3)
-    gold = json.loads(policies.slots({"tool": tool.model_dump(), "persona": PERSONAS[0].model_dump(),
+def test_user_reveals_only_gold_values_and_assistant_extracts_them(tools, personas):
+    tool = next(t for t in tools if len(t.required) >= 3)
+    gold = json.loads(policies.slots({"tool": tool.model_dump(), "persona": personas[0].model_dump(),
                                       "required": tool.required, "seed": 0}, []))["arguments"]
     history: list[dict] = []
-    state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": PERSONAS[0].model_dump(),
+    state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": personas[0].model_dump(),
              "gold_arguments": gold, "seed": 0, "history": history}
     for _ in range(6):
         reply = json.loads(policies.assistant({**state, "history": history}, []))
@@ -68,8 +77,8 @@ def test_user_reveals_only_gold_values_and_assistant_extracts_them():
         pytest.fail("the assistant never called the tool")
 
 
-def test_assistant_in_tool_selection_does_not_see_the_seed_tool():
-    state = {"phase": "tool_selection", "candidates": [t.model_dump() for t in TOOLS[:6]], "tool": None,
+def test_assistant_in_tool_selection_does_not_see_the_seed_tool(tools):
+    state = {"phase": "tool_selection", "candidates": [t.model_dump() for t in tools[:6]], "tool": None,
              "history": [{"role": "user", "content": "Need help with something."}], "seed": 0}
     reply = json.loads(policies.assistant(state, []))
     assert reply["tool_calls"] == [] and reply["content"].endswith("?")  # asks, never guesses on turn one

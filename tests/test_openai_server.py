@@ -11,10 +11,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import aiohttp  # noqa: E402
 import httpx  # noqa: E402
-import litellm  # noqa: E402
-import openai  # noqa: E402
 import pytest  # noqa: E402
 
 from tests.support.openai_server import (  # noqa: E402
@@ -38,9 +35,19 @@ MESSAGES = [{"role": "system", "content": "You are terse."},
 
 def acompletion(srv: ScriptedOpenAIServer, **kwargs: Any) -> Any:
     """Run one real litellm.acompletion against ``srv`` and return the response."""
+    import litellm  # loads in seconds: only the tests that call it pay for it
+
     kwargs.setdefault("messages", MESSAGES)
     return asyncio.run(litellm.acompletion(model="openai/test", api_base=srv.base_url,
                                            api_key="x", **kwargs))
+
+
+def error_class(dotted: str) -> type[Exception]:
+    """`"litellm.Timeout"` -> the class, imported when a test needs it (not at collection)."""
+    import importlib
+
+    module, name = dotted.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)
 
 
 def client(srv: ScriptedOpenAIServer, **kwargs: Any) -> httpx.Client:
@@ -138,7 +145,7 @@ def test_litellm_retry_waits_for_retry_after() -> None:
 
 def test_litellm_raises_rate_limit_without_retries() -> None:
     with ScriptedOpenAIServer(faults={0: RateLimited(1.0)}) as srv:
-        with pytest.raises(litellm.RateLimitError):
+        with pytest.raises(error_class("litellm.RateLimitError")):
             acompletion(srv, num_retries=0)
     assert srv.status_counts == {429: 1}
 
@@ -146,16 +153,18 @@ def test_litellm_raises_rate_limit_without_retries() -> None:
 @pytest.mark.parametrize(
     ("fault", "status", "expected"),
     [
-        (ServerError(), 500, litellm.InternalServerError),
-        (ServerError(503), 503, litellm.ServiceUnavailableError),
-        (Malformed, 200, openai.APIError),
+        (ServerError(), 500, "litellm.InternalServerError"),
+        (ServerError(503), 503, "litellm.ServiceUnavailableError"),
+        (Malformed, 200, "openai.APIError"),
     ],
     ids=["500", "503", "malformed"],
 )
 def test_server_errors_and_malformed_raise_at_client(fault: Any, status: int,
-                                                     expected: type[Exception]) -> None:
+                                                     expected: str) -> None:
+    import openai
+
     with ScriptedOpenAIServer(faults={0: fault}) as srv:
-        with pytest.raises(expected) as info:
+        with pytest.raises(error_class(expected)) as info:
             acompletion(srv, num_retries=0)
         ok = acompletion(srv, num_retries=0)  # a fault fires once by default
 
@@ -165,6 +174,9 @@ def test_server_errors_and_malformed_raise_at_client(fault: Any, status: int,
 
 
 def test_slow_reply_exceeds_litellm_timeout_and_stop_cuts_the_wait() -> None:
+    import litellm
+    import openai
+
     srv = ScriptedOpenAIServer(faults={0: Slow(5.0)}).start()
     try:
         started = time.monotonic()
@@ -264,6 +276,8 @@ def test_litellm_extra_headers_and_extra_body_reach_the_server() -> None:
 
 
 def test_64_concurrent_requests_with_latency_run_in_parallel() -> None:
+    import aiohttp
+
     n, latency = 64, 0.3
     with ScriptedOpenAIServer(latency=latency) as srv:
         async def main() -> list[float]:
@@ -289,6 +303,8 @@ def test_64_concurrent_requests_with_latency_run_in_parallel() -> None:
 
 
 def test_64_concurrent_litellm_calls_run_in_parallel() -> None:
+    import litellm
+
     n, latency = 64, 0.3
     with ScriptedOpenAIServer(latency=latency) as srv:
         async def main() -> tuple[list[str], float]:
