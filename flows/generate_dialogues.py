@@ -1,16 +1,15 @@
-"""Prefect flow `generate-dialogues`: seed jobs in waves of batch tasks, then the dataset export.
+"""Prefect flow `generate-dialogues`: the library's waves of seed jobs as batch tasks, then the export.
 
-The journal under `<out>/journal/` is the only state that matters: every finished seed job
-is a file there, a batch task skips the jobs it finds, and the dataset is always the first
-N accepted dialogues by job number. So a retried task, a re-run flow or a larger
-`num_dialogues` resumes without duplicates, and the local and Dask runners give the same
-dataset whatever order the batches ran in.
+Everything that decides what runs lives in the library (`utcgen.pipeline.synthesis.schedule`
+plans the waves, `...synthesis.batch` runs a batch in a worker process, the journal keeps
+every finished job); this module only maps batches onto Prefect tasks and reports. So a
+retried task, a re-run flow or a larger `num_dialogues` resumes without duplicates, and the
+local and Dask runners give the same dataset whatever order the batches ran in.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -20,48 +19,17 @@ from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from utcgen.flows._runtime import run_batch
-from utcgen.pipeline.config import ROLES, RunConfig, load_config
-from utcgen.pipeline.synthesis.run import JobRecord, Journal, check_fruitless, export_run, select
+from utcgen.pipeline.config import RunConfig, load_config
 from utcgen.pipeline.errors import InputError, UtcgenError
 from utcgen.pipeline.llm.gateway import check_models
+from utcgen.pipeline.synthesis.batch import run_batch
+from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
+from utcgen.pipeline.synthesis.run import export_run
+from utcgen.pipeline.synthesis.schedule import run_waves
 
 DEFAULT_BATCH_SIZE = 8
 ARTIFACT_KEY = "utcgen-dataset-summary"
 LOCAL_THREADS = 4  # batch tasks in flight with the local runner; they share one event loop
-
-
-def build_config(config: str | None = None, catalog: str | None = None, num_dialogues: int | None = None,
-                 out: str | None = None, seed: int | None = None, models: dict[str, str] | None = None,
-                 model: str | None = None) -> RunConfig:
-    """load_config with the flow's overrides; `model` sets every role, then `models` per role."""
-    cfg = load_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed})
-    if model or models:
-        unknown = sorted(set(models or {}) - set(ROLES))
-        if unknown:
-            raise InputError(f"models: unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
-        roles = cfg.models.model_dump()
-        if model:
-            roles = {role: model for role in roles}
-        roles.update(models or {})
-        cfg = RunConfig.model_validate({**cfg.model_dump(), "models": roles})
-    return cfg
-
-
-def plan_wave(records: dict[int, JobRecord], n: int, batch_size: int, parallelism: int) -> list[list[int]]:
-    """Batches of the lowest job numbers not yet journaled, enough to reach n accepted at the
-    acceptance rate seen so far (gaps left by failed batches come first, being lowest)."""
-    accepted = sum(r.accepted for r in records.values())
-    rate = accepted / len(records) if records else 1.0
-    count = max(1, math.ceil((n - accepted) / max(rate, 0.1)))
-    jobs: list[int] = []
-    job = 0
-    while len(jobs) < count:
-        if job not in records:
-            jobs.append(job)
-        job += 1
-    size = max(1, min(batch_size, math.ceil(len(jobs) / max(parallelism, 1))))
-    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
 
 
 @task(name="synthesise-batch", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE, persist_result=False)
@@ -181,41 +149,42 @@ def generate_dialogues(
 
     logger = get_run_logger()
     start = time.monotonic()
-    cfg = build_config(config, catalog, num_dialogues, out, seed, models, model)
+    cfg = load_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},
+                      model=model, models=models)
     if problems := check_models(cfg):  # before any task: a missing key would fail every one of them
         raise InputError(problems)
     if batch_size < 1:
         raise InputError("batch_size must be at least 1")
     n, out_dir = cfg.num_dialogues, Path(cfg.out)
     journal = Journal(out_dir, cfg)  # refuses an --out made with another configuration
-    records = journal.load()
+    jobs_before = len(journal.load())
     logger.info("%d dialogues -> %s (backend %s, catalog %s, runner %s); %d jobs already journaled",
-                n, out_dir, cfg.backend(), cfg.catalog, task_runner, len(records))
+                n, out_dir, cfg.backend(), cfg.catalog, task_runner, jobs_before)
     payload = cfg.model_dump(mode="json")
-    parallelism = dask_workers if task_runner == "dask" else 1
-    waves = 0
     with ExitStack() as stack:
         runner: TaskRunner | None = None
-        while not select(records, n)[2]:
-            check_fruitless(records)
+
+        def on_wave(wave: int, batches: list[list[int]], records: dict[int, JobRecord]) -> None:
+            logger.info("wave %d: %d jobs in %d batch(es), from job %d; %d/%d accepted in the leading jobs so far",
+                        wave, sum(map(len, batches)), len(batches), batches[0][0],
+                        len(select(records, n)[0]), n)
+
+        def run_wave(batches: list[list[int]]) -> None:
+            nonlocal runner
             if runner is None:  # started only when there is work: a finished run needs no cluster
                 runner = _task_runner(task_runner, dask_address, dask_workers)
                 if task_runner == "dask":
                     _api_url_for_remote_tasks(stack)
                 stack.enter_context(runner)
-            batches = plan_wave(records, n, batch_size, parallelism)
-            waves += 1
-            logger.info("wave %d: %d jobs in %d batch(es), from job %d", waves, sum(map(len, batches)),
-                        len(batches), batches[0][0])
             futures = runner.map(synthesise_batch, {"config": unmapped(payload), "jobs": batches})
             futures.wait()
             failed = [f for f in futures if not f.state.is_completed()]
-            records = journal.load()
-            accepted = select(records, n)[0]
-            logger.info("wave %d done: %d/%d accepted in the leading jobs, %d jobs journaled", waves,
-                        len(accepted), n, len(records))
             if failed:
                 failed[0].result()  # raises the batch's error; finished jobs stay journaled
+
+        waves = run_waves(journal, n, run_wave, batch_size=batch_size,
+                          parallelism=dask_workers if task_runner == "dask" else 1, on_wave=on_wave)
+    records = journal.load()
     wall = round(time.monotonic() - start, 2)
     summary = export_dataset_task(payload, wall)
     stats = json.loads(Path(summary["stats_path"]).read_text(encoding="utf-8"))

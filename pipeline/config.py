@@ -59,6 +59,7 @@ class LLMSettings(Strict):
 class RunConfig(Strict):
     catalog: str = "catalog/tools"
     personas: str = "catalog/personas.jsonl"
+    persona_field: str | None = None  # the field holding each persona's text (default: detected)
     num_dialogues: int = Field(60, ge=1)
     seed: int = 0
     out: str = "output"
@@ -78,8 +79,13 @@ class RunConfig(Strict):
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Reads YAML (default: configs/default.yaml), applies overrides, then UTCGEN_MODEL / UTCGEN_API_BASE."""
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,
+                model: str | None = None, models: dict[str, str] | None = None) -> RunConfig:
+    """The run configuration every entry point uses (the CLI, the flows, the library).
+
+    Reads the YAML file (default: the shipped configs/default.yaml), then applies, each over
+    the last: `overrides` (top-level keys; None values are skipped), UTCGEN_API_BASE, the model
+    for every role (`model`, else UTCGEN_MODEL), and `models` for single roles."""
     path = Path(path) if path else shipped("configs", "default.yaml")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -94,8 +100,12 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     for key, value in (overrides or {}).items():
         if value is not None:
             raw[key] = value
-    if model := os.environ.get("UTCGEN_MODEL"):
-        raw["models"] = {role: model for role in ROLES}
+    if every := model or os.environ.get("UTCGEN_MODEL"):
+        raw["models"] = {role: every for role in ROLES}
+    if models:
+        if unknown := sorted(set(models) - set(ROLES)):
+            raise InputError(f"models: unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
+        raw["models"] = {**(raw.get("models") or {}), **models}
     if api_base := os.environ.get("UTCGEN_API_BASE"):
         raw.setdefault("llm", {})["api_base"] = api_base
     try:

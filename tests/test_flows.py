@@ -16,7 +16,6 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from utcgen.pipeline.synthesis.run import JobRecord
 
 TOKEN = "hf_FLOWtokenDoNotLeak0123456789abcdef"
 
@@ -34,7 +33,7 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     from prefect.settings import PREFECT_HOME, temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
-    from utcgen.flows._runtime import RUNTIME
+    from utcgen.pipeline.synthesis.batch import RUNTIME
 
     mp = pytest.MonkeyPatch()
     mp.setenv("UTCGEN_CACHE_DIR", str(shared_cache(tmp_path_factory)))
@@ -51,35 +50,6 @@ def ids(out: Path, config: str = "dialogues") -> list[str]:
 
 
 # ------------------------------------------------------------------ pure helpers
-
-
-def _record(job: int, accepted: bool) -> JobRecord:
-    return JobRecord.model_construct(job=job, seed_tool="t", accepted=accepted, dialogues=[], elapsed_s=0.0)
-
-
-def test_plan_wave_fills_gaps_first_and_splits_for_workers() -> None:
-    from utcgen.flows.generate_dialogues import plan_wave
-
-    assert plan_wave({}, 6, 8, 1) == [[0, 1, 2, 3, 4, 5]]
-    assert plan_wave({}, 6, 2, 2) == [[0, 1], [2, 3], [4, 5]]
-    assert plan_wave({}, 6, 8, 2) == [[0, 1, 2], [3, 4, 5]]
-    # half accepted so far: 2 missing need about 4 more jobs; job 1 (a gap) comes first
-    records = {0: _record(0, True), 2: _record(2, False), 3: _record(3, True), 4: _record(4, False)}
-    assert plan_wave(records, 4, 8, 1) == [[1, 5, 6, 7]]
-
-
-def test_build_config_applies_model_then_roles(monkeypatch: pytest.MonkeyPatch) -> None:
-    from utcgen.flows.generate_dialogues import build_config
-    from utcgen.pipeline.errors import InputError
-
-    monkeypatch.delenv("UTCGEN_MODEL", raising=False)
-    cfg = build_config(num_dialogues=3, seed=7, model="openai/gpt-4o-mini", models={"critic": "ollama/qwen3"})
-    assert (cfg.num_dialogues, cfg.seed) == (3, 7)
-    assert cfg.models.critic == "ollama/qwen3" and cfg.models.user == "openai/gpt-4o-mini"
-    assert cfg.backend() == "litellm"
-    assert build_config().backend() == "offline"
-    with pytest.raises(InputError, match="unknown role"):
-        build_config(models={"judge": "x/y"})
 
 
 def test_summary_markdown_lists_counts_validators_and_usage() -> None:

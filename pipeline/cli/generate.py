@@ -15,9 +15,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", help="YAML run configuration (default: configs/default.yaml)")
     p.add_argument("--catalog", help="tool catalog file or folder")
     p.add_argument("--personas", help="personas JSONL")
+    p.add_argument("--persona-field", metavar="NAME",
+                   help="field holding each persona's text (default: text, persona or input persona)")
     p.add_argument("--num-dialogues", type=int, help="accepted dialogues to produce")
     p.add_argument("--out", help="output folder (a Hugging Face dataset repository layout)")
     p.add_argument("--seed", type=int)
+    p.add_argument("--model", metavar="MODEL", help="litellm model for every role (over UTCGEN_MODEL and the config)")
     p.add_argument("--max-in-flight", type=int, help="LLM calls in flight")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -28,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from utcgen.pipeline.synthesis.run import Engine
 
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
-                                       "num_dialogues": args.num_dialogues, "out": args.out, "seed": args.seed})
+                                       "persona_field": args.persona_field,
+                                       "num_dialogues": args.num_dialogues, "out": args.out, "seed": args.seed},
+                         model=args.model)
     if args.max_in_flight:
         config.llm.max_in_flight = args.max_in_flight
     start = time.monotonic()

@@ -1,20 +1,16 @@
-"""A generation run: seed jobs, the resumable journal, scheduling to N accepted, export.
+"""A generation run: the engine that turns seed jobs into journaled records, and the export.
 
-Job j synthesises the seed tool `order[j mod |catalog|]` (a seeded permutation), with
-up to `max_attempts` attempts. Each finished job is written to the journal at once,
-as its own file, atomically: a kill loses at most the jobs in flight, and a re-run of
-the same command skips every finished job. The dataset is the accepted dialogues of
-the lowest-numbered jobs, N of them, so the result does not depend on scheduling,
-concurrency or how many times the run was interrupted.
+Job j synthesises the seed tool `order[j mod |catalog|]` (a seeded permutation), with up
+to `max_attempts` attempts. Which jobs run is decided by `schedule`, where they are kept
+by `journal`; the dataset is the first N accepted dialogues by job number, so the result
+does not depend on scheduling, concurrency or how many times the run was interrupted.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,79 +19,11 @@ from pydantic import BaseModel
 
 from utcgen.pipeline import __version__
 from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.errors import InputError, UtcgenError
-from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
+from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.export.run_info import RunInfo
 from utcgen.pipeline.records import Dialogue, Usage
-
-JOURNAL_DIR = "journal"
-MAX_FRUITLESS_JOBS = 20  # abort when this many seed jobs in a row produced nothing
-
-
-class JobRecord(BaseModel):
-    """The outcome of one seed job: every attempt, the last one accepted if any was."""
-
-    job: int
-    seed_tool: str
-    accepted: bool
-    dialogues: list[Dialogue]
-    elapsed_s: float
-
-    @property
-    def final(self) -> Dialogue:
-        return self.dialogues[-1]
-
-
-class Journal:
-    """One JSON file per finished job under `<out>/journal/`, plus the run manifest."""
-
-    def __init__(self, out: Path, config: RunConfig) -> None:
-        self.dir = out / JOURNAL_DIR
-        manifest = self.dir / "run.json"
-        if manifest.exists():
-            try:
-                previous = json.loads(manifest.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise InputError(f"{manifest}: unreadable run manifest: {exc}") from exc
-            if previous.get("fingerprint") != config.fingerprint():
-                raise InputError(
-                    f"{out}: holds a run made with a different configuration (catalog, personas, seed, "
-                    "models or synthesis settings changed). Use another --out, or delete the folder to start over."
-                )
-        else:
-            write_atomic(manifest, json.dumps({"fingerprint": config.fingerprint(), "utcgen_version": __version__,
-                                               "config": config.model_dump()}, indent=2))
-        remove_stale_temporaries(self.dir)  # a write interrupted by a kill; its job simply runs again
-
-    def path(self, job: int) -> Path:
-        return self.dir / f"job-{job:07d}.json"
-
-    def write(self, record: JobRecord) -> None:
-        write_atomic(self.path(record.job), record.model_dump_json())
-
-    def load(self) -> dict[int, JobRecord]:
-        records = {}
-        for path in sorted(self.dir.glob("job-*.json")):
-            try:
-                record = JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue  # cannot happen with atomic writes; if it does, the job is redone
-            records[record.job] = record
-        return records
-
-
-def select(records: dict[int, JobRecord], n: int) -> tuple[list[Dialogue], list[Dialogue], bool]:
-    """(accepted, rejected, complete): the first n accepted dialogues by job number, and the
-    rejected attempts of the jobs up to the last one used. `complete` when n were found."""
-    accepted: list[Dialogue] = []
-    rejected: list[Dialogue] = []
-    job = 0
-    while job in records and len(accepted) < n:
-        for d in records[job].dialogues:
-            (accepted if d.accepted else rejected).append(d)
-        job += 1
-    return accepted, rejected, len(accepted) >= n
-
+from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
+from utcgen.pipeline.synthesis.schedule import check_fruitless, pending
 
 class Progress(BaseModel):
     target: int
@@ -123,7 +51,7 @@ class Engine:
         self.tools = load_catalog(config.catalog)
         if len(self.tools) < 2:
             raise InputError(f"{config.catalog}: a catalog needs at least 2 tools to have distractors")
-        self.personas = load_personas(config.personas)
+        self.personas = load_personas(config.personas, field=config.persona_field)
         self.journal = Journal(self.out, config)
         self.embedder = embedder or Embedder()
         self.index = ToolIndex(self.tools, self.embedder)
@@ -171,18 +99,11 @@ class Engine:
             on_progress(progress)
         window = self.config.synthesis.max_jobs_in_flight
         active: dict[asyncio.Task, int] = {}
-        next_job = 0
         try:
             while not select(records, n)[2]:
                 check_fruitless(records)
-                while len(active) < window:
-                    while next_job in records:
-                        next_job += 1
-                    pending_accepts = sum(r.accepted for r in records.values()) + len(active)
-                    if active and pending_accepts >= n + window:
-                        break  # enough in flight to finish if they succeed; wait for outcomes first
-                    active[asyncio.ensure_future(self.run_job(next_job))] = next_job
-                    next_job += 1
+                for job in pending(records, n, in_flight=active.values(), limit=window - len(active)):
+                    active[asyncio.ensure_future(self.run_job(job))] = job
                 done, _ = await asyncio.wait(active, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     active.pop(task)
@@ -228,13 +149,3 @@ def _tally(progress: Progress, record: JobRecord) -> None:
     progress.rejected += sum(not d.accepted for d in record.dialogues)
     for d in record.dialogues:
         progress.usage.add(d.generation.usage)
-
-
-def check_fruitless(records: dict[int, JobRecord]) -> None:
-    """Stops a run that is burning calls for nothing (e.g. a model that never follows the format)."""
-    if len(records) < MAX_FRUITLESS_JOBS or any(r.accepted for r in records.values()):
-        return
-    reasons = Counter((r.final.rejection_reason or "?").split(":")[0] + ": " +
-                      (r.final.rejection_reason or "?").split(":", 1)[-1][:80] for r in records.values())
-    top = "; ".join(f"{count}x {reason.strip()}" for reason, count in reasons.most_common(3))
-    raise UtcgenError(f"no dialogue accepted in the first {len(records)} seed jobs; most common rejections: {top}")

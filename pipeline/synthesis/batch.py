@@ -1,11 +1,12 @@
-"""Per-process state for flow tasks: one event loop thread, one embedder, engines by config.
+"""Running a batch of seed jobs inside a long-lived process, for orchestrators.
 
-A Prefect task runs in a worker thread (the local runner) or in a Dask worker process.
+An orchestrator's task (a Prefect task in a worker thread, or in a Dask worker process)
+calls `run_batch` with job numbers chosen by `schedule`.
 Building an `Engine` costs the catalog load, the embedding index and, on a cold cache,
 the embedding model: it is done once per process and configuration, and every batch
 task in that process then submits its jobs to one shared event loop. The engine's
 gateway therefore bounds LLM calls for the whole process, as it does for `utcgen generate`.
-Nothing here imports prefect, so it is usable (and testable) without it.
+Nothing here knows the orchestrator.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.synthesis.run import Engine, JobRecord
+from utcgen.pipeline.records import Usage
+from utcgen.pipeline.synthesis.journal import JobRecord
+from utcgen.pipeline.synthesis.run import Engine
 
 MAX_ENGINES = 4  # configurations kept per process; the least recently used one is closed
 
@@ -33,9 +36,7 @@ class BatchOutcome:
     accepted: int = 0
     attempts: int = 0
     rejected_attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
+    usage: Usage = field(default_factory=Usage)
     errors: dict[int, str] = field(default_factory=dict)
 
     def add(self, record: JobRecord) -> None:
@@ -44,16 +45,13 @@ class BatchOutcome:
         self.attempts += len(record.dialogues)
         self.rejected_attempts += sum(not d.accepted for d in record.dialogues)
         for d in record.dialogues:
-            self.prompt_tokens += d.generation.usage.prompt_tokens
-            self.completion_tokens += d.generation.usage.completion_tokens
-            self.cost_usd += d.generation.usage.cost_usd
+            self.usage.add(d.generation.usage)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "jobs": self.jobs, "ran": sorted(self.ran), "skipped": self.skipped, "accepted": self.accepted,
             "attempts": self.attempts, "rejected_attempts": self.rejected_attempts,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "cost_usd": round(self.cost_usd, 6), "errors": {str(k): v for k, v in self.errors.items()},
+            "usage": self.usage.model_dump(), "errors": {str(k): v for k, v in self.errors.items()},
         }
 
 

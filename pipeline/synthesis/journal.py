@@ -1,0 +1,87 @@
+"""The run journal: one file per finished seed job, and the run manifest.
+
+Each finished job is written at once, as its own file, atomically: a kill loses at most
+the jobs in flight, and a re-run of the same command skips every finished job. The
+dataset is the accepted dialogues of the lowest-numbered jobs, N of them (`select`), so
+the result does not depend on scheduling, concurrency or how often the run was interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from utcgen.pipeline import __version__
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
+from utcgen.pipeline.records import Dialogue
+
+JOURNAL_DIR = "journal"
+
+
+class JobRecord(BaseModel):
+    """The outcome of one seed job: every attempt, the last one accepted if any was."""
+
+    job: int
+    seed_tool: str
+    accepted: bool
+    dialogues: list[Dialogue]
+    elapsed_s: float
+
+    @property
+    def final(self) -> Dialogue:
+        return self.dialogues[-1]
+
+
+class Journal:
+    """One JSON file per finished job under `<out>/journal/`, plus the run manifest."""
+
+    def __init__(self, out: Path, config: RunConfig) -> None:
+        self.dir = out / JOURNAL_DIR
+        manifest = self.dir / "run.json"
+        if manifest.exists():
+            try:
+                previous = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise InputError(f"{manifest}: unreadable run manifest: {exc}") from exc
+            if previous.get("fingerprint") != config.fingerprint():
+                raise InputError(
+                    f"{out}: holds a run made with a different configuration (catalog, personas, seed, "
+                    "models or synthesis settings changed). Use another --out, or delete the folder to start over."
+                )
+        else:
+            write_atomic(manifest, json.dumps({"fingerprint": config.fingerprint(), "utcgen_version": __version__,
+                                               "config": config.model_dump()}, indent=2))
+        remove_stale_temporaries(self.dir)  # a write interrupted by a kill; its job simply runs again
+
+    def path(self, job: int) -> Path:
+        return self.dir / f"job-{job:07d}.json"
+
+    def write(self, record: JobRecord) -> None:
+        write_atomic(self.path(record.job), record.model_dump_json())
+
+    def load(self) -> dict[int, JobRecord]:
+        records = {}
+        for path in sorted(self.dir.glob("job-*.json")):
+            try:
+                record = JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # cannot happen with atomic writes; if it does, the job is redone
+            records[record.job] = record
+        return records
+
+
+def select(records: dict[int, JobRecord], n: int) -> tuple[list[Dialogue], list[Dialogue], bool]:
+    """(accepted, rejected, complete): the first n accepted dialogues by job number, and the
+    rejected attempts of the jobs up to the last one used. `complete` when n were found."""
+    accepted: list[Dialogue] = []
+    rejected: list[Dialogue] = []
+    job = 0
+    while job in records and len(accepted) < n:
+        for d in records[job].dialogues:
+            (accepted if d.accepted else rejected).append(d)
+        job += 1
+    return accepted, rejected, len(accepted) >= n

@@ -1,0 +1,107 @@
+"""The one scheduler: which seed jobs run next, for the engine and for the flows alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from utcgen.pipeline.config import load_config
+from utcgen.pipeline.errors import InputError, UtcgenError
+from utcgen.pipeline.records import Dialogue
+from utcgen.pipeline.synthesis.journal import JobRecord
+from utcgen.pipeline.synthesis.schedule import MAX_FRUITLESS_JOBS, batches, check_fruitless, pending, run_waves
+
+
+def _record(job: int, accepted: bool, reason: str | None = None) -> JobRecord:
+    final = Dialogue.model_construct(accepted=accepted, rejection_reason=reason)
+    return JobRecord.model_construct(job=job, seed_tool="t", accepted=accepted, dialogues=[final], elapsed_s=0.0)
+
+
+def test_pending_starts_with_the_target_when_nothing_ran() -> None:
+    assert pending({}, 6) == [0, 1, 2, 3, 4, 5]
+    assert pending({}, 6, limit=2) == [0, 1]
+    assert pending({}, 6, in_flight=[0, 2]) == [1, 3, 4, 5]
+
+
+def test_pending_fills_gaps_first_and_plans_by_the_acceptance_rate() -> None:
+    # 2 of 4 finished jobs accepted: the 2 still missing need about 4 jobs, the gap (job 1) first
+    records = {0: _record(0, True), 2: _record(2, False), 3: _record(3, True), 4: _record(4, False)}
+    assert pending(records, 4) == [1, 5, 6, 7]
+    assert pending(records, 4, in_flight=[5]) == [1, 6, 7]
+    assert pending(records, 4, limit=1) == [1]
+
+
+def test_pending_is_empty_once_the_leading_jobs_hold_the_target() -> None:
+    records = {job: _record(job, True) for job in range(3)}
+    assert pending(records, 3) == []
+    # enough accepted overall, but job 1 is missing: it is the only job left to run
+    records = {0: _record(0, True), 2: _record(2, True), 3: _record(3, True)}
+    assert pending(records, 3) == [1]
+
+
+def test_pending_never_plans_below_the_minimum_rate() -> None:
+    records = {job: _record(job, False) for job in range(5)}
+    assert pending(records, 1) == list(range(5, 15))  # rate 0 is planned as 1 in 10
+
+
+def test_batches_split_for_workers_and_bound_their_size() -> None:
+    jobs = [0, 1, 2, 3, 4, 5]
+    assert batches(jobs, 8, 1) == [jobs]
+    assert batches(jobs, 2, 2) == [[0, 1], [2, 3], [4, 5]]
+    assert batches(jobs, 8, 2) == [[0, 1, 2], [3, 4, 5]]
+    assert batches([], 8, 2) == []
+
+
+def test_check_fruitless_stops_a_run_that_never_accepts() -> None:
+    records = {job: _record(job, False, "format: no thought") for job in range(MAX_FRUITLESS_JOBS)}
+    with pytest.raises(UtcgenError, match=f"{MAX_FRUITLESS_JOBS}x format"):
+        check_fruitless(records)
+    records[3] = _record(3, True)
+    check_fruitless(records)  # one acceptance: not fruitless
+
+
+class _MemoryJournal:
+    """The journal interface `run_waves` uses, in memory."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, JobRecord] = {}
+
+    def load(self) -> dict[int, JobRecord]:
+        return dict(self.records)
+
+
+def test_run_waves_runs_until_the_leading_jobs_hold_the_target_and_resumes_after_a_failure() -> None:
+    journal = _MemoryJournal()
+    waves: list[list[list[int]]] = []
+    failed_once = False
+
+    def run_wave(planned: list[list[int]]) -> None:
+        nonlocal failed_once
+        waves.append(planned)
+        for batch in planned:
+            for job in batch:
+                if job == 1 and not failed_once:  # a batch that dies part-way: job 1 is never journaled
+                    failed_once = True
+                    continue
+                journal.records[job] = _record(job, accepted=job % 3 != 2)
+
+    count = run_waves(journal, 4, run_wave, batch_size=2, parallelism=2)  # type: ignore[arg-type]
+    assert count == len(waves) >= 2
+    assert waves[0] == [[0, 1], [2, 3]]
+    assert waves[1][0][0] == 1  # the gap is redone first
+    leading = sorted(journal.records)
+    assert [j for j in leading if journal.records[j].accepted][:4] == [0, 1, 3, 4]
+
+
+def test_load_config_sets_every_role_then_single_roles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("UTCGEN_MODEL", raising=False)
+    cfg = load_config(None, {"num_dialogues": 3, "seed": 7}, model="openai/gpt-4o-mini",
+                      models={"critic": "ollama/qwen3"})
+    assert (cfg.num_dialogues, cfg.seed) == (3, 7)
+    assert cfg.models.critic == "ollama/qwen3" and cfg.models.user == "openai/gpt-4o-mini"
+    assert cfg.backend() == "litellm"
+    assert load_config().backend() == "offline"
+    monkeypatch.setenv("UTCGEN_MODEL", "openai/from-env")
+    assert load_config().models.goal == "openai/from-env"
+    assert load_config(model="openai/explicit").models.goal == "openai/explicit"
+    with pytest.raises(InputError, match="unknown role"):
+        load_config(models={"judge": "x/y"})
