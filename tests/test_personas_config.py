@@ -53,6 +53,86 @@ def test_persona_errors_name_file_line_and_field(tmp_path):
     assert len(problems) == 3  # all reported at once
 
 
+def test_personahub_input_persona_field_and_explicit_field(tmp_path):
+    """PersonaHub's synthesized-data files keep the text under `input persona`; any other
+    name works when given explicitly, and only the text (and an id, if any) is kept."""
+    hub = write_lines(tmp_path / "instructions.jsonl", [
+        {"input persona": "A night-shift nurse who plans rotas.", "synthesized text": "Draft a rota."},
+        {"input persona": "A customs broker in Rotterdam.", "synthesized text": "Classify this."},
+    ])
+    assert [p.text for p in load_personas(hub)] == ["A night-shift nurse who plans rotas.",
+                                                   "A customs broker in Rotterdam."]
+    other = write_lines(tmp_path / "other.jsonl", [{"id": 7, "profile": " A bored auditor. ", "text": "ignored"},
+                                                   {"profile": "A keen intern.", "role": "ignored"}])
+    personas = load_personas(other, field="profile")
+    assert [(p.id, p.text, p.role) for p in personas] == [("7", "A bored auditor.", None),
+                                                         (personas[1].id, "A keen intern.", None)]
+    assert personas[1].id.startswith("ph-")
+
+
+def test_repeated_personahub_texts_are_one_persona(tmp_path, caplog):
+    path = write_lines(tmp_path / "hub.jsonl", [{"persona": "Same person."}, {"persona": "Other."},
+                                                {"persona": "Same person."}])
+    with caplog.at_level("WARNING", logger="utcgen.personas"):
+        assert [p.text for p in load_personas(path)] == ["Same person.", "Other."]
+    assert f"{path}: 1 records repeat a persona text already read; each is kept once" in caplog.text
+
+
+def test_a_file_where_every_record_misses_the_text_gets_one_summary(tmp_path):
+    path = write_lines(tmp_path / "hub.jsonl", [
+        {"input_persona": f"Clerk number {i}.", "synthesized text": "x"} for i in range(25_000)
+    ])
+    with pytest.raises(InputError) as err:
+        load_personas(path)
+    fields = "'input_persona', 'synthesized text'"
+    assert err.value.problems == [
+        f"{path}: all 25000 records fail the same way; the first 3:",
+        *[f"  {path}: line {n}: no persona text: no 'text', 'persona' or 'input persona' field (fields: {fields})"
+          for n in (1, 2, 3)],
+        f"  fix: pass --persona-field NAME (persona_field: NAME in a run config) naming the field that holds "
+        f"the persona text; fields seen: {fields}",
+    ]
+    assert len(load_personas(path, field="input_persona")) == 25_000
+    with pytest.raises(InputError) as err:
+        load_personas(path, field="persona")
+    assert err.value.problems[1] == f"  {path}: line 1: no persona text: no field 'persona' (fields: {fields})"
+
+
+def test_many_failures_of_one_kind_are_summarised_next_to_single_ones(tmp_path):
+    items = [{"persona": f"P{i}"} for i in range(10)] + ["{broken"] * 5 + [{"persona": 3}]
+    path = write_lines(tmp_path / "mixed.jsonl", items)
+    with pytest.raises(InputError) as err:
+        load_personas(path)
+    assert err.value.problems == [
+        f"{path}: 5 of 16 records fail the same way; the first 3:",
+        *[f"  {path}: line {n}: invalid JSON: Expecting property name enclosed in double quotes"
+          for n in (11, 12, 13)],
+        "  fix: personas are JSON Lines: one JSON object per line",
+        f"{path}: line 16: field 'persona': must be a non-empty string",
+    ]
+
+
+def test_a_small_file_that_fails_entirely_still_says_how_to_fix_it(tmp_path):
+    path = write_lines(tmp_path / "two.jsonl", [{"bio": "A."}, {"bio": "B."}])
+    with pytest.raises(InputError) as err:
+        load_personas(path)
+    assert err.value.problems[0] == f"{path}: all 2 records fail the same way:"
+    assert err.value.problems[-1].endswith("fields seen: 'bio'")
+    assert [p.text for p in load_personas(path, field="bio")] == ["A.", "B."]
+
+
+def test_persona_field_config_key_and_generate_flag(tmp_path):
+    from utcgen.pipeline.cli import build_parser
+
+    assert load_config().persona_field is None
+    path = tmp_path / "c.yaml"
+    path.write_text("persona_field: input persona\n")
+    assert load_config(path).persona_field == "input persona"
+    assert load_config(None, {"persona_field": "bio"}).persona_field == "bio"
+    args = build_parser().parse_args(["generate", "--persona-field", "bio"])
+    assert args.persona_field == "bio"
+
+
 def test_sampler_is_deterministic_and_draws_from_the_top_k(embedder):
     personas = load_personas(REPO / "catalog" / "personas.jsonl")[:80]
     tool = Tool(name="approve_expense_report", description="Approve a submitted expense report in your queue.")
