@@ -38,7 +38,7 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     mp = pytest.MonkeyPatch()
     mp.setenv("UTCGEN_CACHE_DIR", str(shared_cache(tmp_path_factory)))
     try:
-        with temporary_settings({PREFECT_HOME: tmp_path_factory.mktemp("prefect-home")}), prefect_test_harness():
+        with temporary_settings({PREFECT_HOME: tmp_path_factory.mktemp("prefect-home")}), prefect_test_harness(server_startup_timeout=180):
             yield
     finally:
         RUNTIME.clear()
