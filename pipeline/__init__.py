@@ -1,4 +1,18 @@
-"""utcgen: synthetic disambiguation-centric tool-calling dialogues (UTC-Gen engine)."""
+"""utcgen: synthetic disambiguation-centric tool-calling dialogues (UTC-Gen engine).
+
+The library, one subpackage per stage in the order data flows through them:
+
+    catalog/    tool catalogs in any supported format -> checked `Tool` records
+    retrieval/  embeddings, faiss index, the A.4 near-duplicate score, persona sampling
+    llm/        the litellm gateway every role calls, and the offline backend
+    synthesis/  roles, one two-phase attempt, the run with its journal and scheduler
+    export/     dataset rows, SFT slices, stats, plots, the card, the Hub upload
+    cli/        the `utcgen` command
+
+Shared by all: `records` (the pydantic records, written once), `config`, `errors`,
+`prompts` (templates from the shipped prompts/), `arguments` (argument values: normalise,
+compare, check, find in text), `files` (atomic writes), `resources` (shipped files).
+"""
 
 import os
 
