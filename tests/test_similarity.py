@@ -7,9 +7,9 @@ import pytest
 
 from utcgen.pipeline.records import Tool
 from utcgen.pipeline.retrieval.similarity import (
+    NEAR_DUPLICATE_THRESHOLD,
     composite_similarity,
     description_similarity,
-    is_near_duplicate,
     lcs_length,
     name_similarity,
     param_similarity,
@@ -75,7 +75,7 @@ def test_composite_and_threshold_by_hand():
     expected = 0.40 * (48 / 49) + 0.35 * 0.9 + 0.25 * 1.0
     score = composite_similarity(a, b, 0.8)
     assert score == pytest.approx(expected)
-    assert is_near_duplicate(score)
+    assert score >= NEAR_DUPLICATE_THRESHOLD
     far = composite_similarity(tool("reset_password", ["user"]), tool("book_flight", ["origin"]), -0.1)
-    assert not is_near_duplicate(far)
-    assert is_near_duplicate(0.70) and not is_near_duplicate(0.6999)
+    assert far < NEAR_DUPLICATE_THRESHOLD
+    assert NEAR_DUPLICATE_THRESHOLD == 0.70  # Appendix A.4

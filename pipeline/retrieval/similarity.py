@@ -71,7 +71,3 @@ def composite_similarity(a: Tool, b: Tool, description_cosine: float) -> float:
         + W_DESC * description_similarity(description_cosine)
         + W_PARAM * param_similarity(a, b)
     )
-
-
-def is_near_duplicate(score: float) -> bool:
-    return score >= NEAR_DUPLICATE_THRESHOLD
