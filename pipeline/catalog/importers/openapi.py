@@ -169,7 +169,7 @@ class _Arg:
     """One argument source: a path/query parameter or a body field, before names are settled."""
 
     loc: str  # "path", "query" or "body"
-    name: str
+    name: Any  # a string, unless a YAML body schema has a bare number as a key (validation says so)
     schema: Any
     required: bool
     at: str  # where in the document, for messages
@@ -382,7 +382,7 @@ class _Operation:
         for name, sub in fields.items():
             if isinstance(sub, dict) and sub.get("readOnly") is True:
                 continue  # readOnly fields are never sent in requests
-            args.append(_Arg("body", str(name), sub, name in body_required,
+            args.append(_Arg("body", name, sub, name in body_required,
                              f"{field_at}{name}" if field_at else schema_at))
         read_only = {n for n, s in fields.items() if isinstance(s, dict) and s.get("readOnly") is True}
         # Names required but never defined stay, so validation reports them.
