@@ -149,17 +149,31 @@ def test_installed_generate_writes_a_dataset(installed):
     result = installed.run(installed.utcgen, "generate", "--out", out, "--num-dialogues", "3", "--no-progress",
                            timeout=600)
     assert result.returncode == 0, result.stderr
-    assert f"catalog {installed.site_packages / 'utcgen' / 'catalog' / 'tools'}" in result.stderr, result.stderr
     assert "done: 3 accepted" in result.stderr, result.stderr
     assert (out / "README.md").is_file()
     stats = json.loads((out / "stats.json").read_text())
     assert stats["counts"]["accepted"] == 3
+    # The run read the catalog and personas shipped in the fresh venv (its run facts say where from).
+    used = _values_of(stats, {"catalog", "personas"})
+    shipped = {str(installed.site_packages / "utcgen" / "catalog" / "tools"),
+               str(installed.site_packages / "utcgen" / "catalog" / "personas.jsonl")}
+    assert used and set(used) <= shipped, used
     import pyarrow.parquet as pq
 
     (dialogues,) = (out / "data" / "dialogues").glob("*.parquet")
     assert pq.read_table(dialogues).num_rows == 3
     sft = list((out / "data" / "sft").glob("*.parquet"))
     assert sft and sum(pq.read_table(p).num_rows for p in sft) == stats["counts"]["sft_rows"] > 0
+
+
+def _values_of(data, keys: set[str]) -> list[str]:
+    """Every string value stored under one of `keys`, at any depth."""
+    if isinstance(data, dict):
+        return [v for k, v in data.items() if k in keys and isinstance(v, str)] + [
+            x for v in data.values() for x in _values_of(v, keys)]
+    if isinstance(data, list):
+        return [x for v in data for x in _values_of(v, keys)]
+    return []
 
 
 def test_installed_catalog_validate_and_stats_on_the_shipped_catalog(installed):
