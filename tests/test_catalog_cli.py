@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.errors import InputError
+from tests.support.cli import UTCGEN
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = "tests/fixtures/catalogs"
@@ -20,7 +20,7 @@ FIXTURES = "tests/fixtures/catalogs"
 def utcgen(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
+        [UTCGEN, *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )
 

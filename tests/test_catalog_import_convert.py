@@ -16,6 +16,7 @@ from utcgen.pipeline.catalog.reader import read_catalog
 from utcgen.pipeline.catalog.writer import native_text, write_native
 from utcgen.pipeline.cli import main
 from utcgen.pipeline.errors import InputError
+from tests.support.cli import UTCGEN
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "catalogs"
@@ -34,7 +35,7 @@ SOURCES = {
 def utcgen(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
+        [UTCGEN, *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import UTCGEN
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ TOOLS = [
 
 def run(tmp_path, *args):
     env = {**os.environ, "UTCGEN_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "pipeline", "catalog", "stats", *args], cwd=REPO, env=env,
+    return subprocess.run([UTCGEN, "catalog", "stats", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
 
 

@@ -6,13 +6,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import UTCGEN
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def generate(tmp_path: Path, out: Path, *extra: str, **kw) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pipeline", "generate", "--out", str(out), "--no-progress", *extra]
+    cmd = [UTCGEN, "generate", "--out", str(out), "--no-progress", *extra]
     return subprocess.run(cmd, cwd=REPO, env=env(tmp_path), capture_output=True, text=True, timeout=300, **kw)
 
 
@@ -71,7 +71,7 @@ def test_generate_offline_end_to_end_loads_with_datasets(tmp_path):
 
 def test_kill_9_then_rerun_gives_exactly_the_requested_dialogues(tmp_path):
     out, n = tmp_path / "ds", 120
-    cmd = [sys.executable, "-m", "pipeline", "generate", "--out", str(out), "--no-progress",
+    cmd = [UTCGEN, "generate", "--out", str(out), "--no-progress",
            "--num-dialogues", str(n)]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     journal = out / "journal"

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,8 @@ import pytest  # noqa: E402
 import yaml  # noqa: E402
 
 from utcgen.pipeline.config import load_config  # noqa: E402
-from utcgen.pipeline.synthesis.run import Engine, JobRecord, select  # noqa: E402
+from utcgen.pipeline.synthesis.journal import JobRecord, select  # noqa: E402
+from utcgen.pipeline.synthesis.run import Engine  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tests.support.openai_server import (  # noqa: E402
     ChatRequest,
@@ -36,6 +36,7 @@ from tests.support.openai_server import (  # noqa: E402
     ServerError,
     Slow,
 )
+from tests.support.cli import UTCGEN  # noqa: E402
 from tests.support.simulator import (  # noqa: E402
     API_KEY_ENV,
     FaultLog,
@@ -202,7 +203,7 @@ def test_cli_generate_against_the_simulator(tmp_path: Path, clean_env: Path) -> 
                "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false",
                "PYTHONWARNINGS": "always"}
         result = subprocess.run(
-            [sys.executable, "-m", "pipeline", "generate", "--config", str(config), "--out", str(out), "--no-progress"],
+            [UTCGEN, "generate", "--config", str(config), "--out", str(out), "--no-progress"],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
         requests, statuses = srv.requests, srv.status_counts
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from utcgen.pipeline.config import ROLES, RunConfig, load_config
 from utcgen.pipeline.llm.gateway import check_models
 from tests.conftest import REPO
+from tests.support.cli import UTCGEN
 
 ALL_ROLES = "models." + "/".join(ROLES)
 
@@ -74,7 +74,7 @@ def test_generate_without_a_key_stops_before_doing_anything(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env |= {"UTCGEN_MODEL": "openai/gpt-4o-mini", "UTCGEN_CACHE_DIR": str(tmp_path / "cache"),
             "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    result = subprocess.run([sys.executable, "-m", "pipeline", "generate", "--out", str(out), "--no-progress"],
+    result = subprocess.run([UTCGEN, "generate", "--out", str(out), "--no-progress"],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stderr[-2000:]
     assert "needs OPENAI_API_KEY in the environment" in result.stderr
