@@ -18,12 +18,13 @@ from datasets import load_dataset  # noqa: E402
 
 from utcgen.pipeline.export import dataset as ds_mod  # noqa: E402
 from utcgen.pipeline.export.dataset import export_dataset, load_split  # noqa: E402
-from utcgen.pipeline.export.rows import DIALOGUE_SCHEMA, REJECTED_SCHEMA, SFT_SCHEMA  # noqa: E402
+from utcgen.pipeline.export.rows import schema  # noqa: E402
 from utcgen.pipeline.export.run_info import RunInfo  # noqa: E402
 from utcgen.pipeline.prompts import prompt_versions  # noqa: E402
 from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict  # noqa: E402
 from tests.factories import make_dialogue, make_tool  # noqa: E402
 
+DIALOGUE_SCHEMA, SFT_SCHEMA, REJECTED_SCHEMA = schema("dialogues"), schema("sft"), schema("rejected")
 MODELS = {"user": "offline/template", "assistant": "offline/template"}
 RUN = RunInfo(
     requested=12,

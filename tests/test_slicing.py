@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from utcgen.pipeline.export.rows import SFT_SCHEMA
+from utcgen.pipeline.export.rows import schema
 from utcgen.pipeline.export.slicing import build_system_prompt, slice_dialogue, slice_dialogues
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Message, ToolCall
@@ -70,7 +70,7 @@ def _hand_built() -> Dialogue:
 def test_one_row_per_assistant_turn_with_growing_prefix() -> None:
     d = _hand_built()
     rows = _rows(d)
-    assert [list(r) for r in rows] == [SFT_SCHEMA.names] * 4
+    assert [list(r) for r in rows] == [schema("sft").names] * 4
     assistant = d.assistant_turns
     assert len(rows) == len(assistant) == 4
     # [SYS] u1 | [SYS] u1 a1 u2 | [SYS] u1 a1 u2 a2 u3 | ...

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from utcgen.pipeline.export.card import render_card
 from utcgen.pipeline.export.plots import render_plots
-from utcgen.pipeline.export.rows import CONFIGS, SCHEMAS, dialogue_row, rejected_row
+from utcgen.pipeline.export.rows import CONFIGS, dialogue_row, rejected_row, schema
 from utcgen.pipeline.export.run_info import RunInfo
 from utcgen.pipeline.export.slicing import slice_dialogues
 from utcgen.pipeline.export.stats import compute_stats
@@ -102,7 +102,7 @@ def export_dataset(dialogues: list[Dialogue], out_dir: Path, run: RunInfo) -> Da
 
     paths = {name: out_dir / "data" / name / SHARD for name in CONFIGS}
     for name, path in paths.items():
-        _write_parquet(path, rows[name], SCHEMAS[name])
+        _write_parquet(path, rows[name], schema(name))
         _drop_stale_shards(path.parent, keep=path)
 
     stats = _finite(compute_stats(accepted, rejected, len(sft), run))

@@ -253,7 +253,7 @@ def validate_dataset_folder(folder: Path) -> _Plan:
     return _Plan(folder=folder, files=files, rows=rows)
 
 
-# stats.json `counts` key -> config it describes (as written by utcgen.pipeline.export.dataset).
+# stats.json `counts` key -> config it describes (as written by utcgen.pipeline.export.stats).
 _STATS_COUNT_KEYS = {"accepted": "dialogues", "sft_rows": "sft", "rejected": "rejected"}
 
 

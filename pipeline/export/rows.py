@@ -13,13 +13,16 @@ import json
 import types
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Union
+from functools import lru_cache
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from utcgen.pipeline.records import Dialogue, Message, Persona, Verdict
 from utcgen.validators.cascade import STAGES, failed_stage
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class _Json:
@@ -257,20 +260,25 @@ def _field_type(model: type[BaseModel], name: str) -> tuple[Any, bool]:
     return base, is_json or any(isinstance(m, _Json) for m in info.metadata)
 
 
-_SCALARS = {str: (pa.string, "string"), int: (pa.int64, "int"), float: (pa.float64, "float"), bool: (pa.bool_, "bool")}
+# Python type -> (pyarrow type factory, the card's name for it).
+_SCALARS = {str: ("string", "string"), int: ("int64", "int"), float: ("float64", "float"), bool: ("bool_", "bool")}
 
 
 def _arrow_type(annotation: Any) -> pa.DataType:
+    import pyarrow as pa
+
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
         return pa.list_(_arrow_type(_unwrap(item)[0]))
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return pa.struct([(name, _arrow_type(_field_type(annotation, name)[0])) for name in annotation.model_fields])
-    return _SCALARS[annotation][0]()
+    return getattr(pa, _SCALARS[annotation][0])()
 
 
 def arrow_schema(model: type[BaseModel]) -> pa.Schema:
     """The parquet schema of a row model: one column per field, in field order."""
+    import pyarrow as pa
+
     return pa.schema([(name, _arrow_type(_field_type(model, name)[0])) for name in model.model_fields])
 
 
@@ -311,5 +319,8 @@ CONFIG_ROWS: dict[str, type[_Row]] = {"dialogues": DialogueRow, "sft": SftRow, "
 CONFIGS = tuple(CONFIG_ROWS)
 DEFAULT_CONFIG = "sft"
 
-SCHEMAS = {name: arrow_schema(model) for name, model in CONFIG_ROWS.items()}
-DIALOGUE_SCHEMA, SFT_SCHEMA, REJECTED_SCHEMA = SCHEMAS["dialogues"], SCHEMAS["sft"], SCHEMAS["rejected"]
+
+@lru_cache(maxsize=None)
+def schema(config: str) -> pa.Schema:
+    """The parquet schema of a config, used even when it has no rows so every column is there."""
+    return arrow_schema(CONFIG_ROWS[config])
