@@ -21,6 +21,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from utcgen.pipeline.config import RunConfig, load_config
 from utcgen.pipeline.errors import InputError, UtcgenError
+from utcgen.pipeline.export.card import render_summary
 from utcgen.pipeline.llm.gateway import check_models
 from utcgen.pipeline.synthesis.batch import run_batch
 from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
@@ -98,30 +99,12 @@ def _api_url_for_remote_tasks(stack: ExitStack) -> None:
 
 
 def summary_markdown(stats: dict[str, Any], out_dir: str, waves: int, jobs: int, task_runner: str) -> str:
-    """The run summary shown as a Prefect artifact: counts, validator pass rates, tokens, cost."""
-    counts, usage = stats.get("counts", {}), stats.get("usage", {})
-    lines = [
-        "# utcgen dataset", "",
-        f"Folder: `{out_dir}`  ", f"Task runner: {task_runner}, {waves} wave(s), {jobs} seed jobs journaled", "",
-        "| requested | accepted | rejected attempts | SFT rows | acceptance rate |", "|---|---|---|---|---|",
-        f"| {counts.get('requested')} | {counts.get('accepted')} | {counts.get('rejected')} | "
-        f"{counts.get('sft_rows')} | {_pct(stats.get('acceptance_rate'))} |", "",
-        "## Validators", "", "| stage | kind | evaluated | passed | pass rate |", "|---|---|---|---|---|",
-    ]
-    for name, stage in stats.get("validators", {}).get("stages", {}).items():
-        lines.append(f"| {name} | {stage.get('kind')} | {stage.get('evaluated')} | {stage.get('passed')} | "
-                     f"{_pct(stage.get('pass_rate'))} |")
-    lines += [
-        "", "## Usage", "", "| LLM calls | cached | prompt tokens | completion tokens | cost (USD) |",
-        "|---|---|---|---|---|",
-        f"| {usage.get('calls')} | {usage.get('cached_calls')} | {usage.get('prompt_tokens')} | "
-        f"{usage.get('completion_tokens')} | {usage.get('cost_usd', 0):.4f} |",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _pct(rate: float | None) -> str:
-    return "n/a" if rate is None else f"{100 * rate:.1f}%"
+    """The run summary shown as a Prefect artifact: how the flow ran, then the card's own tables."""
+    usage = stats["usage"]
+    return (f"# utcgen dataset\n\nFolder: `{out_dir}`  \nTask runner: {task_runner}, {waves} wave(s), "
+            f"{jobs} seed jobs journaled  \nModel calls: {usage['calls']} ({usage['cached_calls']} cached), "
+            f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, "
+            f"${usage['cost_usd']:.4f}\n\n{render_summary(stats)}")
 
 
 @flow(name="generate-dialogues", log_prints=False)

@@ -19,6 +19,7 @@ from utcgen.pipeline.export.rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, co
 from utcgen.pipeline.export.run_info import RunInfo
 
 TEMPLATE = "card.md.j2"
+SUMMARY_TEMPLATE = "summary.md.j2"  # included by the card
 TAGS = ["tool-calling", "function-calling", "synthetic", "multi-turn", "disambiguation", "sft", "diaforge"]
 
 
@@ -92,21 +93,27 @@ def _rate(rate: float | None) -> str:
 
 
 @lru_cache(maxsize=1)
-def _template() -> Any:
-    from jinja2 import Environment, StrictUndefined
+def _templates() -> Any:
+    from jinja2 import Environment, FunctionLoader, StrictUndefined
 
     env = Environment(
-        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False
+        loader=FunctionLoader(lambda name: files(__package__).joinpath(name).read_text(encoding="utf-8")),
+        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
     )
     env.filters.update(cell=_cell, rate=_rate)
-    return env.from_string(files(__package__).joinpath(TEMPLATE).read_text(encoding="utf-8"))
+    return env
+
+
+def render_summary(stats: dict[str, Any]) -> str:
+    """The counts and validator pass-rate tables of the card, alone (for run reports elsewhere)."""
+    return _templates().get_template(SUMMARY_TEMPLATE).render(stats=stats)
 
 
 def render_card(stats: dict[str, Any], run: RunInfo, plots: list[str]) -> str:
     """README.md for an exported folder whose stats.json is `stats` and whose plots/ holds `plots`."""
     ks = stats["run"]["distractor_counts"]
     k_text = f"k={ks[0]}" if len(ks) == 1 else ("k=" + "/".join(map(str, ks)) if ks else "k (5 in the paper)")
-    return _template().render(
+    return _templates().get_template(TEMPLATE).render(
         front_matter=yaml.safe_dump(front_matter(stats, run), sort_keys=False, allow_unicode=True).rstrip(),
         run=run,
         stats=stats,
