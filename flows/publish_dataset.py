@@ -8,8 +8,6 @@ environment. It is never logged; `utcgen.pipeline.export.hub` scrubs it from eve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +15,7 @@ from prefect import flow, get_run_logger
 
 from utcgen.flows.generate_dialogues import DEFAULT_BATCH_SIZE, generate_dialogues
 from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.export.hub import publish_dataset
+from utcgen.pipeline.export.hub import bounded_connect, publish_dataset
 
 DEFAULT_CONNECT_TIMEOUT = 20.0
 
@@ -37,24 +35,6 @@ def load_token(token_secret: str | None) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"Prefect Secret block {token_secret!r} does not hold a token string")
     return value.strip()
-
-
-@contextmanager
-def bounded_connect(seconds: float | None) -> Iterator[None]:
-    """Bound the Hub client's connect phase (it has no timeout), restoring it afterwards."""
-    if not seconds:
-        yield
-        return
-    import httpx
-    from huggingface_hub.utils import get_session
-
-    session = get_session()
-    previous = session.timeout
-    session.timeout = httpx.Timeout(None, connect=seconds)
-    try:
-        yield
-    finally:
-        session.timeout = previous
 
 
 @flow(name="publish-dataset")

@@ -20,10 +20,8 @@ from utcgen.pipeline.records import (
     Usage,
     Verdict,
 )
+from utcgen.validators.cascade import LLM_STAGES, RULE_STAGES
 
-RULE_STAGES = ("format", "toolcall", "toolargs")
-LLM_STAGES = ("relevancy", "critique")
-STAGES = RULE_STAGES + LLM_STAGES
 
 
 def make_tool(

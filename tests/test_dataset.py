@@ -14,7 +14,6 @@ import yaml
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from datasets import load_dataset  # noqa: E402
 
 from utcgen.pipeline.export import dataset as ds_mod  # noqa: E402
 from utcgen.pipeline.export.dataset import export_dataset, load_split  # noqa: E402
@@ -80,6 +79,8 @@ def _crafted() -> list[Dialogue]:
 
 def _load(out: Path, config: str, tmp_path: Path) -> Any:
     cache = tmp_path / f"hf-cache-{config}-{len(list(tmp_path.iterdir()))}"
+    from datasets import load_dataset
+
     return load_dataset(str(out), config, cache_dir=str(cache))["train"]
 
 
@@ -187,6 +188,8 @@ def test_no_rejected_still_loads_empty_config(tmp_path: Path) -> None:
     summary = export_dataset([make_dialogue(id="only")], out, _run())
     assert summary.rejected == 0
     assert pq.read_schema(summary.rejected_path).equals(REJECTED_SCHEMA, check_metadata=False)
+    from datasets import load_dataset
+
     streamed = load_dataset(str(out), "rejected", split="train", streaming=True)
     assert list(streamed) == []
     assert list(streamed.features) == REJECTED_SCHEMA.names

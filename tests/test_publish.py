@@ -36,6 +36,7 @@ from huggingface_hub.utils import hf_raise_for_status
 
 from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.export.hub import PublishError, publish_dataset
+from tests.support.cli import UTCGEN
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "hf_TESTtokenDoNotLeak0123456789abcd"
@@ -600,7 +601,7 @@ def _cli(tmp: Path, *args: str, env: dict[str, str] | None = None, timeout: floa
     throw-away folder so nothing is cached in the real home."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
     base["HF_HOME"] = str(tmp / "hf_home")
-    return subprocess.run([sys.executable, "-m", "pipeline", "publish", *args], cwd=REPO, env={**base, **(env or {})},
+    return subprocess.run([UTCGEN, "publish", *args], cwd=REPO, env={**base, **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -34,27 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _bound_connect_time(seconds: float) -> None:
-    """huggingface_hub's shared httpx client has no timeout at all, so a firewall that drops
-    packets would hang `publish` for minutes. Bound only the connect phase: large uploads
-    may legitimately take long. This mutates process-wide state, so only the CLI does it."""
-    import httpx
-    from huggingface_hub.utils import get_session
-
-    get_session().timeout = httpx.Timeout(None, connect=seconds)
-
-
 def run(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.export.hub import publish_dataset
+    from utcgen.pipeline.export.hub import bounded_connect, publish_dataset
 
-    _bound_connect_time(args.connect_timeout)
-    result = publish_dataset(
-        args.folder,
-        args.repo_id,
-        private=args.private,
-        revision=args.revision,
-        commit_message=args.message,
-    )
+    with bounded_connect(args.connect_timeout):
+        result = publish_dataset(args.folder, args.repo_id, private=args.private, revision=args.revision,
+                                 commit_message=args.message)
     print(
         f"published {len(result.files_uploaded)} files to {result.repo_id}@{result.revision}"
         + (f", deleted {len(result.files_deleted)} stale" if result.files_deleted else ""),

@@ -12,6 +12,8 @@ import json
 import logging
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -403,3 +405,24 @@ def publish_dataset(
         files_deleted=stale,
         rows=plan.rows,
     )
+
+
+@contextmanager
+def bounded_connect(seconds: float | None) -> Iterator[None]:
+    """Bound the Hub client's connect phase, restoring it afterwards.
+
+    huggingface_hub's shared httpx client has no timeout at all, so a firewall that drops
+    packets would hang an upload for minutes. Only the connect phase is bounded: a large
+    upload may legitimately take long."""
+    if not seconds:
+        yield
+        return
+    from huggingface_hub.utils import get_session
+
+    session = get_session()
+    previous = session.timeout
+    session.timeout = httpx.Timeout(None, connect=seconds)
+    try:
+        yield
+    finally:
+        session.timeout = previous
