@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -56,6 +56,15 @@ class LLMSettings(Strict):
     send_state: bool = False
 
 
+class ExportSettings(Strict):
+    """How the dataset folder is written; not part of the fingerprint (a resume may re-export differently)."""
+
+    # sft rows: chat = OpenAI messages with reasoning_content and native tool_calls; json = one JSON reply string.
+    sft_format: Literal["chat", "json"] = "chat"
+    # Local tokenizer folder for the token-length statistics; None = a byte-based estimate.
+    tokenizer: str | None = None
+
+
 class RunConfig(Strict):
     catalog: str = "catalog/tools"
     personas: str = "catalog/personas.jsonl"
@@ -66,6 +75,7 @@ class RunConfig(Strict):
     synthesis: SynthesisSettings = SynthesisSettings()
     models: Models = Models()
     llm: LLMSettings = LLMSettings()
+    export: ExportSettings = ExportSettings()
 
     def backend(self) -> str:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""
@@ -76,6 +86,7 @@ class RunConfig(Strict):
         """What must not change when a run resumes (the target count and output may)."""
         data = self.model_dump(exclude={"num_dialogues", "out", "llm"})
         data["synthesis"].pop("max_jobs_in_flight")
+        data.pop("export")
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -118,13 +118,61 @@ def test_sft_config_loads_and_round_trips(exported: tuple[Path, list[Dialogue], 
         d = by_id[row["dialogue_id"]]
         assert d.accepted
         turn = d.assistant_turns[row["turn_index"]]
-        assert row["completion"] == [{"role": "assistant", "content": turn.reply_json()}]
+        # The chat format, decoded by `datasets` from the Json feature: objects, not text.
+        (completion,) = row["completion"]
+        assert completion["role"] == "assistant" and completion["content"] == turn.content
+        assert completion["reasoning_content"] == (turn.thought or "")
+        assert completion.get("tool_calls", []) == [
+            {"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in turn.tool_calls
+        ]
         assert row["phase"] == turn.phase
         assert row["prompt"][0]["role"] == "system"
         assert row["seed_tool"] == d.seed_tool.name
-        assert [json.loads(t) for t in row["tools"]] == [t.openai_spec() for t in d.candidate_tools]
+        assert row["tools"] == [t.openai_spec() for t in d.candidate_tools]
     a3_rows = [r for r in sft if r["dialogue_id"] == "a3"]
     assert [len(r["prompt"]) for r in a3_rows] == [2, 4, 6, 8, 10]
+    from datasets import Json, List
+
+    assert all(sft.features[c] == List(Json()) for c in ("tools", "prompt", "completion"))
+
+
+def test_sft_json_format_keeps_the_reply_string(tmp_path: Path) -> None:
+    d = make_dialogue(id="j")
+    out = tmp_path / "out"
+    export_dataset([d], out, _run(), sft_format="json")
+    sft = _load(out, "sft", tmp_path)
+    assert [r["completion"] for r in sft] == [
+        [{"role": "assistant", "content": t.reply_json()}] for t in d.assistant_turns
+    ]
+    assert sft[0]["tools"] == [t.openai_spec() for t in d.candidate_tools]
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["sft_format"] == "json"
+    assert "**json** format" in (out / "README.md").read_text()
+
+
+def test_length_stats_in_stats_and_card(exported: tuple[Path, list[Dialogue], Any]) -> None:
+    out, _, _ = exported
+    lengths = json.loads((out / "stats.json").read_text())["lengths"]
+    assert lengths["method"] == "estimate" and lengths["tokenizer"] is None
+    for part in ("prompt", "completion", "total"):
+        q = lengths["sft"][part]
+        assert 0 < q["min"] <= q["median"] <= q["p95"] <= q["p99"] <= q["max"]
+    assert lengths["suggested_max_length"] >= lengths["sft"]["total"]["p99"]
+    assert lengths["suggested_max_length"] % 64 == 0
+    card = (out / "README.md").read_text()
+    assert "## Token lengths" in card and f"max_length={lengths['suggested_max_length']}" in card
+
+
+def test_card_declares_json_features_per_config(exported: tuple[Path, list[Dialogue], Any]) -> None:
+    from datasets import Features
+
+    out, _, _ = exported
+    meta = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    info = {entry["config_name"]: entry["features"] for entry in meta["dataset_info"]}
+    assert set(info) == {"dialogues", "sft", "rejected"}
+    for name, features in info.items():
+        assert Features._from_yaml_list(features) == Features.from_arrow_schema(schema(name))
+    assert {"name": "prompt", "list": "json"} in info["sft"]
 
 
 def test_dialogues_config_round_trips(exported: tuple[Path, list[Dialogue], Any], tmp_path: Path) -> None:
@@ -265,7 +313,9 @@ def test_a_rejection_before_validation_is_no_stage(tmp_path: Path) -> None:
     )
     summary = export_dataset([d, make_dialogue(id="ok")], tmp_path / "out", _run())
     stats = json.loads(summary.stats_path.read_text())
-    assert list(stats["validators"]["stages"]) == ["format", "toolcall", "toolargs", "relevancy", "critique"]
+    from utcgen.validators.cascade import STAGES  # the cascade's stage list, shortcut rules included
+
+    assert list(stats["validators"]["stages"]) == list(STAGES)
     assert stats["validators"]["stages"]["format"]["evaluated"] == 1
     assert stats["rejections"]["by_validator"] == {}
     assert stats["rejections"]["before_validation"] == 1
@@ -367,11 +417,11 @@ def test_parquet_schemas_are_the_published_ones() -> None:
     import pyarrow as pa
 
     s, i = pa.string(), pa.int64()
-    chat = pa.list_(pa.struct([("role", s), ("content", s)]))
+    js = pa.list_(pa.json_())
     assert SFT_SCHEMA.equals(
         pa.schema(
-            [("dialogue_id", s), ("turn_index", i), ("phase", s), ("seed_tool", s), ("tools", pa.list_(s)),
-             ("prompt", chat), ("completion", chat)]
+            [("dialogue_id", s), ("turn_index", i), ("phase", s), ("seed_tool", s), ("tools", js),
+             ("prompt", js), ("completion", js)]
         )
     )
     persona = pa.struct(

@@ -1,20 +1,37 @@
-"""Turn slicing: one SFT row per assistant turn, prompt = [SYS] + prefix, completion = the turn."""
+"""Turn slicing: one SFT row per assistant turn, prompt = [SYS] + prefix, completion = the turn.
+
+Two formats: `chat` (default; OpenAI messages with reasoning_content and native tool_calls)
+and `json` (one JSON reply string per assistant turn, tools listed in the system prompt).
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from utcgen.pipeline.export.rows import schema
-from utcgen.pipeline.export.slicing import build_system_prompt, slice_dialogue, slice_dialogues
+import pytest
+
+from utcgen.pipeline.export.rows import schema, storage_row
+from utcgen.pipeline.export.slicing import build_system_prompt, chat_message, slice_dialogue, slice_dialogues
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Message, ToolCall
 from tests.factories import make_dialogue, make_distractors, make_generation, make_persona, make_tool
 
 
-def _rows(d: Dialogue) -> list[dict[str, Any]]:
-    """The slices as the parquet rows they become."""
-    return [r.model_dump() for r in slice_dialogue(d)]
+def _rows(d: Dialogue, sft_format: str = "json") -> list[dict[str, Any]]:
+    """The slices as `datasets` returns them (JSON values decoded)."""
+    return [r.model_dump() for r in slice_dialogue(d, sft_format)]
+
+
+def _chat(m: Message) -> dict[str, Any]:
+    """What a stored message must become in the chat format."""
+    if m.role != "assistant":
+        return {"role": m.role, "content": m.content}
+    out: dict[str, Any] = {"role": "assistant", "content": m.content, "reasoning_content": m.thought}
+    if m.tool_calls:
+        out["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                             for c in m.tool_calls]
+    return out
 
 
 def _hand_built() -> Dialogue:
@@ -67,9 +84,10 @@ def _hand_built() -> Dialogue:
     )
 
 
-def test_one_row_per_assistant_turn_with_growing_prefix() -> None:
+@pytest.mark.parametrize("sft_format", ["chat", "json"])
+def test_one_row_per_assistant_turn_with_growing_prefix(sft_format: str) -> None:
     d = _hand_built()
-    rows = _rows(d)
+    rows = _rows(d, sft_format)
     assert [list(r) for r in rows] == [schema("sft").names] * 4
     assistant = d.assistant_turns
     assert len(rows) == len(assistant) == 4
@@ -78,7 +96,8 @@ def test_one_row_per_assistant_turn_with_growing_prefix() -> None:
     assert [r["turn_index"] for r in rows] == [0, 1, 2, 3]
     assert [r["phase"] for r in rows] == ["tool_selection", "tool_selection", "argument_filling", "argument_filling"]
     for row, turn in zip(rows, assistant):
-        assert row["completion"] == [{"role": "assistant", "content": turn.reply_json()}]
+        expected = _chat(turn) if sft_format == "chat" else {"role": "assistant", "content": turn.reply_json()}
+        assert row["completion"] == [expected]
         assert row["dialogue_id"] == "hand-1"
         assert row["seed_tool"] == "create_purchase_requisition"
         assert row["prompt"][0]["role"] == "system"
@@ -104,6 +123,47 @@ def test_prefix_reproduces_the_dialogue_in_wire_format() -> None:
     assert first_assistant["tool_calls"] == []
 
 
+def test_chat_format_is_openai_messages_with_native_tool_calls() -> None:
+    d = _hand_built()
+    rows = [r.model_dump() for r in slice_dialogue(d)]  # chat is the default
+    assert rows == _rows(d, "chat")
+    last = rows[-1]
+    assert last["prompt"][1:] == [_chat(m) for m in d.messages[:-1]]
+    assert last["completion"] == [{
+        "role": "assistant",
+        "content": "Raising the requisition now.",
+        "reasoning_content": "All three required arguments known.",
+        "tool_calls": [{"type": "function",
+                        "function": {"name": "create_purchase_requisition", "arguments": d.gold_arguments}}],
+    }]
+    # No call, no tool_calls key (some templates reject an empty or null one).
+    assert "tool_calls" not in rows[0]["completion"][0]
+    assert all("tool_calls" not in m for m in last["prompt"])
+    # Tools reach the model through the template: the system prompt does not list them.
+    system = last["prompt"][0]["content"]
+    assert "6 candidate tools" in system and '"type": "function"' not in system and "{{" not in system
+    assert system == build_system_prompt(d.candidate_tools, "chat")
+    assert last["tools"] == [t.openai_spec() for t in d.candidate_tools]
+
+
+def test_rows_are_stored_as_json_text_and_decode_to_the_same_objects() -> None:
+    row = slice_dialogue(_hand_built())[-1]
+    stored = storage_row(row)
+    assert all(isinstance(v, str) for v in stored["prompt"] + stored["completion"] + stored["tools"])
+    assert [json.loads(v) for v in stored["completion"]] == row.completion
+    assert [json.loads(v) for v in stored["tools"]] == row.tools
+    assert stored["turn_index"] == row.turn_index
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown sft format"):
+        slice_dialogue(_hand_built(), "xml")
+
+
+def test_chat_message_of_a_user_turn_has_role_and_content_only() -> None:
+    assert chat_message(Message(role="user", content="hi")) == {"role": "user", "content": "hi"}
+
+
 def test_system_prompt_lists_every_candidate_tool_in_order() -> None:
     d = _hand_built()
     rows = _rows(d)
@@ -123,11 +183,11 @@ def test_system_prompt_lists_every_candidate_tool_in_order() -> None:
     assert all(r["prompt"][0]["content"] == system for r in rows)
 
 
-def test_tools_column_is_candidate_specs_as_json_strings() -> None:
+@pytest.mark.parametrize("sft_format", ["chat", "json"])
+def test_tools_column_is_candidate_specs_as_objects(sft_format: str) -> None:
     d = _hand_built()
-    row = _rows(d)[0]
-    assert row["tools"] == [t.spec_json() for t in d.candidate_tools]
-    assert [json.loads(t) for t in row["tools"]] == [t.openai_spec() for t in d.candidate_tools]
+    row = _rows(d, sft_format)[0]
+    assert row["tools"] == [t.openai_spec() for t in d.candidate_tools]
 
 
 def test_stored_system_messages_are_replaced_by_the_sft_prompt() -> None:
@@ -144,14 +204,17 @@ def test_zero_argument_filling_turns() -> None:
     rows = _rows(d)
     assert len(rows) == 2
     assert json.loads(rows[-1]["completion"][0]["content"])["tool_calls"][0]["arguments"] == d.gold_arguments
+    chat = _rows(d, "chat")
+    assert chat[-1]["completion"][0]["tool_calls"][0]["function"]["arguments"] == d.gold_arguments
 
 
 def test_slice_dialogues_skips_rejected() -> None:
     ok = make_dialogue(id="ok", argument_filling_turns=2)
     bad = make_dialogue(id="bad", fail_at="critique")
-    rows = slice_dialogues([ok, bad])
-    assert {r.dialogue_id for r in rows} == {"ok"}
-    assert len(rows) == 4
+    for sft_format in ("chat", "json"):
+        rows = slice_dialogues([ok, bad], sft_format)
+        assert {r.dialogue_id for r in rows} == {"ok"}
+        assert len(rows) == 4
 
 
 def test_template_parses_with_the_project_prompt_loader() -> None:
@@ -163,5 +226,12 @@ def test_template_parses_with_the_project_prompt_loader() -> None:
     assert rendered == [{"role": "system", "content": build_system_prompt(tools)}]
 
 
+def test_chat_system_prompt_parses_with_the_project_prompt_loader() -> None:
+    prompt = load_prompt("sft_system_chat")
+    assert prompt.version == "sft_system_chat/1"
+    assert prompt.placeholders == {"num_tools"}
+
+
 def test_build_system_prompt_empty_candidates_is_explicit() -> None:
     assert "0 candidate tools" in build_system_prompt([])
+    assert "0 candidate tools" in build_system_prompt([], "chat")

@@ -23,6 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="MODEL", help="litellm model for every role (over UTCGEN_MODEL and the config)")
     p.add_argument("--max-in-flight", type=int, help="LLM calls in flight")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--sft-format", choices=["chat", "json"],
+                   help="sft rows: chat (native tool_calls and reasoning_content, default) or json (one JSON reply)")
+    p.add_argument("--tokenizer", metavar="PATH",
+                   help="local tokenizer folder for the card's token-length statistics (default: a byte estimate)")
     p.set_defaults(func=run)
 
 
@@ -36,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
                          model=args.model)
     if args.max_in_flight:
         config.llm.max_in_flight = args.max_in_flight
+    if args.sft_format:
+        config.export.sft_format = args.sft_format
+    if args.tokenizer:
+        config.export.tokenizer = args.tokenizer
     start = time.monotonic()
     print(f"utcgen: {config.num_dialogues} dialogues -> {config.out} "
           f"(backend {config.backend()}, catalog {config.catalog})", file=sys.stderr)

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from utcgen.pipeline.export.plots import PLOT_TITLES
-from utcgen.pipeline.export.rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, columns
+from utcgen.pipeline.export.rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, columns, schema
 from utcgen.pipeline.export.run_info import RunInfo
 
 TEMPLATE = "card.md.j2"
@@ -42,8 +42,16 @@ def rows_per_config(stats: dict[str, Any]) -> dict[str, int]:
     return {"dialogues": counts["accepted"], "sft": counts["sft_rows"], "rejected": counts["rejected"]}
 
 
+def features_yaml(config: str) -> list[dict[str, Any]]:
+    """A config's features as the card's `dataset_info` declares them (what `datasets` reads from a card)."""
+    from datasets import Features
+
+    return Features.from_arrow_schema(schema(config))._to_yaml_list()
+
+
 def front_matter(stats: dict[str, Any], run: RunInfo) -> dict[str, Any]:
-    """The card's YAML metadata; `configs:` is what tells `datasets` where each config's files are."""
+    """The card's YAML metadata; `configs:` is what tells `datasets` where each config's files are,
+    `dataset_info:` the features of each (the `sft` messages and tools are `Json`, decoded on load)."""
     return {
         "pretty_name": run.pretty_name,
         "license": run.license,
@@ -59,6 +67,7 @@ def front_matter(stats: dict[str, Any], run: RunInfo) -> dict[str, Any]:
             }
             for name in CONFIGS
         ],
+        "dataset_info": [{"config_name": name, "features": features_yaml(name)} for name in CONFIGS],
     }
 
 

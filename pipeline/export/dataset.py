@@ -19,8 +19,17 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
 from utcgen.pipeline.export.card import render_card
+from utcgen.pipeline.export.lengths import length_stats
 from utcgen.pipeline.export.plots import render_plots
-from utcgen.pipeline.export.rows import CONFIGS, dialogue_row, rejected_row, schema
+from utcgen.pipeline.export.rows import (
+    CONFIGS,
+    DEFAULT_SFT_FORMAT,
+    dialogue_row,
+    rejected_row,
+    schema,
+    storage_row,
+    storage_schema,
+)
 from utcgen.pipeline.export.run_info import RunInfo
 from utcgen.pipeline.export.slicing import slice_dialogues
 from utcgen.pipeline.export.stats import compute_stats
@@ -54,7 +63,7 @@ def _write_parquet(path: Path, rows: list[BaseModel], schema: pa.Schema) -> None
     `pq.write_table` would write one zero-row row group for an empty table, which
     `datasets` rejects (it sizes its read batches from the first row group).
     """
-    table = pa.Table.from_pylist([r.model_dump() for r in rows], schema=schema)
+    table = pa.Table.from_pylist([storage_row(r) for r in rows], schema=storage_schema(schema)).cast(schema)
 
     def write(tmp: Path) -> None:
         if table.num_rows:
@@ -83,17 +92,36 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def export_dataset(dialogues: list[Dialogue], out_dir: Path, run: RunInfo) -> DatasetSummary:
+def _export_setting(run: RunInfo, key: str, default: Any) -> Any:
+    """A setting of the run config's `export:` section (RunConfig.export), else `default`."""
+    section = (run.config or {}).get("export") or {}
+    value = section.get(key)
+    return default if value is None else value
+
+
+def export_dataset(
+    dialogues: list[Dialogue],
+    out_dir: Path,
+    run: RunInfo,
+    *,
+    sft_format: str | None = None,
+    tokenizer: str | None = None,
+) -> DatasetSummary:
     """Write the dataset repository for one run into `out_dir` and say what was written.
+
+    `sft_format` (`chat` or `json`) and `tokenizer` (a local tokenizer folder for the
+    length statistics) default to the run config's `export:` section.
 
     Each file is replaced atomically, so an interrupted export never leaves a
     half-written file; files may then come from two runs, which stats.json
     counts (written after the parquet) let `utcgen publish` detect.
     """
     out_dir = Path(out_dir)
+    sft_format = sft_format or _export_setting(run, "sft_format", DEFAULT_SFT_FORMAT)
+    tokenizer = tokenizer or _export_setting(run, "tokenizer", None)
     accepted = [d for d in dialogues if d.accepted]
     rejected = [d for d in dialogues if not d.accepted]
-    sft = slice_dialogues(accepted)
+    sft = slice_dialogues(accepted, sft_format)
     rows = {
         "dialogues": [dialogue_row(d) for d in accepted],
         "sft": sft,
@@ -105,7 +133,10 @@ def export_dataset(dialogues: list[Dialogue], out_dir: Path, run: RunInfo) -> Da
         _write_parquet(path, rows[name], schema(name))
         _drop_stale_shards(path.parent, keep=path)
 
-    stats = _finite(compute_stats(accepted, rejected, len(sft), run))
+    stats = compute_stats(accepted, rejected, len(sft), run)
+    stats["sft_format"] = sft_format
+    stats["lengths"] = length_stats(sft, str(tokenizer) if tokenizer else None)
+    stats = _finite(stats)
     stats_path = out_dir / "stats.json"
     write_atomic(stats_path, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
 

@@ -4,7 +4,9 @@ Each column is written once, as a field of a row model below: its type gives the
 type (`arrow_schema`) and its description documents it in the dataset card (`columns`).
 Nested, open-ended values (tool specs, argument maps, verdict details, model maps) are
 `JsonText`, JSON strings, so a schema never depends on the content of a run; a config
-with no rows still carries every column.
+with no rows still carries every column. The `sft` config stores its chat messages and
+tool specs as `JsonValue`: arrow's JSON extension type, which `datasets` reads as its
+`Json()` feature and decodes to Python objects on load, so trainers get dicts, not text.
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+@dataclass(frozen=True)
 class _Json:
-    """Marks a string column that holds a JSON document."""
+    """Marks a column that holds a JSON document: as text (`native=False`) or as arrow JSON (`native=True`)."""
+
+    native: bool = False
 
 
 JsonText = Annotated[str, _Json()]
+# Any JSON value; stored as arrow `json` (string storage), decoded by `datasets` (feature `Json()`).
+JsonValue = Annotated[Any, _Json(native=True)]
 
 
 class _Row(BaseModel):
@@ -39,26 +46,32 @@ class _Row(BaseModel):
 # --------------------------------------------------------------------------- sft
 
 
-class ChatMessage(_Row):
-    role: str = Field(description="`system`, `user` or `assistant`.")
-    content: str = Field(description="The message text; an assistant turn in the reply format of `completion`.")
+SFT_FORMATS = ("chat", "json")
+DEFAULT_SFT_FORMAT = "chat"
 
 
 class SftRow(_Row):
-    """One row per assistant turn of each accepted dialogue."""
+    """One row per assistant turn of each accepted dialogue, in TRL's conversational prompt/completion format."""
 
     dialogue_id: str = Field(description="Id of the source dialogue (join key to `dialogues.id`).")
     turn_index: int = Field(description="0-based index of this assistant turn within its dialogue.")
     phase: str | None = Field(description="`tool_selection` or `argument_filling`.")
     seed_tool: str = Field(description="Name of the gold tool.")
-    tools: list[JsonText] = Field(description="Candidate tools in prompt order, each an OpenAI function spec.")
-    prompt: list[ChatMessage] = Field(
-        description="System prompt listing the candidate tools, then the dialogue up to and including the user "
-        "message this turn answers. Earlier assistant turns appear in the reply format of `completion`."
+    tools: list[JsonValue] = Field(
+        description="Candidate tools in the order the assistant saw them, each an OpenAI function spec object "
+        '(`{"type": "function", "function": {"name", "description", "parameters"}}`): what `tools=` of a chat '
+        "template and TRL take."
     )
-    completion: list[ChatMessage] = Field(
-        description="One message, the assistant turn to learn: its content is a JSON string "
-        '`{"thought", "content", "tool_calls": [{"name", "arguments"}]}`.'
+    prompt: list[JsonValue] = Field(
+        description="Messages as objects: the system prompt, then the dialogue up to and including the user "
+        "message this turn answers. Earlier assistant turns have the shape of `completion`."
+    )
+    completion: list[JsonValue] = Field(
+        description="One message, the assistant turn to learn. `chat` format: `{role, content, reasoning_content, "
+        'tool_calls}` where `reasoning_content` is the private thought and `tool_calls` (present only on the '
+        'calling turn) is `[{"type": "function", "function": {"name", "arguments"}}]` with arguments as an object. '
+        '`json` format: `{role, content}` with content the JSON string `{"thought", "content", "tool_calls": '
+        '[{"name", "arguments"}]}`.'
     )
 
 
@@ -239,39 +252,41 @@ def rejected_row(d: Dialogue) -> RejectedRow:
 # --------------------------------------------------------------------------- types
 
 
-def _unwrap(annotation: Any) -> tuple[Any, bool]:
-    """(type without `| None` and `Annotated`, whether it is a JSON string)."""
-    is_json = False
+def _unwrap(annotation: Any) -> tuple[Any, _Json | None]:
+    """(type without `| None` and `Annotated`, its JSON marker if it holds a JSON document)."""
+    marker = None
     while True:
         origin = typing.get_origin(annotation)
         if origin is Annotated:
             base, *meta = typing.get_args(annotation)
-            is_json = is_json or any(isinstance(m, _Json) for m in meta)
+            marker = marker or next((m for m in meta if isinstance(m, _Json)), None)
             annotation = base
         elif origin in (Union, types.UnionType):
             (annotation,) = [a for a in typing.get_args(annotation) if a is not type(None)]
         else:
-            return annotation, is_json
+            return annotation, marker
 
 
-def _field_type(model: type[BaseModel], name: str) -> tuple[Any, bool]:
+def _field_type(model: type[BaseModel], name: str) -> tuple[Any, _Json | None]:
     info = model.model_fields[name]
-    base, is_json = _unwrap(info.annotation)
-    return base, is_json or any(isinstance(m, _Json) for m in info.metadata)
+    base, marker = _unwrap(info.annotation)
+    return base, marker or next((m for m in info.metadata if isinstance(m, _Json)), None)
 
 
 # Python type -> (pyarrow type factory, the card's name for it).
 _SCALARS = {str: ("string", "string"), int: ("int64", "int"), float: ("float64", "float"), bool: ("bool_", "bool")}
 
 
-def _arrow_type(annotation: Any) -> pa.DataType:
+def _arrow_type(annotation: Any, marker: _Json | None = None) -> pa.DataType:
     import pyarrow as pa
 
+    if marker is not None and marker.native:
+        return pa.json_()
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
-        return pa.list_(_arrow_type(_unwrap(item)[0]))
+        return pa.list_(_arrow_type(*_unwrap(item)))
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return pa.struct([(name, _arrow_type(_field_type(annotation, name)[0])) for name in annotation.model_fields])
+        return pa.struct([(name, _arrow_type(*_field_type(annotation, name))) for name in annotation.model_fields])
     return getattr(pa, _SCALARS[annotation][0])()
 
 
@@ -279,7 +294,46 @@ def arrow_schema(model: type[BaseModel]) -> pa.Schema:
     """The parquet schema of a row model: one column per field, in field order."""
     import pyarrow as pa
 
-    return pa.schema([(name, _arrow_type(_field_type(model, name)[0])) for name in model.model_fields])
+    return pa.schema([(name, _arrow_type(*_field_type(model, name))) for name in model.model_fields])
+
+
+def _encode(value: Any, annotation: Any, marker: _Json | None) -> Any:
+    """A dumped field value in its arrow storage form: arrow JSON values become JSON text."""
+    if value is None:
+        return None
+    if marker is not None and marker.native:
+        return _json(value)
+    if typing.get_origin(annotation) is list:
+        (item,) = typing.get_args(annotation)
+        return [_encode(v, *_unwrap(item)) for v in value]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {name: _encode(value[name], *_field_type(annotation, name)) for name in annotation.model_fields}
+    return value
+
+
+def storage_row(row: BaseModel) -> dict[str, Any]:
+    """A row as `pa.Table.from_pylist` takes it for `storage_schema`: JSON values as text."""
+    dumped = row.model_dump()
+    return {name: _encode(dumped[name], *_field_type(type(row), name)) for name in type(row).model_fields}
+
+
+def _storage_type(t: pa.DataType) -> pa.DataType:
+    import pyarrow as pa
+
+    if isinstance(t, pa.BaseExtensionType):
+        return t.storage_type
+    if pa.types.is_list(t):
+        return pa.list_(_storage_type(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([(f.name, _storage_type(f.type)) for f in t])
+    return t
+
+
+def storage_schema(schema: pa.Schema) -> pa.Schema:
+    """`schema` with extension types (arrow JSON) replaced by their storage: what a pylist converts to."""
+    import pyarrow as pa
+
+    return pa.schema([(f.name, _storage_type(f.type)) for f in schema])
 
 
 @dataclass(frozen=True)
@@ -291,15 +345,17 @@ class Column:
     description: str
 
 
-def _type_label(annotation: Any, is_json: bool) -> tuple[str, type[BaseModel] | None]:
+def _type_label(annotation: Any, marker: _Json | None) -> tuple[str, type[BaseModel] | None]:
     """A reader's name for a type ('list of JSON string') and the struct model inside it, if any."""
+    if marker is not None and marker.native:
+        return "JSON", None
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
         label, struct = _type_label(*_unwrap(item))
         return f"list of {label}", struct
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "struct", annotation
-    return ("JSON string" if is_json else _SCALARS[annotation][1]), None
+    return ("JSON string" if marker is not None else _SCALARS[annotation][1]), None
 
 
 def columns(model: type[BaseModel], prefix: str = "") -> list[Column]:

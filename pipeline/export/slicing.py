@@ -4,44 +4,82 @@ A dialogue <(u1,a1),...,(uT,aT)> yields T examples. Example t has the prompt
 ``[SYS] u1 a1 ... ut`` and the completion ``at``. Rows use TRL's conversational
 prompt/completion format, so TRL computes the loss on the completion only,
 which is the loss masking the paper asks for.
+
+Two formats of the assistant turns:
+
+- ``chat`` (default): OpenAI-style messages that Hugging Face chat templates
+  render natively: ``content``, ``reasoning_content`` (the private thought) and
+  ``tool_calls`` (``[{"type": "function", "function": {"name", "arguments"}}]``,
+  arguments as an object, present only when the turn calls a tool). The system
+  prompt describes the task; the tools reach the model through the template's
+  ``tools=`` (the row's ``tools`` column).
+- ``json``: for models whose template cannot render tools or reasoning. The
+  system prompt lists the tools as JSON and every assistant turn is one JSON
+  string ``{"thought", "content", "tool_calls"}`` in ``content``.
+
+In both formats ``tools`` holds the candidates as function spec objects.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from utcgen.pipeline.export.rows import ChatMessage, SftRow
+from utcgen.pipeline.export.rows import DEFAULT_SFT_FORMAT, SFT_FORMATS, SftRow
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Message, Tool
 
-
-def build_system_prompt(tools: list[Tool]) -> str:
-    """The system message of every slice: the candidate tools, one JSON spec per line."""
-    listing = "\n".join(t.spec_json() for t in tools)
-    return load_prompt("sft_system").render(tools=listing, num_tools=len(tools))[0]["content"]
+# The system prompt file of each format.
+SYSTEM_PROMPTS = {"chat": "sft_system_chat", "json": "sft_system"}
 
 
-def _as_chat(message: Message) -> ChatMessage:
-    """Assistant turns are shown in their wire format, so earlier turns look like targets."""
-    if message.role == "assistant":
-        return ChatMessage(role="assistant", content=message.reply_json())
-    return ChatMessage(role=message.role, content=message.content)
+def _check(sft_format: str) -> str:
+    if sft_format not in SFT_FORMATS:
+        raise ValueError(f"unknown sft format {sft_format!r}; expected one of {', '.join(SFT_FORMATS)}")
+    return sft_format
 
 
-def slice_dialogue(dialogue: Dialogue) -> list[SftRow]:
+def build_system_prompt(tools: list[Tool], sft_format: str = "json") -> str:
+    """The system message of every slice. `json`: lists the candidate tools, one JSON spec per line;
+    `chat`: names only their number (the chat template renders the `tools` column)."""
+    prompt = load_prompt(SYSTEM_PROMPTS[_check(sft_format)])
+    values: dict[str, Any] = {"num_tools": len(tools)}
+    if "tools" in prompt.placeholders:
+        values["tools"] = "\n".join(t.spec_json() for t in tools)
+    return prompt.render(**values)[0]["content"]
+
+
+def chat_message(message: Message, sft_format: str = DEFAULT_SFT_FORMAT) -> dict[str, Any]:
+    """One stored message as a training message of the given format."""
+    if message.role != "assistant":
+        return {"role": message.role, "content": message.content}
+    if sft_format == "json":
+        return {"role": "assistant", "content": message.reply_json()}
+    out: dict[str, Any] = {"role": "assistant", "content": message.content, "reasoning_content": message.thought or ""}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"type": "function", "function": {"name": c.name, "arguments": dict(c.arguments)}}
+            for c in message.tool_calls
+        ]
+    return out
+
+
+def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> list[SftRow]:
     """One row per assistant turn, whatever the dialogue's verdict (callers filter).
 
     System messages stored in the dialogue (generation-time instructions) are
     dropped: the SFT system prompt replaces them, as the fine-tuned model will
     see only that at inference.
     """
-    system = ChatMessage(role="system", content=build_system_prompt(dialogue.candidate_tools))
-    tools = [t.spec_json() for t in dialogue.candidate_tools]
+    _check(sft_format)
+    system = {"role": "system", "content": build_system_prompt(dialogue.candidate_tools, sft_format)}
+    tools = [t.openai_spec() for t in dialogue.candidate_tools]
     rows: list[SftRow] = []
-    history: list[ChatMessage] = []
+    history: list[dict[str, Any]] = []
     for message in dialogue.messages:
         if message.role == "system":
             continue
+        turn = chat_message(message, sft_format)
         if message.role == "assistant":
             rows.append(
                 SftRow(
@@ -49,19 +87,19 @@ def slice_dialogue(dialogue: Dialogue) -> list[SftRow]:
                     turn_index=len(rows),
                     phase=message.phase,
                     seed_tool=dialogue.seed_tool.name,
-                    tools=list(tools),
+                    tools=tools,
                     prompt=[system, *history],
-                    completion=[_as_chat(message)],
+                    completion=[turn],
                 )
             )
-        history.append(_as_chat(message))
+        history.append(turn)
     return rows
 
 
-def slice_dialogues(dialogues: Iterable[Dialogue]) -> list[SftRow]:
+def slice_dialogues(dialogues: Iterable[Dialogue], sft_format: str = DEFAULT_SFT_FORMAT) -> list[SftRow]:
     """Slices of the accepted dialogues only: rejected ones never reach training."""
     rows: list[SftRow] = []
     for dialogue in dialogues:
         if dialogue.accepted:
-            rows.extend(slice_dialogue(dialogue))
+            rows.extend(slice_dialogue(dialogue, sft_format))
     return rows

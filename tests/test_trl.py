@@ -1,0 +1,171 @@
+"""The `sft` config trains with TRL's SFTTrainer unchanged: no mapping, loss on the completion only.
+
+A small folder is generated with the offline backend, loaded with `datasets.load_dataset`,
+and trained for 2 steps on a tiny randomly initialised Llama with a tokenizer built here
+(a byte-level BPE trained on the folder's own text) whose chat template renders tools,
+tool calls and reasoning. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+from tests.support.cli import UTCGEN
+
+pytestmark = pytest.mark.slow
+
+# ChatML with a tools block, <think> for reasoning_content and <tool_call> for native tool calls.
+CHAT_TEMPLATE = """\
+{%- set sys = messages[0].content if messages and messages[0].role == 'system' else none -%}
+{%- if tools or sys is not none -%}
+<|im_start|>system
+{% if sys is not none %}{{ sys }}{% endif %}
+{%- if tools %}
+
+# Tools
+<tools>
+{% for tool in tools %}{{ tool | tojson }}
+{% endfor %}</tools>
+{%- endif %}<|im_end|>
+{% endif -%}
+{%- for message in messages -%}
+{%- if message.role == 'assistant' -%}
+<|im_start|>assistant
+{% if message.reasoning_content %}<think>
+{{ message.reasoning_content }}
+</think>
+{% endif %}{{ message.content }}
+{%- for call in message.tool_calls or [] %}
+<tool_call>
+{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}
+</tool_call>
+{%- endfor %}<|im_end|>
+{% elif message.role != 'system' or not loop.first -%}
+<|im_start|>{{ message.role }}
+{{ message.content }}<|im_end|>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+<|im_start|>assistant
+{% endif -%}
+"""
+
+SPECIALS = ["<|pad|>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>",
+            "</tool_call>"]
+
+
+def _texts(rows: Any) -> list[str]:
+    out = []
+    for row in rows:
+        out += [json.dumps(t) for t in row["tools"]]
+        for m in row["prompt"] + row["completion"]:
+            out.append(json.dumps(m, ensure_ascii=False))
+    return out
+
+
+def build_tokenizer(texts: list[str]):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    core.train_from_iterator(texts, trainer=trainer)
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<|endoftext|>", eos_token="<|im_end|>",
+                                  pad_token="<|pad|>", unk_token="<|endoftext|>")
+    tok.chat_template = CHAT_TEMPLATE
+    return tok
+
+
+def build_model(tok):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16384,
+                         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                         bos_token_id=tok.bos_token_id, tie_word_embeddings=True)
+    return LlamaForCausalLM(config)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("trl")
+    out = tmp / "out"
+    env = dict(os.environ, UTCGEN_CACHE_DIR=str(tmp / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.pop("UTCGEN_MODEL", None)
+    # A small catalog and persona file keep the embedding work (fresh cache) to seconds.
+    personas = tmp / "personas.jsonl"
+    personas.write_text("".join(json.dumps({"persona": f"A warehouse clerk on shift {i}."}) + "\n" for i in range(12)))
+    cmd = [UTCGEN, "generate", "--catalog", "tests/fixtures/catalogs/store_openapi.yaml", "--personas",
+           str(personas), "--num-dialogues", "3", "--out", str(out), "--no-progress"]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_sft_trains_with_trl_unchanged(folder: Path, tmp_path: Path) -> None:
+    from datasets import Json, List, load_dataset
+    from trl import SFTConfig, SFTTrainer
+
+    ds = load_dataset(str(folder), "sft", cache_dir=str(tmp_path / "hf"))
+    train = ds["train"]
+    assert train.num_rows >= 3
+    # Json features: messages and tools come back as objects, not text.
+    for column in ("prompt", "completion", "tools"):
+        assert train.features[column] == List(Json()), train.features[column]
+    row = train[0]
+    assert isinstance(row["tools"][0], dict) and row["tools"][0]["type"] == "function"
+    calls = [r for r in train if r["completion"][0].get("tool_calls")]
+    assert calls, "no row ends in a tool call"
+    call = calls[0]["completion"][0]["tool_calls"][0]
+    assert call["type"] == "function" and isinstance(call["function"]["arguments"], dict)
+    assert all(r["completion"][0]["reasoning_content"] for r in train)
+
+    tok = build_tokenizer(_texts(train))
+    model = build_model(tok)
+    args = SFTConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=1,
+                     learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
+                     max_length=None, dataloader_num_workers=0, seed=0)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=train, processing_class=tok)
+    result = trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    print("losses per step:", losses, "train_loss:", result.training_loss)
+    assert len(losses) == 2 and all(loss == loss and loss > 0 for loss in losses)
+
+    # Masking: every prompt token has label -100, every completion token is learned.
+    processed = trainer.train_dataset
+    index = next(i for i, r in enumerate(train) if r["completion"][0].get("tool_calls"))
+    example = processed[index]
+    source = train[index]
+    prompt_ids = tok.apply_chat_template(source["prompt"], tools=source["tools"], add_generation_prompt=True,
+                                         tokenize=True, return_dict=True)["input_ids"]
+    n_prompt = len(prompt_ids)
+    assert example["input_ids"][:n_prompt] == list(prompt_ids)
+    labels = example["labels"]
+    assert labels == [-100] * n_prompt + example["input_ids"][n_prompt:]
+    batch = trainer.data_collator([example])
+    assert batch["labels"][0].tolist() == labels
+    masked = sum(label == -100 for label in labels)
+    print(f"row {index}: {len(labels)} tokens, {n_prompt} prompt tokens masked (-100), {len(labels) - masked} learned")
+
+    # The learned part is the rendered assistant turn: thought, reply and the native tool call.
+    learned = tok.decode(example["input_ids"][n_prompt:])
+    print("completion as trained:", learned)
+    fn = source["completion"][0]["tool_calls"][0]["function"]
+    assert "<think>" in learned and "<tool_call>" in learned and learned.rstrip().endswith("<|im_end|>")
+    assert f'"name": "{fn["name"]}"' in learned
+    assert json.dumps(fn["arguments"]) in learned
+    # The tools reached the prompt through the template, not through the system text.
+    rendered_prompt = tok.decode(prompt_ids)
+    assert "<tools>" in rendered_prompt and source["tools"][0]["function"]["name"] in rendered_prompt
