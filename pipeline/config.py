@@ -54,6 +54,15 @@ class LLMSettings(Strict):
     cache: bool = True
     cache_dir: str | None = None
     send_state: bool = False
+    # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
+    # for every role, then per role in structured_output_roles (e.g. {user: off}).
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    structured_output_roles: dict[
+        Literal["goal", "slots", "user", "assistant", "relevancy", "critic"],
+        Literal["auto", "json_schema", "json_object", "off"],
+    ] = Field(default_factory=dict)
+    # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
+    tool_format: Literal["json", "native"] = "json"
 
 
 class ExportSettings(Strict):

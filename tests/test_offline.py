@@ -72,7 +72,7 @@ def test_user_reveals_only_gold_values_and_assistant_extracts_them(tools, person
         if reply["tool_calls"]:
             assert reply["tool_calls"][0] == {"name": tool.name, "arguments": gold}
             break
-        history.append({"role": "user", "content": policies.user({**state, "history": history}, [])})
+        history.append({"role": "user", "content": json.loads(policies.user({**state, "history": history}, []))["message"]})
     else:
         pytest.fail("the assistant never called the tool")
 

@@ -693,7 +693,8 @@ class FakeGateway:
         self._arrived = 0
         self._event: asyncio.Event | None = None
 
-    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "") -> LLMReply:
+    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
+                   schema: dict | None = None) -> LLMReply:
         self.calls.append(role)
         assert state is not None and state["dialogue"]["id"]
         if self.barrier:

@@ -1,8 +1,10 @@
 """What the LLM validators share: transcript rendering, tolerant JSON reading, the retry loop.
 
 A judge's reply is untrusted text. It is read leniently (code fences and prose around
-the object are fine) but must contain a JSON object with the expected verdict key of
-the expected type; otherwise the judge is asked again with a fresh nonce (so a cached
+the object are fine) but must contain a JSON object that validates as the judge's reply
+model (`utcgen.pipeline.llm.replies`: RelevancyReply, CritiqueReply), whose JSON Schema
+is also sent as response_format where the config asks for structured output; otherwise
+the judge is asked again with a fresh nonce (so a cached
 bad reply is not simply replayed), and after the retries the dialogue is rejected.
 Nothing a judge or the gateway does makes a validator raise.
 """
@@ -14,6 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from utcgen.pipeline.llm import replies
 from utcgen.pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
 from utcgen.pipeline.records import Dialogue, Verdict
 
@@ -26,7 +29,8 @@ class ChatGateway(Protocol):
     """What a judge needs: `utcgen.pipeline.llm.gateway.Gateway` or any wrapper with the same `chat` (e.g. a meter)."""
 
     async def chat(
-        self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = ""
+        self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
+        schema: dict | None = None,
     ) -> LLMReply: ...
 
 _SNIPPET = 300
@@ -53,33 +57,18 @@ def transcript(d: Dialogue, *, thoughts: bool) -> str:
     return "\n".join(lines)
 
 
-def _as_bool(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    return None
+_ROLE_OF_KEY = {"relevant": "relevancy", "passed": "critic"}
 
 
 def parse_reply(text: str, key: str) -> dict[str, Any] | None:
-    """The first JSON object in `text` whose `key` is a boolean, with `key` made a real bool.
+    """The first JSON object in `text` that validates as the judge's reply model, as a dict
+    (`key`, the verdict, a real bool; "true"/"false" strings are accepted for it).
 
     Every '{' is tried as the start of an object, so fences, a preamble or a trailing
-    explanation do not matter; "true"/"false" strings are accepted for the key.
+    explanation do not matter.
     """
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict) and key in obj:
-            flag = _as_bool(obj[key])
-            if flag is not None:
-                return {**obj, key: flag}
-        start = text.find("{", start + 1)
-    return None
+    found = replies.scan(_ROLE_OF_KEY[key], text)
+    return None if found is None else found.model_dump()
 
 
 async def ask(
@@ -97,7 +86,7 @@ async def ask(
     for attempt in range(RETRIES + 1):
         nonce = f"retry-{attempt}" if attempt else ""
         try:
-            reply = await gateway.chat(role, messages, state=state, nonce=nonce)
+            reply = await gateway.chat(role, messages, state=state, nonce=nonce, schema=replies.schema_of(role))
         except LLMFatalError:
             raise
         except LLMError as exc:

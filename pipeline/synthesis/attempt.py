@@ -83,7 +83,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         generation=GenerationInfo(
             utcgen_version=__version__,
             backend=config.backend(),
-            models=config.models.model_dump(),
+            models={**config.models.model_dump(), **roles.formats},
             prompt_versions=prompt_versions(),
             seed=config.seed,
             attempt=seed.attempt,
@@ -94,6 +94,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     if not verdicts:
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage
+        dialogue.generation.models = {**config.models.model_dump(), **roles.formats}
     dialogue.validation = verdicts
     failed = first_failure(verdicts)
     dialogue.accepted = failed is None
@@ -109,7 +110,7 @@ class _Metered:
 
     async def chat(self, role: str, messages: list[dict], **kwargs):
         reply = await self.gateway.chat(role, messages, **kwargs)
-        self.roles.usage.add(reply.usage)
+        self.roles.note(role, reply)
         return reply
 
 

@@ -8,6 +8,14 @@ openai, httpx, aiohttp) at ``srv.base_url``; nothing touches the internet::
         litellm.completion(model="openai/test", api_base=srv.base_url, ...)
         assert srv.status_counts[429] == 1
 
+A responder returns the reply's content (a str), or a whole assistant message (a dict
+with ``content``, ``tool_calls``, ``reasoning_content``...) to answer as a native
+tool-calling or reasoning model does. ``ChatRequest.response_format`` and ``.tools``
+show what a request asked for; ``LLAMA_CPP_REFUSAL`` is a fault rule that answers
+OpenAI's ``json_schema`` response_format with the HTTP 500 llama-cpp-python's server
+gives, and ``needs_json`` makes a responder answer JSON only when a JSON
+response_format was sent (as a small model that follows no prompt would).
+
 Every chat request gets a 0-based global ``index``. A fault plan may turn the
 request at an index (or the ones matching a predicate) into a 429, a 5xx, a slow
 reply, an overridden content or a non-JSON 200. Every request and every answer
@@ -51,7 +59,10 @@ __all__ = [
     "ScriptedOpenAIServer",
     "ServerError",
     "Slow",
+    "LLAMA_CPP_REFUSAL",
     "echo_responder",
+    "llama_cpp_refuses",
+    "needs_json",
     "rough_tokens",
 ]
 
@@ -111,6 +122,18 @@ class ChatRequest:
         return messages if isinstance(messages, list) else []
 
     @property
+    def response_format(self) -> dict[str, Any] | None:
+        """The request's response_format (None if absent)."""
+        value = self.body.get("response_format")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The request's tools ([] if absent)."""
+        value = self.body.get("tools")
+        return value if isinstance(value, list) else []
+
+    @property
     def last_user_text(self) -> str:
         """Text of the last user message ('' if none)."""
         for message in reversed(self.messages):
@@ -132,7 +155,7 @@ class Exchange:
     """False if the client had gone away (e.g. it timed out) when we wrote."""
 
 
-Responder: TypeAlias = Callable[[ChatRequest], str]
+Responder: TypeAlias = Callable[[ChatRequest], "str | dict[str, Any]"]
 
 
 def echo_responder(request: ChatRequest) -> str:
@@ -717,16 +740,18 @@ class ScriptedOpenAIServer:
                 error(500, f"responder raised {type(exc).__name__}: {exc}", "server_error",
                       "responder_error", fault)
                 return
-            if not isinstance(content, str):
-                error(500, f"responder returned {type(content).__name__}, expected str",
+            if not isinstance(content, str | dict):
+                error(500, f"responder returned {type(content).__name__}, expected str or dict",
                       "server_error", "responder_error", fault)
                 return
         self._answer(handler, request, fault, 200,
                      json.dumps(self._completion(request, content)).encode())
 
-    def _completion(self, request: ChatRequest, content: str) -> dict[str, Any]:
+    def _completion(self, request: ChatRequest, content: str | dict[str, Any]) -> dict[str, Any]:
+        message = {"role": "assistant", **content} if isinstance(content, dict) \
+            else {"role": "assistant", "content": content}
         prompt_tokens = rough_tokens(_prompt_text(request.body))
-        completion_tokens = rough_tokens(content)
+        completion_tokens = rough_tokens(json.dumps(message))
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -735,9 +760,9 @@ class ScriptedOpenAIServer:
             "system_fingerprint": None,
             "choices": [{
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
+                "message": message,
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
             }],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -745,3 +770,31 @@ class ScriptedOpenAIServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+
+# --------------------------------------------------------------------------- structured output
+
+
+def llama_cpp_refuses(request: ChatRequest) -> bool:
+    """True for a request llama-cpp-python's server refuses: OpenAI's json_schema response_format."""
+    return (request.response_format or {}).get("type") == "json_schema"
+
+
+# What llama-cpp-python 0.3.x answers to {"type": "json_schema", ...}: its request model only
+# knows "text" and "json_object", and the failed validation surfaces as a 500.
+LLAMA_CPP_REFUSAL = ServerError(
+    500, "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be "
+         "'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]")
+
+
+def needs_json(responder: Responder, unconstrained: Callable[[ChatRequest, str], str]) -> Responder:
+    """`responder`'s reply when the request asked for JSON (json_object, with or without a schema,
+    or json_schema); `unconstrained(request, reply)` otherwise, e.g. the reply wrapped in prose."""
+
+    def answer(request: ChatRequest) -> str | dict[str, Any]:
+        reply = responder(request)
+        if request.response_format is None and isinstance(reply, str):
+            return unconstrained(request, reply)
+        return reply
+
+    return answer

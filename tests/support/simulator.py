@@ -53,13 +53,30 @@ def role_of(request: ChatRequest) -> str | None:
     return found[0] if found else None
 
 
-def simulator_responder(request: ChatRequest) -> str:
-    """The reply the role would get from a faithful model: ``offline.respond`` on the sent state."""
+def simulator_responder(request: ChatRequest) -> str | dict[str, Any]:
+    """The reply the role would get from a faithful model: ``offline.respond`` on the sent state.
+
+    An assistant request that carries ``tools`` is answered as a native tool-calling model
+    answers: calls in ``tool_calls``, the thought in ``reasoning_content``."""
     found = decoded(request)
     if found is None:
         raise ValueError(f"request {request.index} has no {offline.STATE_HEADER} header (send_state off?)")
     role, state = found
-    return offline.respond(role, state, request.messages)
+    text = offline.respond(role, state, request.messages)
+    if role == "assistant" and request.tools:
+        return offline.native_message(text)
+    return text
+
+
+def think_tag_responder(request: ChatRequest) -> str | dict[str, Any]:
+    """As `simulator_responder`, but a native reply carries its thought as a leading
+    ``<think>...</think>`` block of the content (no ``reasoning_content``), as many open models do."""
+    reply = simulator_responder(request)
+    if isinstance(reply, dict):
+        reply = dict(reply)
+        thought = reply.pop("reasoning_content", "")
+        reply["content"] = f"<think>{thought}</think>\n{reply.get('content') or ''}"
+    return reply
 
 
 def role_is(*roles: str, phase: str | None = None) -> Predicate:

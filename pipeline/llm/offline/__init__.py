@@ -5,6 +5,11 @@ would, plus the structured state the caller holds (passed in-process through a
 context variable, or as an HTTP header to a simulator), and answers in exactly the
 format a real model must use, so the reply goes through the same parser.
 Its data is structurally faithful but template-worded: for dry runs, CI and benchmarks.
+
+It accepts `response_format` and ignores it (its replies already follow the protocol).
+When a request carries `tools`, the assistant answers as a native tool-calling model
+would (`native_message`): its calls as the message's `tool_calls`, its thought as
+`reasoning_content`, its words as the content.
 """
 
 from __future__ import annotations
@@ -60,6 +65,20 @@ _POLICIES = {
 }
 
 
+def native_message(text: str) -> dict[str, Any]:
+    """An assistant reply in the JSON protocol, re-expressed as a native tool-calling message."""
+    data = json.loads(text)
+    calls = [{"id": f"call_{i}", "type": "function",
+              "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {}, ensure_ascii=False)}}
+             for i, c in enumerate(data.get("tool_calls") or [])]
+    message: dict[str, Any] = {"role": "assistant", "content": data.get("content") or None}
+    if data.get("thought"):
+        message["reasoning_content"] = data["thought"]
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
 def _estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
@@ -87,10 +106,14 @@ def register() -> None:
             role, state = current
             text = respond(role, state, messages)
             prompt = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if role == "assistant" and (kwargs.get("optional_params") or {}).get("tools"):
+                message = native_message(text)
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
             return litellm.ModelResponse(
                 model=model,
                 created=int(time.time()),
-                choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                choices=[{"index": 0, "finish_reason": finish, "message": message}],
                 usage={"prompt_tokens": prompt, "completion_tokens": _estimate_tokens(text),
                        "total_tokens": prompt + _estimate_tokens(text)},
             )

@@ -119,6 +119,11 @@ def _phrase(pairs: list[tuple[str, Any]]) -> str:
 
 
 def user(state: dict, messages: list[dict]) -> str:
+    """The user proxy's reply: `{"message": ...}`, as the user prompts ask."""
+    return json.dumps({"message": user_text(state)}, ensure_ascii=False)
+
+
+def user_text(state: dict) -> str:
     history, tool = state["history"], state["tool"]
     persona, gold = state["persona"], state.get("gold_arguments") or {}
     style = (persona.get("style") or "").lower()
