@@ -93,7 +93,8 @@ def test_generate_flow_resumes_with_a_larger_target(prefect_api: None, tmp_path:
     from prefect.artifacts import Artifact
 
     artifact = Artifact.get(ARTIFACT_KEY)
-    assert artifact is not None and "## Validators" in str(artifact.data)
+    assert artifact is not None and "### Validator pass rates" in str(artifact.data)
+    assert "| critique | llm |" in str(artifact.data)
 
 
 def test_failed_batch_is_retried_without_redoing_finished_jobs(
