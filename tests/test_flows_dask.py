@@ -53,7 +53,7 @@ def test_dask_runner_matches_local_runner(tmp_path: Path, tmp_path_factory: pyte
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
                UTCGEN_CACHE_DIR=str(cache), LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false")
+               TOKENIZERS_PARALLELISM="false", PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180")
     env.pop("UTCGEN_MODEL", None)
     env.pop("UTCGEN_API_BASE", None)
     local_out, dask_out = tmp_path / "local", tmp_path / "dask"
