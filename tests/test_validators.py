@@ -662,10 +662,14 @@ def test_offline_critic_flags(issue: str, mutate: Any) -> None:
     assert any(issue in i for i in reply["issues"]), reply["issues"]
 
 
-def test_offline_critic_allows_a_tool_name_the_assistant_said_first() -> None:
+def test_offline_critic_refuses_a_user_who_picks_the_tool_by_name() -> None:
+    # Even after the assistant said the names, a user choosing by the seed's name is the
+    # shortcut the name_leak rule catches: the critic does not pass it either.
     d = say(GOOD, 1, f"Should I use create_purchase_requisition or {DISTRACTOR}?")
     d = say(d, 2, "create_purchase_requisition, it's a new one.")
-    assert judge_critic(d)["passed"] is True
+    reply = judge_critic(d)
+    assert reply["passed"] is False
+    assert any("by its name" in i for i in reply["issues"]) and not any("before the assistant did" in i for i in reply["issues"])
     # ... but a name that appeared only in the private thought does not count as said.
     hidden = edit(say(GOOD, 2, "create_purchase_requisition, it's a new one."), 1, thought="Maybe create_purchase_requisition.")
     assert judge_critic(hidden)["passed"] is False
@@ -752,15 +756,18 @@ def test_cascade_records_both_judges_and_the_first_failure(relevant: bool, passe
 def test_cascade_survives_gateway_errors() -> None:
     verdicts = run(run_cascade(GOOD, RaisingGateway()))
     assert [v.validator for v in verdicts] == list(STAGES)
-    assert [v.passed for v in verdicts[3:]] == [False, False]
-    assert verdicts[3].reason == "relevancy call to x failed: boom"
+    rules = len(cascade.RULE_STAGES)
+    assert [v.passed for v in verdicts[rules:]] == [False, False]
+    assert verdicts[rules].reason == "relevancy call to x failed: boom"
 
 
 def test_cascade_rejects_offtopic_and_broken_dialogues_end_to_end(gateway: Gateway) -> None:
     off = run(run_cascade(offtopic_dialogue(), gateway))
     assert first_failure(off).validator == "relevancy"
     broken = run(run_cascade(broken_structure_dialogue(), gateway))
-    assert not accepted(broken) and any(v.validator == "critique" and not v.passed for v in broken)
+    # naming the tool is now caught by a rule (name_leak) before any judge runs; the critic alone refuses it too
+    assert not accepted(broken) and first_failure(broken).validator == "name_leak"
+    assert not run(check_critique(broken_structure_dialogue(), gateway)).passed
 
 
 def test_accepted_needs_every_stage() -> None:
@@ -772,7 +779,8 @@ def test_accepted_needs_every_stage() -> None:
 
 
 def test_the_stage_list_is_the_order_the_cascade_runs() -> None:
-    assert cascade.RULE_STAGES == ("format", "toolcall", "toolargs")
+    assert cascade.RULE_STAGES == ("format", "toolcall", "toolargs", "name_leak", "recitation", "param_keys",
+                                   "repetition", "plausibility", "persona_fit")
     assert cascade.LLM_STAGES == ("relevancy", "critique")
     assert STAGES == cascade.RULE_STAGES + cascade.LLM_STAGES
     verdicts = run(run_cascade(GOOD, FakeGateway()))

@@ -1,9 +1,10 @@
 """The validator cascade (paper §3.1, A.2): rule validators in order, then the LLM judges together.
 
 Format -> toolcall -> toolargs run in that order because each assumes the previous
-passed (toolargs reads the final call toolcall vouched for); the first failure stops
-the cascade and costs no LLM call. Relevancy and critique are independent, so they run
-concurrently. Every verdict produced is returned; a skipped stage produces none.
+passed (toolargs reads the final call toolcall vouched for); then the shortcut and
+leakage rules (name_leak, recitation, param_keys, repetition, plausibility,
+persona_fit). The first failure stops the cascade and costs no LLM call. Relevancy and
+critique are independent, so they run concurrently. Every verdict produced is returned; a skipped stage produces none.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators import critique, relevancy, toolargs, toolcall
+from utcgen.validators import (critique, nameleak, paramkeys, personafit, plausibility, recitation, relevancy,
+                               repetition, toolargs, toolcall)
 from utcgen.validators import format as fmt
 from utcgen.validators.judge import ChatGateway
 
@@ -21,6 +23,13 @@ RULES: tuple[tuple[str, Callable[[Dialogue], Verdict]], ...] = (
     (fmt.NAME, fmt.check_format),
     (toolcall.NAME, toolcall.check_toolcall),
     (toolargs.NAME, toolargs.check_toolargs),
+    # shortcut and leakage checks: what would let a model pass without disambiguating
+    (nameleak.NAME, nameleak.check_name_leak),
+    (recitation.NAME, recitation.check_recitation),
+    (paramkeys.NAME, paramkeys.check_param_keys),
+    (repetition.NAME, repetition.check_repetition),
+    (plausibility.NAME, plausibility.check_plausibility),
+    (personafit.NAME, personafit.check_persona_fit),
 )
 JUDGES: tuple[tuple[str, Callable[[Dialogue, ChatGateway], Awaitable[Verdict]]], ...] = (
     (relevancy.NAME, relevancy.check_relevancy),

@@ -186,6 +186,12 @@ class PersonaSampler:
         top = np.argsort(-scores, kind="stable")[: self.k]
         return [self.personas[i] for i in top]
 
+    def fit(self, persona: Persona, tool: Tool, tool_vector: np.ndarray | None = None) -> float:
+        """Cosine between the persona's text and the tool's: the score `top_k` ranks by."""
+        vec = tool_vector if tool_vector is not None else self.embedder.encode([tool_text(tool)])[0]
+        i = next(i for i, p in enumerate(self.personas) if p.id == persona.id)
+        return float(self.vectors[i] @ vec)
+
     def sample(self, tool: Tool, tool_vector: np.ndarray | None = None, attempt: int = 0) -> Persona:
         rng = random.Random(f"{self.seed}:{tool.name}:{attempt}:persona")
         return rng.choice(self.top_k(tool, tool_vector))

@@ -4,7 +4,9 @@ Stage transitions follow DiaFORGE Appendix A.1: in tool selection the assistant 
 shuffled candidate pool; its first tool call must name the seed tool (else the dialogue
 is rejected as a wrong selection); that committing message is dropped and argument
 filling starts with the seed tool in context. The loop stops at the first tool call or
-after T_max assistant turns.
+after T_max assistant turns. T_max counts the assistant turns kept in the dialogue: the
+dropped committing message is not one, so it does not count (a rejected wrong selection
+or an unparsable reply ends the loop anyway).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Seed:
     distractors: list[Tool]
     candidates: list[Tool]
     seed: int
+    persona_fit: float | None = None  # cosine(persona text, tool text), recorded as attributes["tool_fit"]
 
 
 def dialogue_id(fingerprint: str, job: int, attempt: int) -> str:
@@ -74,7 +77,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     dialogue = Dialogue(
         id=dialogue_id(config.fingerprint(), seed.job, seed.attempt),
         seed_tool=tool,
-        user_persona=persona,
+        user_persona=_with_fit(persona, seed.persona_fit),
         goal=goal,
         gold_arguments=gold,
         distractor_tools=seed.distractors,
@@ -100,6 +103,13 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     dialogue.accepted = failed is None
     dialogue.rejection_reason = None if failed is None else f"{failed.validator}: {failed.reason}"
     return dialogue
+
+
+def _with_fit(persona: Persona, fit: float | None) -> Persona:
+    """The persona as recorded: its fit to the seed tool added after the prompts used it."""
+    if fit is None:
+        return persona
+    return persona.model_copy(update={"attributes": {**persona.attributes, "tool_fit": f"{fit:.4f}"}})
 
 
 class _Metered:
@@ -131,7 +141,6 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
             messages.append(Message(role="user", content=text))
         reply = await roles.assistant(phase, seed.candidates, tool if phase == "argument_filling" else None,
                                       messages, rng_seed)
-        turns += 1
         if reply.parse_error:
             messages.append(reply)
             return
@@ -140,9 +149,11 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
             if chosen != tool.name:
                 messages.append(reply)
                 raise _Reject("selection", f"wrong tool selected: '{chosen}' instead of '{tool.name}'")
-            # The committing message is dropped; argument filling answers the same user turn.
+            # The committing message is dropped, and so it does not count toward T_max;
+            # argument filling answers the same user turn.
             phase, need_user = "argument_filling", False
             continue
+        turns += 1
         messages.append(reply)
         if reply.tool_calls:
             return  # a call ends the dialogue; toolcall/toolargs judge whether it was the right one

@@ -12,7 +12,8 @@ by design, so counting them would credit every listed tool alike. Words are
 lower-cased, split on _ and camelCase, stop words dropped, a plural -s removed, and cut
 to 5 characters (a crude stemmer: create, created, creation; list, lists). Relevant iff
 * the final call is to the seed tool;
-* the need covers at least MIN_TOPIC of the seed's topic words, and at least
+* the need covers at least MIN_TOPIC of the seed's description words that are not name
+  words (users describe the need; naming the tool is a shortcut), and at least
   MIN_FUNCTION_WORDS of them are function words (argument talk such as "the plant code
   is DE01" names inputs, not the need: it must not make any dialogue that collected
   the right values look on-topic);
@@ -31,7 +32,10 @@ turn before any argument-filling turn, no call while selecting, the last turn an
 argument-filling call; user messages hold no JSON and no internal tool name the
 assistant has not said publicly first; the opening does not name the seed tool (as an
 identifier or in words); every non-final assistant turn asks something (a '?' or a
-request such as "please provide"); no final-call value absent from what the user said.
+request such as "please provide"); no final-call value absent from what the user said;
+none of the shortcuts the rule validators catch (`utcgen.pipeline.shortcuts`): the seed's
+name or distinctive name words from the user while selecting, a recited description, a
+parameter key read aloud, a question repeated word for word, an implausible gold value.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from typing import Any
 
 from utcgen.pipeline.records import Dialogue, Message, Tool
 
-MIN_TOPIC = 0.25
+MIN_TOPIC = 0.15
 MIN_FUNCTION_WORDS = 2
 
 STOP = set(
@@ -118,7 +122,9 @@ def relevancy(state: dict[str, Any], messages: list[dict]) -> str:
         return json.dumps({"relevant": False, "reason": "no dialogue in the judge's state"})
     seed = d.seed_tool
     need = words(_need_text(d))
-    seed_score = _share(need, topic_words(seed))
+    # coverage of what the tool does in the user's words: its description's words, not its name's
+    # (a user who names the tool is a shortcut the name_leak rule rejects, so the need cannot rely on it)
+    seed_score = _share(need, words(seed.description) - words(seed.name)) if words(seed.description) - words(seed.name) else 0.0
     functional = need & _function_words(seed)
     # Against each distractor, count the need's words that only one of the two tools has.
     rivals: dict[str, tuple[int, int]] = {}
@@ -220,6 +226,43 @@ def _user_issues(d: Dialogue) -> list[str]:
     return issues
 
 
+def _shortcut_issues(d: Dialogue) -> list[str]:
+    """What the shortcut rules catch (one definition, in `utcgen.pipeline.shortcuts`): a critic
+    that reads the dialogue must not pass a user who names or recites the tool, anyone who
+    reads parameter keys aloud, a repeated question or an implausible gold value."""
+    from utcgen.pipeline import shortcuts
+
+    issues: list[str] = []
+    seed = d.seed_tool
+    others = [t.name for t in d.distractor_tools if t.name != seed.name]
+    keys = sorted({k for t in [seed, *d.candidate_tools] for k in t.properties})
+    selecting, asked = True, set()
+    for i, m in enumerate(d.messages, start=1):
+        if m.role == "assistant" and m.phase == "argument_filling":
+            selecting = False
+        if m.role == "user":
+            hits = shortcuts.name_hits(m.content, seed.name, others)
+            hits = hits if selecting else [h for h in hits if h == seed.name or " " in h]
+            if hits:
+                issues.append(f"message {i}: the user gives the tool away by its name ('{hits[0]}')")
+            for t in [seed, *d.candidate_tools]:
+                if run := shortcuts.recited(m.content, t.description):
+                    issues.append(f"message {i}: the user recites the description of {t.name} ('{run}')")
+                    break
+        reads_schema = m.role == "user" or (m.role == "assistant" and m.phase == "argument_filling")
+        if reads_schema and m.content and (found := shortcuts.key_hits(m.content, keys)):
+            issues.append(f"message {i}: parameter key '{found[0]}' is read aloud")
+        if m.role == "assistant" and not m.tool_calls and m.content:
+            norm = shortcuts.normal_question(m.content)
+            if norm in asked:
+                issues.append(f"message {i}: the assistant repeats an earlier question word for word")
+            asked.add(norm)
+    for k, v in d.gold_arguments.items():
+        if why := shortcuts.implausible(k, v, seed.properties.get(k) or {}):
+            issues.append(f"the value for '{k}' is implausible: {why}")
+    return issues
+
+
 def _grounding_issues(d: Dialogue) -> list[str]:
     from utcgen.pipeline.arguments import mentioned  # shared with the toolargs validator: one notion of "said"
 
@@ -243,6 +286,6 @@ def critic(state: dict[str, Any], messages: list[dict]) -> str:
     d = _dialogue(state)
     if d is None:
         return json.dumps({"passed": False, "issues": ["no dialogue in the critic's state"], "reason": "nothing to review"})
-    issues = _structure_issues(d) + _user_issues(d) + _grounding_issues(d)
+    issues = _structure_issues(d) + _user_issues(d) + _shortcut_issues(d) + _grounding_issues(d)
     reason = issues[0] if issues else "two-phase structure and roles respected"
     return json.dumps({"passed": not issues, "issues": issues, "reason": reason})

@@ -1,0 +1,215 @@
+"""Text checks for shortcuts and leaks in a dialogue: pure functions on strings and schemas.
+
+Shared by the rule validators (which turn them into verdicts) and by the offline
+backend (whose user and assistant avoid them, and whose critic refuses them), so both
+sides hold one definition of each problem:
+
+* name tokens: words of a tool's name (split on `_`, `-` and camelCase, lower-cased,
+  stemmed); a seed tool's *distinctive* tokens are those no distractor's name has,
+  stop words and a few words every tool name uses (get, list, ...) left out;
+* recitation: a run of RECITE_N or more consecutive words shared with a tool
+  description, holding at least RECITE_CONTENT content (non stop) words;
+* parameter keys: an identifier-like key (`fiscal_year`, `fiscalYear`, `line2`) written
+  as is, or the words of a multi-word key that are not everyday speech (three or more
+  words, or two where one is an abbreviation: `po number`, `gl account`);
+* implausible values: a value that its parameter's name says cannot be right (a year
+  far from today, a date outside PLAUSIBLE_DATES, a month 13, a phone number without
+  digits, a surname of two unrelated words, a negative amount, ...).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+RECITE_N = 6
+RECITE_CONTENT = 3
+PLAUSIBLE_YEARS = (2015, 2032)
+PLAUSIBLE_DATES = (dt.date(2015, 1, 1), dt.date(2032, 12, 31))
+
+STOP = set(
+    "a an the of for to and or in on by with is are be was were it its this that these those from as at "
+    "i my me we our you your can could would should will may might must please need want hi hello some "
+    "one all any use when which what who how do does did so about into not no yes there their them they "
+    "he she his her have has had more most each per via other than then also just only if but up out "
+    "over under new".split()
+)
+# words that many tool names carry: saying them picks out nothing
+GENERIC = set(
+    "get list create update delete search find view show check add remove set fetch lookup retrieve read "
+    "write make run do by for all info details detail data record records item items".split()
+)
+# short words that are ordinary English, not abbreviations
+COMMON_SHORT = set("id ids day end due new old top tax fee pay job map key log net raw sum age bay way cap "
+                   "vat pin url ip tag lot bin box row gap cap run".split())
+NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "di", "del", "della", "la", "le", "du", "dos",
+                  "das", "al", "el", "bin", "ibn", "ter", "st", "mac", "o"}
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case words of `text`, identifiers split on `_`, `-` and camelCase."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
+    return re.findall(r"[a-z0-9]+", spaced.replace("_", " ").lower())
+
+
+def stem(word: str) -> str:
+    """A crude stemmer: plural and verb endings off, then at most 6 letters (approve ~ approval)."""
+    w = word.lower()
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix) and not w.endswith("ss"):
+            w = w[: -len(suffix)] + repl
+            break
+    return w[:6]
+
+
+def stems(text: str) -> list[str]:
+    return [stem(w) for w in split_words(text) if w not in STOP and len(w) > 1]
+
+
+def name_tokens(name: str) -> set[str]:
+    """Stems of a tool name's words, stop and generic words left out."""
+    return {stem(w) for w in split_words(name) if w not in STOP and w not in GENERIC and len(w) > 1}
+
+
+def distinctive_name_tokens(seed: str, others: list[str]) -> set[str]:
+    """Stems of the seed's name that no other name has: the words that alone would give it away."""
+    shared = set().union(*(name_tokens(o) for o in others)) if others else set()
+    return name_tokens(seed) - shared
+
+
+def name_hits(text: str, seed: str, others: list[str]) -> list[str]:
+    """Words of `text` that are the seed's name itself or one of its distinctive name tokens."""
+    hits: list[str] = []
+    low = " ".join(split_words(text))
+    spoken = " ".join(split_words(seed))
+    if re.search(rf"(?<![A-Za-z0-9_]){re.escape(seed)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
+        hits.append(seed)
+    elif len(spoken.split()) >= 2 and re.search(rf"\b{re.escape(spoken)}\b", low):
+        hits.append(spoken)
+    distinctive = distinctive_name_tokens(seed, others)
+    for w in split_words(text):
+        if w not in STOP and len(w) > 1 and stem(w) in distinctive and w not in hits:
+            hits.append(w)
+    return hits
+
+
+def recited(text: str, description: str, n: int = RECITE_N, content: int = RECITE_CONTENT) -> str | None:
+    """The first run of >= n consecutive words `text` shares with `description` (with enough content words)."""
+    said, source = split_words(text), split_words(description)
+    if len(said) < n or len(source) < n:
+        return None
+    grams = {tuple(source[i:i + n]) for i in range(len(source) - n + 1)}
+    for i in range(len(said) - n + 1):
+        gram = tuple(said[i:i + n])
+        if gram in grams and sum(w not in STOP for w in gram) >= content:
+            j = i + n  # extend to the longest shared run for the report
+            while j < len(said) and " ".join(said[i:j + 1]) in " ".join(source):
+                j += 1
+            return " ".join(said[i:j])
+    return None
+
+
+def identifier_like(key: str) -> bool:
+    return "_" in key or "-" in key or bool(re.search(r"[a-z][A-Z]|[A-Za-z]\d", key))
+
+
+def distinctive_key_words(key: str) -> str | None:
+    """The key's words when saying them in order would read the schema aloud; None when they are plain speech."""
+    ws = split_words(key)
+    if len(ws) >= 3 or (len(ws) == 2 and any(len(w) <= 3 and w not in COMMON_SHORT and w not in STOP for w in ws)):
+        return " ".join(ws)
+    return None
+
+
+def key_hits(text: str, keys: list[str]) -> list[str]:
+    """Parameter keys that `text` writes as identifiers or whose distinctive words it says in order."""
+    low = " ".join(split_words(text))
+    out = []
+    for key in keys:
+        if identifier_like(key) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
+            out.append(key)
+            continue
+        spoken = distinctive_key_words(key)
+        if spoken and re.search(rf"\b{re.escape(spoken)}\b", low):
+            out.append(key)
+    return out
+
+
+def normal_question(text: str) -> str:
+    return " ".join(split_words(text))
+
+
+# ---- plausibility of values ----------------------------------------------------------------------
+
+_PHONE = re.compile(r"^\+?[0-9][0-9 ().\-]{5,20}[0-9]$")
+_YEAR_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
+
+
+def _parse_date(value: str) -> dt.date | None:
+    m = _DATE.match(value)
+    if not m:
+        return None
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
+def implausible(key: str, value: Any, schema: dict | None = None) -> str | None:
+    """Why `value` cannot be right for parameter `key`, or None when nothing is wrong with it."""
+    schema = schema or {}
+    ws = split_words(key)
+    if isinstance(value, list):
+        return next((r for v in value if (r := implausible(key.removesuffix("s"), v, schema.get("items") or {}))), None)
+    if isinstance(value, bool) or value is None or isinstance(value, dict):
+        return None
+    if isinstance(value, int | float):
+        if "year" in ws and not (PLAUSIBLE_YEARS[0] <= value <= PLAUSIBLE_YEARS[1]):
+            return f"year {value} is outside {PLAUSIBLE_YEARS[0]}-{PLAUSIBLE_YEARS[1]}"
+        if "month" in ws and not (1 <= value <= 12):
+            return f"month {value} does not exist"
+        if any(w in ws for w in ("amount", "price", "cost", "total", "budget", "salary", "quantity", "count",
+                                 "days", "hours", "nights", "headcount", "seats", "units")) and value < 0 \
+                and not any(w in ws for w in ("delta", "change", "adjustment", "difference", "variance")):
+            return f"{' '.join(ws)} {value} is negative"
+        if any(w in ws for w in ("percent", "percentage", "pct")) and not (0 <= value <= 100):
+            return f"percentage {value} is outside 0-100"
+        if any(w in ws for w in ("quantity", "headcount", "seats", "units", "nights", "guests", "attendees")) and value > 10000:
+            return f"{' '.join(ws)} {value} is unrealistically large"
+        return None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text:
+        return "empty value"
+    fmt = schema.get("format")
+    if fmt in ("date", "date-time") or ("date" in ws and _DATE.match(text)):
+        d = _parse_date(text)
+        if d is None:
+            return f"'{text}' is not a real date"
+        if not (PLAUSIBLE_DATES[0] <= d <= PLAUSIBLE_DATES[1]):
+            return f"date {text} is outside {PLAUSIBLE_DATES[0]} to {PLAUSIBLE_DATES[1]}"
+    if m := _YEAR_MONTH.match(text):
+        year, month = int(m[1]), int(m[2])
+        if not (PLAUSIBLE_YEARS[0] <= year <= PLAUSIBLE_YEARS[1]) or not 1 <= month <= 12:
+            return f"'{text}' is not a plausible year-month"
+    if "year" in ws and re.fullmatch(r"(FY)?\d{4}", text, re.IGNORECASE):
+        year = int(text[-4:])
+        if not (PLAUSIBLE_YEARS[0] <= year <= PLAUSIBLE_YEARS[1]):
+            return f"year {text} is outside {PLAUSIBLE_YEARS[0]}-{PLAUSIBLE_YEARS[1]}"
+    if any(w in ws for w in ("phone", "mobile", "telephone", "fax")) and "id" not in ws:
+        if not _PHONE.match(text) or sum(c.isdigit() for c in text) < 7:
+            return f"'{text}' is not a phone number"
+    if fmt == "email" or "email" in ws:
+        if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", text, re.IGNORECASE):
+            return f"'{text}' is not an email address"
+    if "name" in ws and any(w in ws for w in ("first", "last", "given", "family", "surname")):
+        parts = text.split()
+        if not re.fullmatch(r"[^\W\d_][^\W\d_'’ .\-]*(?:[ '’.\-]+[^\W\d_]+)*\.?", text):
+            return f"'{text}' is not a person's name"
+        plain = [p for p in parts if p.lower() not in NAME_PARTICLES]
+        if len(plain) > 1 and not any(p.lower() in NAME_PARTICLES for p in parts) and "-" not in text:
+            return f"'{text}' is two names, not one {' '.join(ws)}"
+    return None

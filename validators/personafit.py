@@ -1,0 +1,29 @@
+"""Persona-fit validator: the user is someone who would need the seed tool.
+
+Reads the cosine similarity between the persona's text and the seed tool's text that
+synthesis records in the persona's attributes (`tool_fit`, the score the persona
+sampler ranks by) and fails below MIN_FIT. A dialogue without a recorded score (data
+made elsewhere) passes, noted as unchecked. Rule code: low_fit.
+"""
+
+from __future__ import annotations
+
+from utcgen.pipeline.records import Dialogue, Verdict
+from utcgen.validators.common import Problem, verdict
+
+NAME = "persona_fit"
+ATTRIBUTE = "tool_fit"
+MIN_FIT = 0.15
+
+
+def check_persona_fit(d: Dialogue) -> Verdict:
+    raw = d.user_persona.attributes.get(ATTRIBUTE)
+    try:
+        fit = float(raw) if raw is not None else None
+    except ValueError:
+        fit = None
+    if fit is None:
+        return verdict(NAME, [], "no persona-tool fit recorded: not checked", checked=False)
+    problems = [] if fit >= MIN_FIT else [
+        Problem("low_fit", f"persona fits {d.seed_tool.name} poorly (similarity {fit:.3f} < {MIN_FIT:.2f})")]
+    return verdict(NAME, problems, f"persona fits the tool (similarity {fit:.3f})", checked=True, fit=fit)
