@@ -751,7 +751,9 @@ class ScriptedOpenAIServer:
         message = {"role": "assistant", **content} if isinstance(content, dict) \
             else {"role": "assistant", "content": content}
         prompt_tokens = rough_tokens(_prompt_text(request.body))
-        completion_tokens = rough_tokens(json.dumps(message))
+        spoken = _content_text(message.get("content")) + (json.dumps(message["tool_calls"])
+                                                          if message.get("tool_calls") else "")
+        completion_tokens = rough_tokens(spoken)
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
