@@ -18,6 +18,10 @@ to k) it times `Engine.run` only (engine init and model load are excluded) and r
 - utilisation: every call the run made (including speculative jobs past the N-th
   acceptance) x latency / (k x wall): how busy the slots were, useful or not.
 
+Then (unless `--no-faults`) one more run at the largest k against a server that injects
+10% 429 (Retry-After 0.5 s), 5% 500, 5% replies slower than the 3 s timeout and 5% malformed
+bodies: its throughput, retries by reason and the adaptive (AIMD) limit's trace of changes.
+
 Writes bench/out/generate.json. `--profile` runs cProfile over the largest-k run and
 prints where the engine process spends its CPU time.
 """
@@ -59,12 +63,36 @@ DEFAULT_DIALOGUES_PARALLEL = 128
 # --------------------------------------------------------------------------- server process
 
 
-def _serve(latency: float, conn: Connection) -> None:
+FAULT_TIMEOUT = 3.0  # the client timeout of the faults run; its slow replies take 1 s longer
+
+
+def _random_faults(seed: int = 11) -> Any:
+    """10% 429 (Retry-After 0.5 s), 5% 500, 5% slower than FAULT_TIMEOUT, 5% malformed; warm-up spared."""
+    import random
+    import threading
+
+    from tests.support.openai_server import Malformed, RateLimited, ServerError, Slow
+
+    rng, lock = random.Random(seed), threading.Lock()
+
+    def decide(request: Any) -> Any:
+        if _is_warm_up(request):
+            return None
+        with lock:
+            x = rng.random()
+        return (RateLimited(0.5) if x < 0.10 else ServerError(500) if x < 0.15 else
+                Slow(FAULT_TIMEOUT + 1.0) if x < 0.20 else Malformed if x < 0.25 else None)
+
+    return decide
+
+
+def _serve(latency: float, conn: Connection, faults: bool = False) -> None:
     """Child process: run the simulator server until told to stop, then send back its traffic."""
     from tests.support.openai_server import ScriptedOpenAIServer
     from tests.support.simulator import peak_overlap, simulator_responder
 
-    with ScriptedOpenAIServer(simulator_responder, latency=latency) as srv:
+    with ScriptedOpenAIServer(simulator_responder, latency=latency,
+                              faults=_random_faults() if faults else None) as srv:
         conn.send(srv.base_url)
         conn.recv()  # "stop"
         exchanges = [e for e in srv.exchanges if not _is_warm_up(e.request)]
@@ -104,10 +132,10 @@ def _deciles(spans: list[tuple[float, float]]) -> list[float]:
 class SimulatorProcess:
     """The simulator server in a child process (spawned: no inherited torch or event-loop state)."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, faults: bool = False) -> None:
         ctx = mp.get_context("spawn")
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(latency, child), daemon=True)
+        self._proc = ctx.Process(target=_serve, args=(latency, child, faults), daemon=True)
         self._proc.start()
         if not self._conn.poll(60):
             raise RuntimeError("simulator server did not start within 60 s")
@@ -124,19 +152,22 @@ class SimulatorProcess:
 
 
 def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work: Path,
-            profile: bool) -> dict[str, Any]:
+            profile: bool, faults: bool = False) -> dict[str, Any]:
     """Generates `dialogues` accepted dialogues with `in_flight` calls and jobs; returns the figures."""
     from utcgen.pipeline.config import load_config
     from utcgen.pipeline.synthesis.run import Engine, select
     from utcgen.pipeline.records import Usage
     from tests.support.simulator import simulator_config
 
-    server = SimulatorProcess(latency)
+    server = SimulatorProcess(latency, faults)
+    tag = f"{in_flight}{'-faults' if faults else ''}"
     try:
-        raw = simulator_config(server.base_url, num_dialogues=dialogues, out=str(work / f"out-{in_flight}"),
-                               synthesis={"max_jobs_in_flight": in_flight},
-                               llm={"max_in_flight": in_flight, "timeout": max(30.0, 20 * latency)})
-        path = work / f"run-{in_flight}.yaml"
+        llm = {"max_in_flight": in_flight, "timeout": max(30.0, 20 * latency)}
+        if faults:
+            llm.update(timeout=FAULT_TIMEOUT, max_retries=12, backoff_base=0.1, backoff_max=2.0)
+        raw = simulator_config(server.base_url, num_dialogues=dialogues, out=str(work / f"out-{tag}"),
+                               synthesis={"max_jobs_in_flight": in_flight}, llm=llm)
+        path = work / f"run-{tag}.yaml"
         path.write_text(yaml.safe_dump(raw), encoding="utf-8")
         config = load_config(path)
         init_started = time.perf_counter()
@@ -157,6 +188,7 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
         try:
             records, wall, cpu = asyncio.run(measured())
             run_calls, retries = engine.gateway.usage.calls, engine.gateway.retries
+            retry_reasons, limits = dict(engine.gateway.retry_reasons), engine.gateway.limits.report()
         finally:
             engine.close()
     finally:
@@ -173,6 +205,7 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
     ideal = in_flight / (per_dialogue * latency)
     result = {
         "in_flight": in_flight,
+        "faults": faults,
         "dialogues": len(accepted),
         "rejected_attempts": len(rejected),
         "jobs_run": len(records),
@@ -182,6 +215,8 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
         "calls_per_dialogue": round(per_dialogue, 2),
         "calls_total": run_calls,
         "retries": retries,
+        "retry_reasons": retry_reasons,
+        "limits": limits,
         "ideal_dialogues_per_s": round(ideal, 4),
         "efficiency": round(throughput / ideal, 3),
         "utilisation": round(run_calls * latency / (in_flight * wall), 3),
@@ -247,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="accepted dialogues per setting: one value for all, or one per --in-flight "
                              f"(default: {DEFAULT_DIALOGUES[1]} at 1, {DEFAULT_DIALOGUES_PARALLEL} otherwise)")
     parser.add_argument("--profile", action="store_true", help="cProfile the largest in-flight run")
+    parser.add_argument("--no-faults", action="store_true", help="skip the run under injected faults")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "generate.json")
     args = parser.parse_args(argv)
     if args.dialogues and len(args.dialogues) not in (1, len(args.in_flight)):
@@ -273,6 +309,10 @@ def main(argv: list[str] | None = None) -> int:
             results.append(run_one(k, n, args.latency, embedder, work, args.profile and k == biggest))
             print(f"  engine init {results[-1]['engine_init_s']}s (not timed), run {results[-1]['wall_s']}s",
                   file=sys.stderr)
+        if not args.no_faults:
+            n = counts[args.in_flight.index(biggest)]
+            print(f"running {n} dialogues at {biggest} in flight under injected faults ...", file=sys.stderr)
+            results.append(run_one(biggest, n, args.latency, embedder, work, False, faults=True))
 
     print(f"\nlatency {args.latency}s per LLM call (simulator in a child process)\n")
     header = f"{'in flight':>9} {'dialogues':>9} {'wall s':>8} {'dlg/s':>8} {'calls/dlg':>9} " \
@@ -281,10 +321,19 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     for r in results:
-        print(f"{r['in_flight']:>9} {r['dialogues']:>9} {r['wall_s']:>8.2f} {r['dialogues_per_s']:>8.3f} "
+        print(f"{str(r['in_flight']) + ('F' if r['faults'] else ''):>9} {r['dialogues']:>9} {r['wall_s']:>8.2f} {r['dialogues_per_s']:>8.3f} "
               f"{r['calls_per_dialogue']:>9.1f} {r['ideal_dialogues_per_s']:>11.3f} {r['efficiency']:>10.2f} "
               f"{r['utilisation']:>11.2f} {r['server'].get('peak_concurrency', '?'):>9} "
               f"{r['engine_cpu_ms_per_call']:>11.1f} {r['overhead_ms_per_call']:>16.1f}")
+    for r in results:
+        if r["faults"]:
+            print(f"\nF: under injected faults (10% 429, 5% 500, 5% timeouts, 5% malformed): "
+                  f"{r['retries']} retries {r['retry_reasons']}")
+            for lim in r["limits"]:
+                trace = " ".join(f"{t:.1f}s:{n}" for t, n, _ in lim["trace"][:40])
+                print(f"AIMD limit of {lim['endpoint']}: final {lim['limit']}, range {lim['low']}-{lim['peak']} "
+                      f"of {lim['maximum']}, {lim['decreases']} decreases, {lim['increases']} increases\n"
+                      f"  trace (time:limit, first 40 changes): {trace}")
     for r in results:
         if "profile" in r:
             print(f"\ncProfile of the {r['in_flight']}-in-flight run (the profiler roughly doubles per-call CPU, "

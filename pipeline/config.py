@@ -30,6 +30,9 @@ class SynthesisSettings(Strict):
     slot_retries: int = Field(3, ge=0)
     reply_retries: int = Field(2, ge=0)
     max_jobs_in_flight: int = Field(16, ge=1)
+    # Stop the run when this many jobs in a row (in order of completion) were rejected for the same
+    # reason category (e.g. "unparseable reply"): the model or prompt is failing the same way. 0 = never.
+    stop_after_same_rejections: int = Field(20, ge=0)
 
 
 class Models(Strict):
@@ -54,15 +57,6 @@ class LLMSettings(Strict):
     cache: bool = True
     cache_dir: str | None = None
     send_state: bool = False
-    # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
-    # for every role, then per role in structured_output_roles (e.g. {user: off}).
-    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
-    structured_output_roles: dict[
-        Literal["goal", "slots", "user", "assistant", "relevancy", "critic"],
-        Literal["auto", "json_schema", "json_object", "off"],
-    ] = Field(default_factory=dict)
-    # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
-    tool_format: Literal["json", "native"] = "json"
 
 
 class ExportSettings(Strict):
@@ -72,6 +66,19 @@ class ExportSettings(Strict):
     sft_format: Literal["chat", "json"] = "chat"
     # Local tokenizer folder for the token-length statistics; None = a byte-based estimate.
     tokenizer: str | None = None
+
+
+class BudgetSettings(Strict):
+    """Spend limits over the whole run, resumes included; None = no limit. Not part of the
+    fingerprint: a stopped run resumes with a higher budget."""
+
+    max_cost_usd: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=0)
+
+
+# LLM settings that change how calls are made but never what they answer: left out of the fingerprint.
+_LLM_TRANSPORT = {"api_key_env", "max_in_flight", "timeout", "max_retries", "backoff_base", "backoff_max",
+                  "cache", "cache_dir"}
 
 
 class RunConfig(Strict):
@@ -85,6 +92,7 @@ class RunConfig(Strict):
     models: Models = Models()
     llm: LLMSettings = LLMSettings()
     export: ExportSettings = ExportSettings()
+    budget: BudgetSettings = BudgetSettings()
 
     def backend(self) -> str:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""
@@ -92,10 +100,21 @@ class RunConfig(Strict):
         return "offline" if offline else "litellm"
 
     def fingerprint(self) -> str:
-        """What must not change when a run resumes (the target count and output may)."""
-        data = self.model_dump(exclude={"num_dialogues", "out", "llm"})
+        """What must not change when a run resumes: every input that changes a reply or a record.
+
+        The target count, output folder, budget, concurrency, timeouts, retries and cache may
+        change; the API base, sampling and every other request setting, and the prompt versions,
+        may not (an offline run's API base is never used, so it does not count)."""
+        from utcgen.pipeline.prompts import prompt_versions
+
+        data = self.model_dump(exclude={"num_dialogues", "out", "budget"})
         data["synthesis"].pop("max_jobs_in_flight")
         data.pop("export")
+        data["synthesis"].pop("stop_after_same_rejections")
+        data["llm"] = {k: v for k, v in data["llm"].items() if k not in _LLM_TRANSPORT}
+        if self.backend() == "offline":
+            data["llm"].pop("api_base")
+        data["prompt_versions"] = prompt_versions()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

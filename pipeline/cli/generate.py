@@ -21,13 +21,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output folder (a Hugging Face dataset repository layout)")
     p.add_argument("--seed", type=int)
     p.add_argument("--model", metavar="MODEL", help="litellm model for every role (over UTCGEN_MODEL and the config)")
-    p.add_argument("--max-in-flight", type=int, help="LLM calls in flight")
+    p.add_argument("--max-in-flight", type=int,
+                   help="most LLM calls in flight per endpoint (adapts below it on rate limits)")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="stop before the run's spend (resumes included) would pass this many US dollars")
+    p.add_argument("--max-tokens", type=int, metavar="N",
+                   help="stop before the run's prompt + completion tokens (resumes included) would pass N")
+    p.add_argument("--estimate", action="store_true",
+                   help=f"run {ESTIMATE_JOBS} seed jobs in a temporary folder and print the expected calls, tokens "
+                        "and cost of the whole run; writes nothing into --out")
+    p.add_argument("--allow-config-change", action="store_true",
+                   help="resume into an --out made with a different configuration (API base, sampling, ...)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--sft-format", choices=["chat", "json"],
                    help="sft rows: chat (native tool_calls and reasoning_content, default) or json (one JSON reply)")
     p.add_argument("--tokenizer", metavar="PATH",
                    help="local tokenizer folder for the card's token-length statistics (default: a byte estimate)")
     p.set_defaults(func=run)
+
+
+ESTIMATE_JOBS = 3
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,20 +57,72 @@ def run(args: argparse.Namespace) -> int:
         config.export.sft_format = args.sft_format
     if args.tokenizer:
         config.export.tokenizer = args.tokenizer
+    if args.max_cost is not None:
+        config.budget.max_cost_usd = args.max_cost
+    if args.max_tokens is not None:
+        config.budget.max_tokens = args.max_tokens
+    if args.estimate:
+        return _estimate(config)
     start = time.monotonic()
     print(f"utcgen: {config.num_dialogues} dialogues -> {config.out} "
           f"(backend {config.backend()}, catalog {config.catalog})", file=sys.stderr)
-    engine = Engine(config)
+    engine = Engine(config, allow_config_change=args.allow_config_change)
     try:
         bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
-        records = asyncio.run(_run(engine, bar.update))
-        bar.close()
+        try:
+            records = asyncio.run(_run(engine, bar.update))
+        finally:
+            bar.close()
         summary = engine.export(records, wall_time_s=round(time.monotonic() - start, 2))
     finally:
         engine.close()
     print(f"done: {summary.accepted} accepted, {summary.rejected} rejected, {summary.sft_rows} sft rows "
           f"in {time.monotonic() - start:.1f}s -> {summary.out_dir}", file=sys.stderr)
     return 0
+
+
+def _estimate(config) -> int:
+    """Runs the first seed jobs into a temporary folder and scales their spend to the whole run."""
+    import tempfile
+
+    from utcgen.pipeline.records import Usage
+    from utcgen.pipeline.synthesis.run import Engine
+    from utcgen.pipeline.synthesis.schedule import MIN_RATE
+
+    n = config.num_dialogues
+    with tempfile.TemporaryDirectory(prefix="utcgen-estimate-") as tmp:
+        sample = config.model_copy(deep=True, update={"out": tmp})
+        sample.llm.cache = False  # a cached reply costs nothing and would hide the real price
+        print(f"utcgen: estimating from {ESTIMATE_JOBS} seed jobs in a temporary folder "
+              f"(backend {config.backend()}); nothing is written into {config.out}", file=sys.stderr)
+        engine = Engine(sample)
+        try:
+            start = time.monotonic()
+            records = asyncio.run(_sample(engine, ESTIMATE_JOBS))
+            elapsed = time.monotonic() - start
+        finally:
+            engine.close()
+    usage = Usage.total(d.generation.usage for r in records for d in r.dialogues)
+    accepted = sum(r.accepted for r in records)
+    rate = max(MIN_RATE, accepted / len(records))
+    jobs = n / rate
+    scale = jobs / len(records)
+    print(f"sample: {len(records)} seed jobs, {accepted} accepted, {usage.calls} calls, "
+          f"{usage.total_tokens:,} tokens, ${usage.cost_usd:.4f} in {elapsed:.1f}s", file=sys.stderr)
+    rate_note = "" if accepted else f" (none accepted in the sample: assumed {MIN_RATE:.0%})"
+    print(f"estimate for {n} accepted dialogues (acceptance {rate:.0%}{rate_note}, about {jobs:.0f} seed jobs): "
+          f"{usage.calls * scale:,.0f} calls, {usage.prompt_tokens * scale:,.0f} prompt + "
+          f"{usage.completion_tokens * scale:,.0f} completion tokens, ${usage.cost_usd * scale:.2f}")
+    return 0
+
+
+async def _sample(engine, jobs: int):
+    from utcgen.pipeline.llm.gateway import shutdown
+
+    try:
+        return await asyncio.gather(*(engine.run_job(job) for job in range(jobs)))
+    finally:
+        await shutdown()
 
 
 async def _run(engine, on_progress):
@@ -70,19 +135,30 @@ async def _run(engine, on_progress):
 
 
 class _Bar:
-    """A tqdm bar over accepted dialogues, with rejections, tokens and cost alongside."""
+    """A tqdm bar over accepted dialogues that moves with every LLM call: calls, tokens, cost,
+    calls in flight and retries alongside (redrawn at most ten times a second)."""
 
     def __init__(self, total: int, enabled: bool) -> None:
         from tqdm import tqdm
 
         self.bar = tqdm(total=total, unit="dlg", desc="accepted", disable=not enabled, file=sys.stderr,
                         dynamic_ncols=True)
+        self.enabled = enabled
+        self._last = 0.0
+        self._accepted = -1
 
     def update(self, p) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if p.accepted == self._accepted and now - self._last < 0.1:
+            return
+        self._last, self._accepted = now, p.accepted
         self.bar.n = min(p.accepted, p.target)
-        tokens = p.usage.prompt_tokens + p.usage.completion_tokens
-        self.bar.set_postfix_str(f"rejected {p.rejected}, resumed {p.resumed_jobs} jobs, "
-                                 f"tokens {tokens:,}, cost ${p.usage.cost_usd:.4f}", refresh=False)
+        u = p.spent if p.spent.calls else p.usage
+        self.bar.set_postfix_str(f"rejected {p.rejected}, calls {u.calls:,} ({p.calls_in_flight} in flight, "
+                                 f"{p.retries} retries), tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
+                                 + (f", resumed {p.resumed_jobs} jobs" if p.resumed_jobs else ""), refresh=False)
         self.bar.refresh()
 
     def close(self) -> None:

@@ -27,6 +27,10 @@ class RunInfo(BaseModel):
         None, description="Calls, tokens and cost of the run; None: the sum over the exported dialogues."
     )
     wall_time_s: float | None = None
+    llm: dict[str, Any] | None = Field(
+        None, description="How the run called its models: spend over every journaled job and the budget, "
+        "retries by reason, and the adaptive calls-in-flight limit of each endpoint (final value, bounded trace)."
+    )
     utcgen_version: str = __version__
     # For the card only.
     pretty_name: str = "utcgen synthetic disambiguation tool-calling dialogues"

@@ -112,6 +112,7 @@ def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: 
         "usage": (run.usage or in_dialogues).report(),
         "usage_in_dialogues": in_dialogues.report(),
         "wall_time_s": run.wall_time_s,
+        "llm": run.llm,
         "run": {
             "backend": run.backend,
             "models": run.models,

@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from utcgen.pipeline.llm import offline, structured
+from utcgen.pipeline.llm import offline
+from utcgen.pipeline.llm.limits import Limits
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.errors import UtcgenError
 from utcgen.pipeline.records import Usage
@@ -42,16 +43,9 @@ class LLMFatalError(LLMError):
 
 
 class LLMReply(BaseModel):
-    """What a call returns: the reply text, native tool calls and reasoning if the model gave
-    any, the structured-output mode the request used, and what it cost."""
-
     text: str
     usage: Usage
     cached: bool = False
-    # OpenAI-style calls as litellm normalised them: [{"name": str, "arguments": str | dict}]
-    tool_calls: list[dict[str, Any]] = []
-    reasoning: str | None = None  # the provider's reasoning_content, when it sends one
-    structured_output: str = "off"  # the response_format mode sent (structured.LADDER, or off)
 
 
 class ResponseCache:
@@ -166,101 +160,67 @@ def check_models(config: RunConfig) -> list[str]:
     return problems
 
 
+LOCAL_START_IN_FLIGHT = 2  # a local server is often one model on one thread: start low, grow on success
+LOCAL_TIMEOUT = 300.0  # seconds; a local server's queue makes long waits normal
+
+
+def is_local(api_base: str | None) -> bool:
+    """True for a server on this machine (127.0.0.1, localhost, ::1)."""
+    if not api_base:
+        return False
+    from urllib.parse import urlparse
+
+    return (urlparse(api_base).hostname or "") in ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+
+
+def effective_settings(config: RunConfig) -> Any:
+    """`config.llm` with the local-server defaults applied where the user kept the shipped default:
+    a longer timeout for a server on this machine. Returns (settings, first in-flight limit)."""
+    settings = config.llm
+    defaults = type(settings).model_fields
+    start = None
+    if is_local(settings.api_base) and config.backend() != "offline":
+        if settings.timeout == defaults["timeout"].default:
+            settings = settings.model_copy(update={"timeout": LOCAL_TIMEOUT})
+        if settings.max_in_flight == defaults["max_in_flight"].default:
+            start = min(LOCAL_START_IN_FLIGHT, settings.max_in_flight)
+    return settings, start
+
+
+# Request fields that change how a call is made, never what it answers: left out of the cache key.
+_NOT_IN_KEY = ("timeout", "num_retries", "api_key", "max_retries")
+
+
 class Gateway:
-    """Calls a role's model. One instance per run; share it across all concurrent dialogues."""
+    """Calls a role's model. One instance per run; share it across all concurrent dialogues.
+
+    Calls in flight are bounded per (provider, model, api_base) by an adaptive limit
+    (`limits.AdaptiveLimit`, at most `llm.max_in_flight`). `on_call(gateway)`, if set, is
+    called after every call, cache hit and retry (progress bars read `usage`, `retries`
+    and `in_flight()`)."""
 
     def __init__(self, config: RunConfig) -> None:
         _litellm()
         self.config = config
-        self.settings = config.llm
+        self.settings, start = effective_settings(config)
         self.models = config.models.model_dump()
-        self._semaphore: asyncio.Semaphore | None = None
-        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        self.limits = Limits(self.settings.max_in_flight, start)
         self.usage = Usage()
         self.retries = 0
+        self.retry_reasons: dict[str, int] = {}
+        self.on_call: Any = None
         cache_root = Path(self.settings.cache_dir or os.environ.get("UTCGEN_CACHE_DIR") or Path.home() / ".cache" / "utcgen")
         self.cache = ResponseCache(cache_root / "llm-cache.sqlite") if self.settings.cache else None
-        self.formats = structured.Formats(self.settings.structured_output, self.settings.structured_output_roles)
 
-    def _bound(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        if self._semaphore is None or self._semaphore_loop is not loop:
-            self._semaphore = asyncio.Semaphore(self.settings.max_in_flight)
-            self._semaphore_loop = loop
-        return self._semaphore
+    def in_flight(self) -> int:
+        return self.limits.in_flight()
 
-    def _key(self, model: str, messages: list[dict], state: dict | None, nonce: str) -> str:
-        blob = json.dumps(
-            [model, messages, self.settings.temperature, self.settings.max_tokens, state, nonce],
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()
+    def _notify(self) -> None:
+        if self.on_call is not None:
+            self.on_call(self)
 
-    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
-                   schema: dict | None = None, tools: list[dict] | None = None) -> LLMReply:
-        """One completion for `role`. `state` drives the offline backend; `nonce` varies a retry's cache key;
-        `schema` is the reply's JSON Schema (sent as response_format per `llm.structured_output`), `tools`
-        the function specs of a native tool call (sent as the request's `tools`)."""
-        # Read by _request_kwargs and _call in this task (a context variable: every chat sets its own).
-        structured.SHAPE.set(structured.Shape(schema=schema, name=f"{role}_reply", tools=tools))
-        model = self.models[role]
-        # The offline backend is free and deterministic: caching it would only serve stale replies.
-        cache = None if model.startswith(offline.PROVIDER + "/") else self.cache
-        key = self._key(model, messages, state, nonce) if cache else ""
-        if cache and (hit := cache.get(key)) is not None:
-            usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
-            self.usage.add(usage)
-            return hit.model_copy(update={"usage": usage, "cached": True})
-        reply = await self._call_with_retries(role, model, messages, state)
-        if cache:
-            cache.put(key, reply)
-        self.usage.add(reply.usage)
-        return reply
-
-    async def _call_with_retries(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
-        s = self.settings
-        # The offline backend is deterministic: its failures are bugs, never worth a retry.
-        retries = 0 if model.startswith(offline.PROVIDER + "/") else s.max_retries
-        for attempt in range(retries + 1):
-            try:
-                async with self._bound():  # the slot is held per attempt, not across backoff sleeps
-                    return await self._call(role, model, messages, state)
-            except Exception as exc:  # noqa: BLE001 - normalised right here, at the boundary
-                failure = f"{role} call to {model} failed: {type(exc).__name__}: {_short(exc).rstrip('.')}"
-                if _is_fatal(exc):
-                    raise LLMFatalError(f"{failure}. Fix the model name, address or credentials, then re-run "
-                                        f"the same command: {_KEPT}") from exc
-                if not _is_retryable(exc):
-                    raise LLMError(failure) from exc  # this request's own problem: its dialogue is rejected
-                if attempt == retries:
-                    tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
-                    raise LLMFatalError(f"{failure}. Gave up after {tries}: the server is down, overloaded or "
-                                        f"slower than llm.timeout ({s.timeout:g}s). {_KEPT}") from exc
-                wait = _retry_after(exc)
-                if wait is None:
-                    wait = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
-                self.retries += 1
-                log.warning("%s: %s, retry %d in %.2fs", role, type(exc).__name__, attempt + 1, wait)
-                await asyncio.sleep(wait)
-        raise AssertionError("unreachable")
-
-    def _shape_kwargs(self, role: str, model: str, mode: str | None = None) -> dict[str, Any]:
-        """response_format and tools for this call (see `structured`); `mode` overrides the learnt one."""
-        shape = structured.SHAPE.get()
-        out: dict[str, Any] = {}
-        if shape.tools:
-            out["tools"] = shape.tools
-            out["_skip_mcp_handler"] = True  # function tools only: spares litellm's MCP path (needs `mcp`)
-        base = None if model.startswith(offline.PROVIDER + "/") else self.settings.api_base
-        mode = mode or self.formats.mode(role, model, base)
-        if (fmt := structured.response_format(mode, shape)) is not None:
-            out["response_format"] = fmt
-        return out
-
-    async def _call(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
-        import litellm
-
+    def _request_kwargs(self, role: str, model: str, messages: list[dict], state: dict | None) -> dict[str, Any]:
+        """Everything a call sends to litellm; the cache key is made from it (see `_key`)."""
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -276,43 +236,95 @@ class Gateway:
                 kwargs["api_key"] = os.environ.get(self.settings.api_key_env, "")
             if self.settings.send_state and state is not None:
                 kwargs["extra_headers"] = {offline.STATE_HEADER: offline.encode_state(role, state)}
-        kwargs.update(self._shape_kwargs(role, model))
-        base = None if model.startswith(offline.PROVIDER + "/") else self.settings.api_base
-        mode = self.formats.mode(role, model, base) if "response_format" in kwargs else "off"
+        return kwargs
+
+    def _key(self, kwargs: dict[str, Any], nonce: str) -> str:
+        """The cache key: every request field that can change the reply (model, api_base, messages,
+        sampling, response_format, tools, headers, ...), whatever `_request_kwargs` sends."""
+        sent = {k: v for k, v in kwargs.items() if k not in _NOT_IN_KEY}
+        blob = json.dumps([sent, nonce], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "") -> LLMReply:
+        """One completion for `role`. `state` drives the offline backend; `nonce` varies a retry's cache key."""
+        model = self.models[role]
+        # The offline backend is free and deterministic: caching it would only serve stale replies.
+        cache = None if model.startswith(offline.PROVIDER + "/") else self.cache
+        key = self._key(self._request_kwargs(role, model, messages, state), nonce) if cache else ""
+        if cache and (hit := cache.get(key)) is not None:
+            usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
+            self.usage.add(usage)
+            self._notify()
+            return LLMReply(text=hit.text, usage=usage, cached=True)
+        reply = await self._call_with_retries(role, model, messages, state)
+        if cache:
+            cache.put(key, reply)
+        self.usage.add(reply.usage)
+        self._notify()
+        return reply
+
+    async def _call_with_retries(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
+        s = self.settings
+        # The offline backend is deterministic: its failures are bugs, never worth a retry.
+        is_offline = model.startswith(offline.PROVIDER + "/")
+        retries = 0 if is_offline else s.max_retries
+        limit = self.limits.get(model, None if is_offline else s.api_base)
+        for attempt in range(retries + 1):
+            try:
+                async with limit:  # the slot is held per attempt, not across backoff sleeps
+                    reply = await self._call(role, model, messages, state)
+                limit.success()
+                return reply
+            except Exception as exc:  # noqa: BLE001 - normalised right here, at the boundary
+                failure = f"{role} call to {model} failed: {_describe(exc, s.api_base)}"
+                if _is_fatal(exc):
+                    raise LLMFatalError(f"{failure}. Fix the model name, address or credentials, then re-run "
+                                        f"the same command: {_KEPT}") from exc
+                if not _is_retryable(exc):
+                    raise LLMError(failure) from exc  # this request's own problem: its dialogue is rejected
+                category = _category(exc)
+                if attempt == retries:
+                    tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
+                    hint = f"the server is down, overloaded or slower than llm.timeout ({s.timeout:g}s)"
+                    if category == "timeout":
+                        hint = (f"calls took longer than llm.timeout ({s.timeout:g}s): allow fewer calls in flight "
+                                f"(--max-in-flight, now at most {limit.maximum}) or a longer llm.timeout")
+                    raise LLMFatalError(f"{failure}. Gave up after {tries}: {hint}. {_KEPT}") from exc
+                wait = _retry_after(exc)
+                if category == "rate limited":
+                    limit.rate_limited(wait)  # the server says it is overloaded: fewer calls in flight
+                if wait is None:
+                    wait = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
+                self.retries += 1
+                self.retry_reasons[category] = self.retry_reasons.get(category, 0) + 1
+                self._notify()
+                if category == "timeout" and is_local(s.api_base):
+                    log.warning("%s: no reply within %gs from the local server at %s, retry %d in %.2fs "
+                                "(%d calls in flight allowed; a single-threaded server answers one at a time: "
+                                "lower --max-in-flight or raise llm.timeout)", role, s.timeout, s.api_base,
+                                attempt + 1, wait, limit.limit)
+                else:
+                    log.warning("%s: %s, retry %d in %.2fs", role, category, attempt + 1, wait)
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    async def _call(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
+        import litellm
+
+        kwargs = self._request_kwargs(role, model, messages, state)
         token = offline.CURRENT.set((role, state))
         try:
-            while True:
-                try:
-                    # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
-                    # call completes, and the cancelled dialogue then runs on to its end.
-                    async with asyncio.timeout(self.settings.timeout + 5):
-                        response = await litellm.acompletion(**kwargs)
-                    break
-                except Exception as exc:
-                    # `auto` and a server that refuses this response_format: the next form, at once.
-                    step = self.formats.refused(role, model, base, mode, exc) if mode != "off" else None
-                    if step is None:
-                        raise
-                    kwargs.pop("response_format", None)
-                    kwargs.update(self._shape_kwargs(role, model, step))
-                    mode = step if "response_format" in kwargs else "off"
+            # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
+            # call completes, and the cancelled dialogue then runs on to its end.
+            async with asyncio.timeout(self.settings.timeout + 5):
+                response = await litellm.acompletion(**kwargs)
         finally:
             offline.CURRENT.reset(token)
-        message = response.choices[0].message
-        text = message.content or ""
-        calls = []
-        for call in getattr(message, "tool_calls", None) or []:
-            fn = getattr(call, "function", None)
-            if fn is not None and getattr(fn, "name", None):
-                calls.append({"name": fn.name, "arguments": fn.arguments if fn.arguments is not None else {}})
-        reasoning = getattr(message, "reasoning_content", None)
+        text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         cost = (getattr(response, "_hidden_params", {}) or {}).get("response_cost") or 0.0
         return LLMReply(
             text=text,
-            tool_calls=calls,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
-            structured_output=mode,
             usage=Usage(
                 calls=1,
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
@@ -342,6 +354,40 @@ async def shutdown() -> None:
         log.warning("litellm callbacks still queued after 5 s; dropping them")
     await GLOBAL_LOGGING_WORKER.stop()
     await close_litellm_async_clients()
+
+
+def _category(exc: Exception) -> str:
+    """A retryable failure's kind, for logs, counters and the adaptive limit."""
+    import litellm
+
+    if isinstance(exc, litellm.RateLimitError) or getattr(exc, "status_code", None) == 429:
+        return "rate limited"
+    if isinstance(exc, (litellm.Timeout, asyncio.TimeoutError)):
+        return "timeout"
+    if _refused(exc):
+        return "connection refused"
+    if isinstance(exc, litellm.APIConnectionError):
+        return "connection error"
+    status = getattr(exc, "status_code", None)
+    return f"server error {status}" if isinstance(status, int) else f"server error ({type(exc).__name__})"
+
+
+def _refused(exc: BaseException) -> bool:
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ConnectionRefusedError) or "connection refused" in str(exc).lower() \
+                or "connect call failed" in str(exc).lower():
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def _describe(exc: Exception, api_base: str | None) -> str:
+    """What went wrong, in words: a refused connection is called that, not InternalServerError."""
+    if _refused(exc):
+        return f"connection refused at {api_base or 'the provider'} (is the server running?)"
+    return f"{type(exc).__name__}: {_short(exc).rstrip('.')}"
 
 
 def _short(exc: Exception, limit: int = 300) -> str:

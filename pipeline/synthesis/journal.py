@@ -30,6 +30,7 @@ class JobRecord(BaseModel):
     accepted: bool
     dialogues: list[Dialogue]
     elapsed_s: float
+    finished_at: float | None = None  # wall-clock time the job ended (orders completions)
 
     @property
     def final(self) -> Dialogue:
@@ -39,22 +40,32 @@ class JobRecord(BaseModel):
 class Journal:
     """One JSON file per finished job under `<out>/journal/`, plus the run manifest."""
 
-    def __init__(self, out: Path, config: RunConfig) -> None:
+    def __init__(self, out: Path, config: RunConfig, allow_config_change: bool = False) -> None:
         self.dir = out / JOURNAL_DIR
         manifest = self.dir / "run.json"
+        fingerprint = config.fingerprint()
+        previous: dict = {}
         if manifest.exists():
             try:
                 previous = json.loads(manifest.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError) as exc:
                 raise InputError(f"{manifest}: unreadable run manifest: {exc}") from exc
-            if previous.get("fingerprint") != config.fingerprint():
-                raise InputError(
-                    f"{out}: holds a run made with a different configuration (catalog, personas, seed, "
-                    "models or synthesis settings changed). Use another --out, or delete the folder to start over."
-                )
+        if previous.get("fingerprint") == fingerprint:
+            pass
+        elif previous and not allow_config_change:
+            changed = _changed(previous.get("config") or {}, config.model_dump())
+            what = f" ({', '.join(changed)})" if changed else ""
+            raise InputError(
+                f"{out}: holds a run made with a different configuration{what}: catalog, personas, seed, models, "
+                "synthesis, API base, sampling or prompt versions changed, and replies made under the old one "
+                "would be mixed with new ones. Use another --out, delete the folder to start over, or pass "
+                "--allow-config-change to resume into it anyway."
+            )
         else:
-            write_atomic(manifest, json.dumps({"fingerprint": config.fingerprint(), "utcgen_version": __version__,
-                                               "config": config.model_dump()}, indent=2))
+            history = [*previous.get("previous_fingerprints", []), previous.get("fingerprint")] if previous else []
+            write_atomic(manifest, json.dumps({"fingerprint": fingerprint, "utcgen_version": __version__,
+                                               "config": config.model_dump(), "previous_fingerprints": history},
+                                              indent=2))
         remove_stale_temporaries(self.dir)  # a write interrupted by a kill; its job simply runs again
 
     def path(self, job: int) -> Path:
@@ -72,6 +83,24 @@ class Journal:
                 continue  # cannot happen with atomic writes; if it does, the job is redone
             records[record.job] = record
         return records
+
+
+def _changed(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Dotted names of the settings that differ (at most 5), leaving out ones that may change on resume."""
+    free = {"num_dialogues", "out", "budget", "llm.max_in_flight", "llm.timeout", "llm.max_retries",
+            "llm.backoff_base", "llm.backoff_max", "llm.cache", "llm.cache_dir", "llm.api_key_env",
+            "synthesis.max_jobs_in_flight", "synthesis.stop_after_same_rejections"}
+    out = []
+    for key in sorted(set(old) | set(new)):
+        name = prefix + key
+        if name in free:
+            continue
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _changed(a, b, name + ".")
+        elif a != b:
+            out.append(name)
+    return out[:5]
 
 
 def select(records: dict[int, JobRecord], n: int) -> tuple[list[Dialogue], list[Dialogue], bool]:

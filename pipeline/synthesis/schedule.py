@@ -19,10 +19,11 @@ from collections import Counter
 from collections.abc import Callable, Collection
 
 from utcgen.pipeline.errors import UtcgenError
+from utcgen.pipeline.records import Dialogue
 from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
 
 MIN_RATE = 0.1  # a run accepting fewer than 1 in 10 still plans as if 1 in 10
-MAX_FRUITLESS_JOBS = 20  # abort when this many seed jobs produced nothing, and nothing was ever accepted
+MAX_FRUITLESS_JOBS = 20  # default of synthesis.stop_after_same_rejections
 
 
 def pending(records: dict[int, JobRecord], n: int, in_flight: Collection[int] = (), limit: int | None = None) -> list[int]:
@@ -53,18 +54,75 @@ def batches(jobs: list[int], batch_size: int, parallelism: int = 1) -> list[list
     return [jobs[i:i + size] for i in range(0, len(jobs), size)]
 
 
-def check_fruitless(records: dict[int, JobRecord]) -> None:
-    """Stops a run that is burning calls for nothing (e.g. a model that never follows the format)."""
-    if len(records) < MAX_FRUITLESS_JOBS or any(r.accepted for r in records.values()):
+# Rule codes of the validators (details["rule"]) -> reason category.
+_RULE_CATEGORY = {
+    "parse_error": "unparseable reply", "no_thought": "format violation", "no_reply": "format violation",
+    "no_phase": "format violation", "multiple_calls": "format violation", "call_name": "format violation",
+    "call_arguments": "format violation", "user_empty": "format violation", "user_tool_calls": "format violation",
+    "empty": "format violation", "first_not_user": "format violation", "alternation": "format violation",
+    "last_not_assistant": "format violation",
+    "no_final_call": "no final tool call", "no_call": "no final tool call",
+    "wrong_tool": "wrong tool selected", "not_candidate": "wrong tool selected", "hallucinated": "wrong tool selected",
+    "earlier_distractor": "premature tool call", "earlier_unknown": "premature tool call",
+    "value_mismatch": "wrong argument value", "missing_key": "wrong argument set", "extra_key": "wrong argument set",
+    "schema": "schema violation",
+}
+_JUDGES = {"relevancy": "off-topic", "critique": "critique failed"}
+
+
+def rejection_category(dialogue: Dialogue) -> tuple[str, str]:
+    """(stage, category) of a rejected dialogue, from its first failing verdict: a small fixed set
+    of categories (unparseable reply, wrong tool selected, wrong argument value, schema violation,
+    judge: off-topic, ...), so that failures group by kind, not by their wording."""
+    failed = next((v for v in dialogue.validation if not v.passed), None)
+    if failed is None:
+        stage = (dialogue.rejection_reason or "?").split(":", 1)[0]
+        return stage, "unknown"
+    stage, reason, details = failed.validator, failed.reason.lower(), failed.details
+    if stage in _JUDGES:
+        if details.get("error") == "llm":
+            return stage, "judge: model call failed"
+        if details.get("error") == "unparseable":
+            return stage, "judge: unparseable reply"
+        return stage, f"judge: {_JUDGES[stage]}"
+    if (rule := details.get("rule")) in _RULE_CATEGORY:
+        return stage, _RULE_CATEGORY[rule]
+    if stage == "synthesis":
+        if reason.startswith("unusable model reply"):
+            return stage, "schema violation" if "failed their schema" in reason else "unparseable reply"
+        return stage, "model call refused"
+    return stage, "other"
+
+
+def check_fruitless(records: dict[int, JobRecord], stop_after: int = MAX_FRUITLESS_JOBS) -> None:
+    """Stops a run that is burning calls for nothing (e.g. a model that never follows the format).
+
+    It stops when the last `stop_after` jobs to finish (in order of completion; journaled jobs
+    without a completion time count in job order, first) were all rejected, their final attempts
+    for the same reason category. 0 = never. The message groups every rejected attempt of the
+    run by stage and category."""
+    if stop_after <= 0 or len(records) < stop_after:
         return
-    reasons = Counter((r.final.rejection_reason or "?").split(":")[0] + ": " +
-                      (r.final.rejection_reason or "?").split(":", 1)[-1][:80] for r in records.values())
-    top = "; ".join(f"{count}x {reason.strip()}" for reason, count in reasons.most_common(3))
-    raise UtcgenError(f"no dialogue accepted in the first {len(records)} seed jobs; most common rejections: {top}")
+    recent = sorted(records.values(), key=lambda r: (r.finished_at or 0.0, r.job))[-stop_after:]
+    if any(r.accepted for r in recent):
+        return
+    categories = {rejection_category(r.final) for r in recent}
+    if len(categories) != 1:
+        return
+    (stage, category), = categories
+    counts = Counter(rejection_category(d) for r in records.values() for d in r.dialogues if not d.accepted)
+    top = "; ".join(f"{count}x {s} / {c}" for (s, c), count in counts.most_common(5))
+    example = " ".join((recent[-1].final.rejection_reason or "").split())[:200]
+    raise UtcgenError(
+        f"stopped: the last {stop_after} seed jobs to finish were all rejected at stage '{stage}' for the same "
+        f"reason ({category}); the model or prompts are failing the same way every time. Rejected attempts so "
+        f"far by stage / reason: {top}. Latest: {example}. Finished jobs are kept; fix the cause and re-run the "
+        "same command, or set synthesis.stop_after_same_rejections (0 = never stop)."
+    )
 
 
 def run_waves(journal: Journal, n: int, run_wave: Callable[[list[list[int]]], None], *,
-              batch_size: int, parallelism: int = 1,
+              batch_size: int, parallelism: int = 1, stop_after: int = MAX_FRUITLESS_JOBS,
               on_wave: Callable[[int, list[list[int]], dict[int, JobRecord]], None] | None = None) -> int:
     """Runs waves until the journal holds the first `n` accepted dialogues; returns the wave count.
 
@@ -75,7 +133,7 @@ def run_waves(journal: Journal, n: int, run_wave: Callable[[list[list[int]]], No
     waves = 0
     records = journal.load()
     while not select(records, n)[2]:
-        check_fruitless(records)
+        check_fruitless(records, stop_after)
         planned = batches(pending(records, n), batch_size, parallelism)
         if not planned:  # only if the journal's records disagree with their own dialogues
             raise UtcgenError(f"{journal.dir}: the journal says the run is short of {n} accepted dialogues "

@@ -1,0 +1,167 @@
+"""Adaptive concurrency: how many calls may be in flight to one endpoint, learnt from its answers.
+
+One `AdaptiveLimit` per (provider, model, api_base). AIMD, as TCP does it: every
+`limit` successful calls in a row raise the limit by one (additive increase, about +1
+per round trip of the whole window); a 429 (rate limit, with or without Retry-After)
+halves it (multiplicative decrease), at most once per window of calls so a burst of
+429s from one overload counts once. The limit stays within [1, maximum], maximum being
+`llm.max_in_flight`. A slot is held per attempt, never across a backoff sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+
+log = logging.getLogger("utcgen.llm")
+
+TRACE_LIMIT = 200  # changes kept per endpoint for the run stats (first and last halves)
+LOG_EVERY_S = 5.0  # at most one log line per endpoint this often (the last change is always kept)
+
+
+@dataclass(frozen=True)
+class Change:
+    t: float  # seconds since the limit was made
+    limit: int
+    reason: str  # "start" | "increase" | "rate limited ..."
+
+
+class AdaptiveLimit:
+    """An asyncio bound whose size follows AIMD. Use `async with limit:` around one attempt."""
+
+    def __init__(self, name: str, maximum: int, start: int | None = None) -> None:
+        self.name = name
+        self.maximum = max(1, maximum)
+        self.limit = max(1, min(self.maximum, start or self.maximum))
+        self.in_flight = 0
+        self.peak = self.limit
+        self.low = self.limit
+        self.increases = 0
+        self.decreases = 0
+        self._successes = 0
+        self._since_decrease = self.limit  # calls finished since the last decrease
+        self._t0 = time.monotonic()
+        self._head: list[Change] = [Change(0.0, self.limit, "start")]
+        self._tail: deque[Change] = deque(maxlen=TRACE_LIMIT // 2)
+        self._dropped = 0
+        self._last_log = 0.0
+        self._waiters: deque[asyncio.Future] = deque()
+
+    # -- the bound
+
+    async def acquire(self) -> None:
+        while self.in_flight >= self.limit:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                if fut.done() and not fut.cancelled():
+                    self._wake()  # pass the wake-up on to the next waiter
+                raise
+            finally:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(fut)
+        self.in_flight += 1
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        free = self.limit - self.in_flight
+        for fut in list(self._waiters):
+            if free <= 0:
+                break
+            if not fut.done():
+                fut.set_result(None)
+                free -= 1
+
+    async def __aenter__(self) -> AdaptiveLimit:
+        await self.acquire()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+    # -- feedback
+
+    def success(self) -> None:
+        self._since_decrease += 1
+        self._successes += 1
+        if self._successes >= self.limit and self.limit < self.maximum:
+            self._successes = 0
+            self._set(self.limit + 1, "increase")
+            self.increases += 1
+
+    def rate_limited(self, retry_after: float | None = None) -> None:
+        self._successes = 0
+        if self._since_decrease < self.limit:  # one overload, one decrease
+            return
+        self._since_decrease = 0
+        new = max(1, self.limit // 2)
+        if new != self.limit:
+            self.decreases += 1
+            self._set(new, "rate limited" + (f" (Retry-After {retry_after:g}s)" if retry_after is not None else ""))
+
+    def _set(self, limit: int, reason: str) -> None:
+        self.limit = limit
+        self.peak = max(self.peak, limit)
+        self.low = min(self.low, limit)
+        change = Change(round(time.monotonic() - self._t0, 3), limit, reason)
+        if len(self._head) < TRACE_LIMIT // 2:
+            self._head.append(change)
+        else:
+            if len(self._tail) == self._tail.maxlen:
+                self._dropped += 1
+            self._tail.append(change)
+        now = time.monotonic()
+        # Decreases are news (at most one a second); increases are logged every LOG_EVERY_S.
+        if now - self._last_log >= (LOG_EVERY_S if reason == "increase" else 1.0):
+            self._last_log = now
+            log.info("%s: %d calls in flight allowed (%s)", self.name, limit, reason)
+        self._wake()
+
+    def report(self) -> dict:
+        """The final limit and a bounded trace of its changes, for stats.json."""
+        return {
+            "endpoint": self.name, "limit": self.limit, "maximum": self.maximum, "peak": self.peak,
+            "low": self.low, "increases": self.increases, "decreases": self.decreases,
+            "trace": [[c.t, c.limit, c.reason] for c in [*self._head, *self._tail]],
+            "trace_dropped": self._dropped,
+        }
+
+
+class Limits:
+    """The adaptive limits of one run, one per (provider, model, api_base)."""
+
+    def __init__(self, maximum: int, start: int | None = None) -> None:
+        self.maximum = maximum
+        self.start = start
+        self._by_key: dict[tuple[str, str, str], AdaptiveLimit] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self, model: str, api_base: str | None) -> AdaptiveLimit:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # futures belong to one loop: a new loop starts fresh waiters
+            for limit in self._by_key.values():
+                limit._waiters.clear()
+                limit.in_flight = 0
+            self._loop = loop
+        provider, _, name = model.partition("/")
+        key = (provider, name, api_base or "")
+        if key not in self._by_key:
+            label = f"{model}" + (f" at {api_base}" if api_base else "")
+            self._by_key[key] = AdaptiveLimit(label, self.maximum, self.start)
+        return self._by_key[key]
+
+    def in_flight(self) -> int:
+        return sum(limit.in_flight for limit in self._by_key.values())
+
+    def report(self) -> list[dict]:
+        return [limit.report() for limit in self._by_key.values()]
+
