@@ -57,15 +57,15 @@ class LLMSettings(Strict):
     cache: bool = True
     cache_dir: str | None = None
     send_state: bool = False
-
-
-class ExportSettings(Strict):
-    """How the dataset folder is written; not part of the fingerprint (a resume may re-export differently)."""
-
-    # sft rows: chat = OpenAI messages with reasoning_content and native tool_calls; json = one JSON reply string.
-    sft_format: Literal["chat", "json"] = "chat"
-    # Local tokenizer folder for the token-length statistics; None = a byte-based estimate.
-    tokenizer: str | None = None
+    # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
+    # for every role, then per role in structured_output_roles (e.g. {user: off}).
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    structured_output_roles: dict[
+        Literal["goal", "slots", "user", "assistant", "relevancy", "critic"],
+        Literal["auto", "json_schema", "json_object", "off"],
+    ] = Field(default_factory=dict)
+    # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
+    tool_format: Literal["json", "native"] = "json"
 
 
 class BudgetSettings(Strict):
@@ -79,6 +79,15 @@ class BudgetSettings(Strict):
 # LLM settings that change how calls are made but never what they answer: left out of the fingerprint.
 _LLM_TRANSPORT = {"api_key_env", "max_in_flight", "timeout", "max_retries", "backoff_base", "backoff_max",
                   "cache", "cache_dir"}
+
+
+class ExportSettings(Strict):
+    """How the dataset folder is written; not part of the fingerprint (a resume may re-export differently)."""
+
+    # sft rows: chat = OpenAI messages with reasoning_content and native tool_calls; json = one JSON reply string.
+    sft_format: Literal["chat", "json"] = "chat"
+    # Local tokenizer folder for the token-length statistics; None = a byte-based estimate.
+    tokenizer: str | None = None
 
 
 class RunConfig(Strict):

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from utcgen.pipeline.llm import offline
+from utcgen.pipeline.llm import offline, structured
 from utcgen.pipeline.llm.limits import Limits
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.errors import UtcgenError
@@ -43,9 +43,16 @@ class LLMFatalError(LLMError):
 
 
 class LLMReply(BaseModel):
+    """What a call returns: the reply text, native tool calls and reasoning if the model gave
+    any, the structured-output mode the request used, and what it cost."""
+
     text: str
     usage: Usage
     cached: bool = False
+    # OpenAI-style calls as litellm normalised them: [{"name": str, "arguments": str | dict}]
+    tool_calls: list[dict[str, Any]] = []
+    reasoning: str | None = None  # the provider's reasoning_content, when it sends one
+    structured_output: str = "off"  # the response_format mode sent (structured.LADDER, or off)
 
 
 class ResponseCache:
@@ -211,6 +218,7 @@ class Gateway:
         self.on_call: Any = None
         cache_root = Path(self.settings.cache_dir or os.environ.get("UTCGEN_CACHE_DIR") or Path.home() / ".cache" / "utcgen")
         self.cache = ResponseCache(cache_root / "llm-cache.sqlite") if self.settings.cache else None
+        self.formats = structured.Formats(self.settings.structured_output, self.settings.structured_output_roles)
 
     def in_flight(self) -> int:
         return self.limits.in_flight()
@@ -236,7 +244,21 @@ class Gateway:
                 kwargs["api_key"] = os.environ.get(self.settings.api_key_env, "")
             if self.settings.send_state and state is not None:
                 kwargs["extra_headers"] = {offline.STATE_HEADER: offline.encode_state(role, state)}
+        kwargs.update(self._shape_kwargs(role, model))
         return kwargs
+
+    def _shape_kwargs(self, role: str, model: str, mode: str | None = None) -> dict[str, Any]:
+        """response_format and tools for this call (see `structured`); `mode` overrides the learnt one."""
+        shape = structured.SHAPE.get()
+        out: dict[str, Any] = {}
+        if shape.tools:
+            out["tools"] = shape.tools
+            out["_skip_mcp_handler"] = True  # function tools only: spares litellm's MCP path (needs `mcp`)
+        base = None if model.startswith(offline.PROVIDER + "/") else self.settings.api_base
+        mode = mode or self.formats.mode(role, model, base)
+        if (fmt := structured.response_format(mode, shape)) is not None:
+            out["response_format"] = fmt
+        return out
 
     def _key(self, kwargs: dict[str, Any], nonce: str) -> str:
         """The cache key: every request field that can change the reply (model, api_base, messages,
@@ -245,8 +267,13 @@ class Gateway:
         blob = json.dumps([sent, nonce], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "") -> LLMReply:
-        """One completion for `role`. `state` drives the offline backend; `nonce` varies a retry's cache key."""
+    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
+                   schema: dict | None = None, tools: list[dict] | None = None) -> LLMReply:
+        """One completion for `role`. `state` drives the offline backend; `nonce` varies a retry's cache key;
+        `schema` is the reply's JSON Schema (sent as response_format per `llm.structured_output`), `tools`
+        the function specs of a native tool call (sent as the request's `tools`)."""
+        # Read by _request_kwargs and _call in this task (a context variable: every chat sets its own).
+        structured.SHAPE.set(structured.Shape(schema=schema, name=f"{role}_reply", tools=tools))
         model = self.models[role]
         # The offline backend is free and deterministic: caching it would only serve stale replies.
         cache = None if model.startswith(offline.PROVIDER + "/") else self.cache
@@ -255,7 +282,7 @@ class Gateway:
             usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
             self.usage.add(usage)
             self._notify()
-            return LLMReply(text=hit.text, usage=usage, cached=True)
+            return hit.model_copy(update={"usage": usage, "cached": True})
         reply = await self._call_with_retries(role, model, messages, state)
         if cache:
             cache.put(key, reply)
@@ -312,19 +339,42 @@ class Gateway:
         import litellm
 
         kwargs = self._request_kwargs(role, model, messages, state)
+        base = None if model.startswith(offline.PROVIDER + "/") else self.settings.api_base
+        mode = self.formats.mode(role, model, base) if "response_format" in kwargs else "off"
         token = offline.CURRENT.set((role, state))
         try:
-            # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
-            # call completes, and the cancelled dialogue then runs on to its end.
-            async with asyncio.timeout(self.settings.timeout + 5):
-                response = await litellm.acompletion(**kwargs)
+            while True:
+                try:
+                    # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
+                    # call completes, and the cancelled dialogue then runs on to its end.
+                    async with asyncio.timeout(self.settings.timeout + 5):
+                        response = await litellm.acompletion(**kwargs)
+                    break
+                except Exception as exc:
+                    # `auto` and a server that refuses this response_format: the next form, at once.
+                    step = self.formats.refused(role, model, base, mode, exc) if mode != "off" else None
+                    if step is None:
+                        raise
+                    kwargs.pop("response_format", None)
+                    kwargs.update(self._shape_kwargs(role, model, step))
+                    mode = step if "response_format" in kwargs else "off"
         finally:
             offline.CURRENT.reset(token)
-        text = response.choices[0].message.content or ""
+        message = response.choices[0].message
+        text = message.content or ""
+        calls = []
+        for call in getattr(message, "tool_calls", None) or []:
+            fn = getattr(call, "function", None)
+            if fn is not None and getattr(fn, "name", None):
+                calls.append({"name": fn.name, "arguments": fn.arguments if fn.arguments is not None else {}})
+        reasoning = getattr(message, "reasoning_content", None)
         usage = getattr(response, "usage", None)
         cost = (getattr(response, "_hidden_params", {}) or {}).get("response_cost") or 0.0
         return LLMReply(
             text=text,
+            tool_calls=calls,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
+            structured_output=mode,
             usage=Usage(
                 calls=1,
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,

@@ -1,8 +1,20 @@
 """The generation roles: goal and slot-value generators, user proxy, assistant.
 
-Each renders its prompt file, calls the gateway with the structured state, and parses
-the reply. Parsing is tolerant where a real model is sloppy (code fences, prose around
-the JSON) and strict where the data depends on it (schema-valid slot values).
+Each renders its prompt file, calls the gateway with the structured state and its reply
+schema (`utcgen.pipeline.llm.replies`, sent as response_format where the config asks for
+structured output), and validates the reply through the same reply model. Parsing is
+tolerant where a real model is sloppy (code fences, prose around the JSON) and strict
+where the data depends on it (schema-valid slot values).
+
+The assistant's tool calls come in one of two formats (`llm.tool_format`):
+* json: inside its JSON reply, `{"thought", "content", "tool_calls": [{name, arguments}]}`;
+* native: the candidate tools go in the request's `tools` and the calls come back as the
+  API's own `tool_calls`. The private thought is the provider's `reasoning_content` when
+  it sends one; otherwise a leading `<think>...</think>` block of the content (the native
+  prompts ask for it), and the rest of the content is the public message. A content that
+  is the JSON reply object after all is read as in json format. Without any of these the
+  turn has no thought, and the format validator rejects it.
+Both give the same Message for the same model behaviour.
 """
 
 from __future__ import annotations
@@ -14,31 +26,16 @@ from typing import Any
 
 import jsonschema
 
-from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.llm import replies
+from utcgen.pipeline.llm.gateway import Gateway, LLMReply
+from utcgen.pipeline.llm.replies import ReplyError
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage, tools_json
 
 
-class ReplyError(ValueError):
-    """A model reply that cannot be used, even after re-asking."""
+__all__ = ["ReplyError", "Roles", "parse_assistant", "parse_json_object", "parse_native"]
 
-
-def parse_json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in a reply, tolerating code fences and prose around it."""
-    cleaned = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
-    try:
-        value = json.loads(cleaned)
-    except json.JSONDecodeError:
-        start = cleaned.find("{")
-        if start < 0:
-            raise ReplyError("no JSON object in the reply") from None
-        try:
-            value, _ = json.JSONDecoder().raw_decode(cleaned[start:])
-        except json.JSONDecodeError as exc:
-            raise ReplyError(f"invalid JSON: {exc.msg} at char {exc.pos}") from None
-    if not isinstance(value, dict):
-        raise ReplyError(f"expected a JSON object, got {type(value).__name__}")
-    return value
+parse_json_object = replies.find_object
 
 
 def _dump(obj: Any) -> str:
@@ -68,24 +65,40 @@ class Roles:
     reply_retries: int = 2
     usage: Usage = field(default_factory=Usage)
     attempt_tag: str = ""
+    # role -> the structured-output mode its last reply was made under (and the assistant's tool format)
+    formats: dict[str, str] = field(default_factory=dict)
 
-    async def _chat(self, role: str, messages: list[dict], state: dict, retry: int) -> str:
-        reply = await self.gateway.chat(role, messages, state=state, nonce=f"{self.attempt_tag}/{retry}")
+    async def _call(self, role: str, messages: list[dict], state: dict, retry: int, *,
+                    schema: dict | None = None, tools: list[dict] | None = None) -> LLMReply:
+        reply = await self.gateway.chat(role, messages, state=state, nonce=f"{self.attempt_tag}/{retry}",
+                                        schema=schema, tools=tools)
+        self.note(role, reply)
+        return reply
+
+    def note(self, role: str, reply: LLMReply) -> None:
+        """Charges a reply to this dialogue and remembers the form it was asked in."""
         self.usage.add(reply.usage)
-        return reply.text
+        self.formats[f"{role}.structured_output"] = reply.structured_output
+
+    async def _chat(self, role: str, messages: list[dict], state: dict, retry: int, *,
+                    schema: dict | None = None) -> str:
+        return (await self._call(role, messages, state, retry, schema=schema)).text
+
+    @property
+    def tool_format(self) -> str:
+        return self.gateway.settings.tool_format
 
     async def goal(self, tool: Tool, persona: Persona, seed: int) -> str:
         messages = load_prompt("goal").render(persona=persona_text(persona), tool=tool.spec_json())
         state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "seed": seed}
         last = ""
         for retry in range(self.reply_retries + 1):
-            text = await self._chat("goal", messages, state, retry)
+            text = await self._chat("goal", messages, state, retry, schema=replies.schema_of("goal"))
             try:
-                goal = parse_json_object(text).get("goal")
+                return replies.parse("goal", text).goal
             except ReplyError:
-                goal = text.strip() if text.strip() and "{" not in text else None
-            if isinstance(goal, str) and goal.strip():
-                return goal.strip()
+                if text.strip() and "{" not in text:  # a plain sentence is a goal too
+                    return text.strip()
             last = text
         raise ReplyError(f"goal generator gave no usable goal: {last[:200]!r}")
 
@@ -97,6 +110,7 @@ class Roles:
         schema = {"type": "object", "properties": {k: tool.properties.get(k, {}) for k in required},
                   "required": required, "additionalProperties": False}
         validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+        reply_schema = replies.schema_of("slots", arguments=schema)
         feedback = ""
         for attempt in range(retries + 1):
             messages = load_prompt("slots").render(
@@ -104,11 +118,9 @@ class Roles:
                 required=", ".join(required), feedback=feedback)
             state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "seed": seed,
                      "required": required, "attempt": attempt}
-            text = await self._chat("slots", messages, state, attempt)
+            text = await self._chat("slots", messages, state, attempt, schema=reply_schema)
             try:
-                args = parse_json_object(text).get("arguments")
-                if not isinstance(args, dict):
-                    raise ReplyError("no 'arguments' object")
+                args = replies.parse("slots", text).arguments
             except ReplyError as exc:
                 feedback = f"\nYour previous reply was unusable ({exc}). Reply with the JSON object only."
                 last = f"the last reply had no usable JSON arguments object ({exc})"
@@ -133,33 +145,53 @@ class Roles:
         state = {"phase": phase, "tool": tool.model_dump(), "persona": persona.model_dump(), "goal": goal,
                  "distractors": [d.model_dump() for d in distractors], "gold_arguments": gold,
                  "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed}
+        last = ""
         for retry in range(self.reply_retries + 1):
-            text = _clean_user(await self._chat("user", messages, state, retry))
-            if text:
-                return text
-        raise ReplyError("user proxy gave an empty message")
+            text = await self._chat("user", messages, state, retry, schema=replies.schema_of("user"))
+            try:
+                message = _clean_user(replies.parse("user", text).message)
+            except ReplyError as exc:
+                # a plain-text message is what the user means, unless it is broken JSON
+                message = "" if "{" in text else _clean_user(text)
+                last = f"{exc}; reply was {text[:160]!r}"
+            if message:
+                return message
+        raise ReplyError(f"user proxy gave no usable message: {last or 'empty message'}")
 
     async def assistant(self, phase: str, candidates: list[Tool], tool: Tool | None,
                         history: list[Message], seed: int) -> Message:
+        native = self.tool_format == "native"
+        reply_format = load_prompt("assistant_reply_native" if native else "assistant_reply_json").render()
+        reply_format = reply_format[0]["content"]
         if phase == "tool_selection":
+            offered = candidates
             system = load_prompt("assistant_tool_selection").render(
-                tools=tools_json(candidates))
+                tools=tools_json(candidates), reply_format=reply_format)
         else:
             assert tool is not None
-            system = load_prompt("assistant_argument_filling").render(tool=tool.spec_json())
+            offered = [tool]
+            system = load_prompt("assistant_argument_filling").render(tool=tool.spec_json(), reply_format=reply_format)
         messages = system + [
-            {"role": m.role, "content": m.reply_json() if m.role == "assistant" else m.content} for m in history
+            {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
+            for m in history
         ]
         state = {"phase": phase, "candidates": [c.model_dump() for c in candidates],
                  "tool": tool.model_dump() if tool else None,
                  "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed}
+        self.formats["assistant.tool_format"] = self.tool_format
+        names = [t.name for t in offered]
         error = ""
         for retry in range(self.reply_retries + 1):
-            text = await self._chat("assistant", messages, state, retry)
+            if native:
+                reply = await self._call("assistant", messages, state, retry, tools=[t.openai_spec() for t in offered])
+            else:
+                reply = await self._call("assistant", messages, state, retry,
+                                         schema=replies.schema_of("assistant", tool_names=names))
             try:
-                return parse_assistant(text, phase)
+                return parse_native(reply, phase) if native else parse_assistant(reply.text, phase)
             except ReplyError as exc:
-                error = f"{exc}; reply was {text[:160]!r}"
+                shown = reply.text if not reply.tool_calls else f"{reply.text} + tool_calls {reply.tool_calls}"
+                error = f"{exc}; reply was {shown[:160]!r}"
         return Message(role="assistant", content="", phase=phase, parse_error=error)
 
 
@@ -169,27 +201,33 @@ def _clean_user(text: str) -> str:
 
 
 def parse_assistant(text: str, phase: str) -> Message:
-    """Reads the assistant wire format; a missing thought is kept as missing (the format validator judges it)."""
-    data = parse_json_object(text)
-    thought = data.get("thought")
-    content = data.get("content") or ""
-    if not isinstance(content, str):
-        raise ReplyError("'content' must be a string")
-    calls = []
-    for raw in data.get("tool_calls") or []:
-        if not isinstance(raw, dict):
-            raise ReplyError("each tool call must be an object")
-        fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
-        args = fn.get("arguments", {})
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise ReplyError(f"tool call arguments are not JSON: {exc.msg}") from None
-        if not isinstance(fn.get("name"), str) or not isinstance(args, dict):
-            raise ReplyError("a tool call needs a string 'name' and an object 'arguments'")
-        calls.append(ToolCall(name=fn["name"], arguments=args))
-    if not content and not calls and not thought:
-        raise ReplyError("empty reply: no thought, content or tool call")
-    return Message(role="assistant", content=content, thought=thought if isinstance(thought, str) and thought.strip() else None,
-                   tool_calls=calls, phase=phase)
+    """Reads the assistant's JSON reply; a missing thought is kept as missing (the format validator judges it)."""
+    return _message(replies.parse("assistant", text), phase)
+
+
+_THINK = re.compile(r"^\s*<(think|thought|reasoning)>(.*?)</\1>\s*", re.DOTALL | re.IGNORECASE)
+
+
+def parse_native(reply: LLMReply, phase: str) -> Message:
+    """Reads a native tool-calling reply (see the module docstring for where the thought comes from)."""
+    text = reply.text or ""
+    thought = reply.reasoning
+    if thought is None and (match := _THINK.match(text)):
+        thought, text = match.group(2).strip(), text[match.end():]
+    data: dict[str, Any] = {"thought": thought, "content": text.strip(), "tool_calls": reply.tool_calls}
+    if thought is None and text.strip().startswith(("{", "```")):
+        try:  # the JSON protocol after all: take its parts, the API's calls first
+            found = replies.find_object(text)
+        except ReplyError:
+            found = None
+        if found is not None and {"thought", "content"} & found.keys():
+            data = {**found, "tool_calls": reply.tool_calls or found.get("tool_calls") or []}
+    try:
+        return _message(replies.validate("assistant", data), phase)
+    except ReplyError as exc:
+        raise ReplyError(f"native reply: {exc}") from None
+
+
+def _message(reply: replies.AssistantReply, phase: str) -> Message:
+    return Message(role="assistant", content=reply.content, thought=reply.thought,
+                   tool_calls=[ToolCall(name=c.name, arguments=c.arguments) for c in reply.tool_calls], phase=phase)

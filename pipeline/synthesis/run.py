@@ -101,7 +101,8 @@ class Engine:
         distractors = [n.tool for n in self.index.distractors(tool, self.config.synthesis.k_distractors)]
         rng = random.Random(f"{self.config.seed}:{job}:{attempt}:pool")
         return Seed(job=job, attempt=attempt, tool=tool, persona=persona, distractors=distractors,
-                    candidates=shuffled_pool(tool, distractors, rng), seed=self.config.seed)
+                    candidates=shuffled_pool(tool, distractors, rng), seed=self.config.seed,
+                    persona_fit=self.sampler.fit(persona, tool, self.index.vector(tool)))
 
     async def run_job(self, job: int) -> JobRecord:
         """All attempts of one seed job, journaled as soon as it finishes."""
