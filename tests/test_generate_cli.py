@@ -56,8 +56,8 @@ def test_generate_offline_end_to_end_loads_with_datasets(tmp_path):
     last = row["messages"][-1]
     assert last["role"] == "assistant" and last["tool_calls"][0]["name"] == row["seed_tool"]
     assert json.loads(last["tool_calls"][0]["arguments"]) == json.loads(row["gold_arguments"])
-    completion = json.loads(sft[0]["completion"][0]["content"])
-    assert set(completion) == {"thought", "content", "tool_calls"}
+    completion = sft[0]["completion"][0]  # chat format: the thought as reasoning_content
+    assert completion["role"] == "assistant" and {"content", "reasoning_content"} <= set(completion)
     card = (out / "README.md").read_text()
     assert "config_name: sft" in card and "offline" in card.lower()
     assert {p.name for p in (out / "plots").glob("*.png")} >= {"turns_per_dialogue.png"}

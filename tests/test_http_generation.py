@@ -187,8 +187,8 @@ def test_generation_over_http_survives_faults_and_rejects_the_broken(
     sft = datasets.load_dataset(str(out), "sft", cache_dir=str(hf))["train"]
     assert len(sft) == summary.sft_rows > 0
     assert {row["dialogue_id"] for row in sft} == {d.id for d in accepted}
-    completion = json.loads(sft[0]["completion"][0]["content"])
-    assert set(completion) == {"thought", "content", "tool_calls"}
+    completion = sft[0]["completion"][0]  # chat format: the thought as reasoning_content
+    assert completion["role"] == "assistant" and {"content", "reasoning_content"} <= set(completion)
     exported = datasets.load_dataset(str(out), "rejected", cache_dir=str(hf))["train"]
     exported_reasons = dict(zip(exported["id"], exported["rejection_reason"]))
     assert broken.items() <= exported_reasons.items()
