@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.resources import resolve, shipped
@@ -66,6 +66,16 @@ class LLMSettings(Strict):
     ] = Field(default_factory=dict)
     # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
     tool_format: Literal["json", "native"] = "json"
+
+    @field_validator("structured_output", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+
+    @field_validator("structured_output_roles", mode="before")
+    @classmethod
+    def _yaml_off_roles(cls, value: Any) -> Any:
+        return {k: "off" if v is False else v for k, v in value.items()} if isinstance(value, dict) else value
 
 
 class BudgetSettings(Strict):

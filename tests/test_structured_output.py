@@ -128,6 +128,10 @@ def test_config_shape_and_defaults() -> None:
                                             "tool_format": "native"}})
     formats = structured.Formats(cfg.llm.structured_output, cfg.llm.structured_output_roles)
     assert formats.mode("user", "openai/x", None) == "json_object" and formats.mode("goal", "openai/x", None) == "off"
+    import yaml
+
+    bare = RunConfig.model_validate(yaml.safe_load("llm: {structured_output: off, structured_output_roles: {user: off}}"))
+    assert (bare.llm.structured_output, bare.llm.structured_output_roles) == ("off", {"user": "off"})  # YAML's false
     with pytest.raises(ValueError):
         RunConfig.model_validate({"llm": {"structured_output": "grammar"}})
     with pytest.raises(ValueError):
