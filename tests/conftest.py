@@ -22,3 +22,16 @@ def embedder(tmp_path_factory):
     from utcgen.pipeline.retrieval.embeddings import Embedder
 
     return Embedder(cache_dir=tmp_path_factory.mktemp("embcache"))
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """For runs against the HTTP simulator: a fresh cache folder (returned), the simulator's
+    dummy key set, and no environment override of models or endpoint."""
+    from tests.support.simulator import API_KEY_ENV
+
+    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(API_KEY_ENV, "sk-simulator-dummy")
+    monkeypatch.delenv("UTCGEN_MODEL", raising=False)
+    monkeypatch.delenv("UTCGEN_API_BASE", raising=False)
+    return tmp_path / "cache"

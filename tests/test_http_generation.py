@@ -38,7 +38,6 @@ from tests.support.openai_server import (  # noqa: E402
 )
 from tests.support.cli import UTCGEN  # noqa: E402
 from tests.support.simulator import (  # noqa: E402
-    API_KEY_ENV,
     FaultLog,
     decoded,
     for_job,
@@ -63,16 +62,6 @@ def write_config(path: Path, base_url: str, out: Path, **overrides: Any) -> Path
     ), overrides)
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Fresh cache dir; no environment override of models or endpoint."""
-    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv(API_KEY_ENV, "sk-simulator-dummy")
-    monkeypatch.delenv("UTCGEN_MODEL", raising=False)
-    monkeypatch.delenv("UTCGEN_API_BASE", raising=False)
-    return tmp_path / "cache"
 
 
 def job_predicate(engine: Engine, job: int, **kwargs: Any):

@@ -21,7 +21,7 @@ from utcgen.pipeline.synthesis.run import Engine
 from tests.conftest import REPO
 from tests.support.cli import UTCGEN
 from tests.support.openai_server import ChatRequest, Malformed, RateLimited, ScriptedOpenAIServer, ServerError, Slow
-from tests.support.simulator import API_KEY_ENV, FaultLog, simulator_config, simulator_responder
+from tests.support.simulator import FaultLog, simulator_config, simulator_responder
 
 pytestmark = pytest.mark.slow  # real servers, a full engine, a subprocess
 
@@ -47,15 +47,6 @@ class RandomFaults:
         if x < 0.25:
             return Malformed
         return None
-
-
-@pytest.fixture
-def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv(API_KEY_ENV, "sk-simulator-dummy")
-    monkeypatch.delenv("UTCGEN_MODEL", raising=False)
-    monkeypatch.delenv("UTCGEN_API_BASE", raising=False)
-    return tmp_path / "cache"
 
 
 def test_random_transport_faults_lose_nothing_and_every_retry_is_counted(
