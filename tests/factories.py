@@ -268,3 +268,12 @@ def make_dialogue(
         generation=generation or make_generation(),
     )
 
+
+def wrong_selection(id: str = "sel") -> Dialogue:
+    """A dialogue rejected before validation: synthesis records the wrong pick as a `selection` verdict."""
+    return make_dialogue(
+        id=id,
+        accepted=False,
+        rejection_reason="selection: wrong tool selected",
+        validation=[Verdict(validator="selection", passed=False, reason="wrong tool selected")],
+    )

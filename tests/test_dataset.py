@@ -21,7 +21,7 @@ from utcgen.pipeline.export.rows import schema  # noqa: E402
 from utcgen.pipeline.export.run_info import RunInfo  # noqa: E402
 from utcgen.pipeline.prompts import prompt_versions  # noqa: E402
 from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict  # noqa: E402
-from tests.factories import make_dialogue, make_tool  # noqa: E402
+from tests.factories import make_dialogue, make_tool, wrong_selection  # noqa: E402
 
 DIALOGUE_SCHEMA, SFT_SCHEMA, REJECTED_SCHEMA = schema("dialogues"), schema("sft"), schema("rejected")
 MODELS = {"user": "offline/template", "assistant": "offline/template"}
@@ -308,12 +308,7 @@ def test_stats_pass_rates_by_hand(exported: tuple[Path, list[Dialogue], Any]) ->
 
 def test_a_rejection_before_validation_is_no_stage(tmp_path: Path) -> None:
     """The synthesis step records a wrong selection as a `selection` verdict: not a cascade stage."""
-    d = make_dialogue(
-        id="sel",
-        accepted=False,
-        rejection_reason="selection: wrong tool selected",
-        validation=[Verdict(validator="selection", passed=False, reason="wrong tool selected")],
-    )
+    d = wrong_selection("sel")
     summary = export_dataset([d, make_dialogue(id="ok")], tmp_path / "out", _run())
     stats = json.loads(summary.stats_path.read_text())
     from utcgen.validators.cascade import STAGES  # the cascade's stage list, shortcut rules included
@@ -496,12 +491,7 @@ def test_card_documents_every_column_from_the_row_models(exported: tuple[Path, l
 
 def test_card_stats_and_parquet_tell_one_story(tmp_path: Path) -> None:
     """Counts and per-stage pass rates read from README.md, stats.json and the parquet files agree."""
-    selection = make_dialogue(
-        id="sel",
-        accepted=False,
-        rejection_reason="selection: wrong tool selected",
-        validation=[Verdict(validator="selection", passed=False, reason="wrong tool selected")],
-    )
+    selection = wrong_selection("sel")
     dialogues = [*_crafted(), selection, make_dialogue(id="r-toolargs-2", fail_at="toolargs")]
     out = tmp_path / "out"
     summary = export_dataset(dialogues, out, RUN)
