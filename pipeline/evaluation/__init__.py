@@ -1,0 +1,16 @@
+"""Evaluation (DiaFORGE §3.3, App. C): benchmarks built from accepted dialogues, a model under
+test run statically or dynamically, the C.1 metrics and ToolScan error patterns, and reports.
+
+Layer: below `cli`, above `synthesis` (dynamic evaluation reuses the user proxy) and `export`
+(benchmarks and reports are dataset folders). Nothing here imports Prefect.
+
+Modules:
+- `cases`: the records (Case, CaseResult) and the benchmark folder's file layout;
+- `benchmark`: `utcgen eval build` (held-out split by line of business or near-duplicate family);
+- `metrics`: Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with intervals and breakdowns;
+- `patterns`: error patterns of every model call;
+- `policies`: the reference policies `reference/oracle|never-call|first-candidate|extra-key`;
+- `models`: the model under test (litellm string, `hf:PATH`, `reference/...`);
+- `static`, `dynamic`, `voting`: the two evaluation modes and the voting user proxy;
+- `report`: metrics.json, dialogues.parquet, report.md, plot; `compare` of several runs.
+"""

@@ -1,0 +1,100 @@
+"""The evaluation records, written once: a benchmark case and the result of one model on it.
+
+A benchmark folder (made by `utcgen eval build`) holds:
+- `cases.jsonl`: one `Case` per line (what the runners read; the source of truth);
+- `data/cases/train-00000-of-00001.parquet` and `README.md`: the same cases as a dataset;
+- `split.json`: a `Split` (which seed tools are held out, and why), which
+  `utcgen generate --exclude-split` reads so training data never uses a held-out tool.
+An evaluation run folder (made by `utcgen eval run`) holds `results/<case id>.json` (one
+`CaseResult` each, written atomically: the resume journal), then `metrics.json`,
+`dialogues.parquet` and `report.md`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage
+
+CASES_FILE = "cases.jsonl"
+SPLIT_FILE = "split.json"
+RESULTS_DIR = "results"
+
+Mode = Literal["static", "dynamic"]
+
+
+class Case(BaseModel):
+    """One benchmark item: the reference (τ*, V*), what the assistant is shown, and the reference dialogue."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str                                 # the source dialogue's id
+    gold_tool: Tool                         # τ*
+    gold_arguments: dict[str, Any]          # V*: required key -> value
+    candidates: list[Tool]                  # C_k = {τ*} ∪ D_k, in the order the assistant sees them
+    persona: Persona
+    goal: str
+    reference: list[Message]                # the accepted reference dialogue (user and assistant turns)
+    line_of_business: str | None = None
+    family: str                             # near-duplicate family id of τ* (held out as a whole)
+    near_duplicate: bool                    # some distractor has A.4 score >= 0.70 with τ*
+    max_similarity: float                   # the highest A.4 score between τ* and a distractor
+    scenario: str = "disambiguation"
+
+    @property
+    def n_required(self) -> int:
+        return len(self.gold_tool.required)
+
+    @property
+    def distractors(self) -> list[Tool]:
+        return [t for t in self.candidates if t.name != self.gold_tool.name]
+
+
+class Split(BaseModel):
+    """Which seed tools a benchmark holds out, so training data can exclude them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    by: Literal["family", "line_of_business"]
+    held_out_tools: list[str]               # every tool of a held-out family / line of business
+    held_out_groups: list[str]              # the family ids or line-of-business names held out
+    source: str                             # the folder the cases came from
+    seed: int
+
+
+class CaseResult(BaseModel):
+    """One model on one case: its transcript and everything the metrics and patterns need."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    model: str
+    mode: Mode
+    messages: list[Message]                 # the evaluated dialogue; assistant turns are the model's
+    first_calls: list[ToolCall] = Field(default_factory=list)  # every call of the first tool-bearing turn
+    conv_rel: list[float] = Field(default_factory=list)        # per assistant turn, in {0, 0.5, 1}
+    patterns: dict[str, int] = Field(default_factory=dict)     # error pattern -> count over the model's calls
+    flagged: str | None = None              # dynamic: the user-side checker's reason to exclude it
+    error: str | None = None                # the run could not finish the case (counted, not scored)
+    usage: Usage = Field(default_factory=Usage)
+    elapsed_s: float = 0.0
+
+
+def read_cases(folder: Path) -> list[Case]:
+    """The cases of a benchmark folder, with a clear error naming the file and line."""
+    path = Path(folder) / CASES_FILE
+    if not path.is_file():
+        raise InputError(f"{folder}: not a benchmark folder (no {CASES_FILE}); make one with `utcgen eval build`")
+    cases: list[Case] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(Case.model_validate_json(line))
+        except ValueError as exc:
+            raise InputError(f"{path}:{number}: not a benchmark case: {exc}") from None
+    return cases
