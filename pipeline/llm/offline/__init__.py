@@ -62,6 +62,10 @@ _POLICIES = {
     "assistant": "utcgen.pipeline.llm.offline.policies:assistant",
     "relevancy": "utcgen.pipeline.llm.offline.judges:relevancy",
     "critic": "utcgen.pipeline.llm.offline.judges:critic",
+    # evaluation (`utcgen eval run`): the model under test, the user proxy's voter, the ConvRel rubric
+    "under_test": "utcgen.pipeline.llm.offline.evaluation:under_test",
+    "voter": "utcgen.pipeline.llm.offline.evaluation:voter",
+    "rubric": "utcgen.pipeline.llm.offline.evaluation:rubric",
 }
 
 
@@ -107,7 +111,7 @@ def register() -> None:
             text = respond(role, state, messages)
             prompt = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
             message: dict[str, Any] = {"role": "assistant", "content": text}
-            if role == "assistant" and (kwargs.get("optional_params") or {}).get("tools"):
+            if role in ("assistant", "under_test") and (kwargs.get("optional_params") or {}).get("tools"):
                 message = native_message(text)
             finish = "tool_calls" if message.get("tool_calls") else "stop"
             return litellm.ModelResponse(

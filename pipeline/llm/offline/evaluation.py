@@ -1,0 +1,129 @@
+"""Offline policies for the evaluation roles: the model under test, the voter and the ConvRel rubric.
+
+`under_test` plays a model being evaluated (`utcgen eval run --model utcgen-offline/default`).
+It gets only what a real model sees: the candidate tools and the dialogue so far, its own
+earlier thoughts included (a trained model sees them too). It never sees the gold tool or
+values, so it infers the tool from the conversation, as the generation assistant does in tool
+selection (weighted word overlap of what the user said with each candidate), writes the
+choice into its thought ("Settled on `name`"), reads it back on later turns, asks for the
+required values it cannot find in the user's words, and calls the tool once it has them all.
+One phase, as an evaluated model: its first call ends the dialogue.
+
+`voter` picks the best of several user-proxy candidates (App. C.3), deterministically: a
+candidate that names a candidate tool, speaks a parameter key, or talks like the assistant
+(JSON, tool calls, offers of help) loses points; one that answers the assistant's last
+question with something concrete gains one; ties go to the first shown.
+
+`rubric` grades one assistant turn 1-3 for conversational relevance: 1 for an unusable or
+empty turn, or a call of a tool not offered; 3 for a call of an offered tool or a question
+that uses words of the candidates (what tells them apart, or a parameter); 2 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from utcgen.pipeline import shortcuts
+from utcgen.pipeline.llm.offline import gold_values as values
+from utcgen.pipeline.llm.offline.policies import COMMIT_MARGIN, _reply, _scores, extract, tokens, wish
+
+SETTLED = re.compile(r"Settled on `([^`]+)`")
+
+
+# ---- the model under test ---------------------------------------------------------------------------
+
+def under_test(state: dict, messages: list[dict]) -> str:
+    """One assistant turn in the JSON reply protocol (the gateway re-expresses it natively when asked)."""
+    candidates, history = state["candidates"], state["history"]
+    by_name = {c["name"]: c for c in candidates}
+    tool = None
+    for m in reversed(history):
+        if m["role"] == "assistant" and (found := SETTLED.search(m.get("thought") or "")):
+            tool = by_name.get(found.group(1))
+            break
+    if tool is None:
+        user_turns = [m for m in history if m["role"] == "user"]
+        ranked = _scores(candidates, " ".join(m["content"] for m in user_turns))
+        best = ranked[0]
+        runner_up = ranked[1][0] if len(ranked) > 1 else float("-inf")
+        informative = len(user_turns) >= 2 and _scores(candidates, user_turns[-1]["content"])[0][0] > 0
+        if len(user_turns) >= 2 and ((informative and best[0] >= runner_up + COMMIT_MARGIN) or len(user_turns) >= 3):
+            tool = best[1]
+        else:
+            options = [c for _, c in ranked[:3]]
+            listed = "; ".join(wish(c["description"]) for c in options)
+            thought = (f"Several candidates still fit ({', '.join(c['name'] for c in options)}): "
+                       "I must ask which one is meant.")
+            asked = sum(m["role"] == "assistant" for m in history)
+            forms = ["I can help. Which of these do you need: {}?", "I still can't tell. Is it closer to: {}?",
+                     "Sorry to ask again: which of these matches: {}?"]
+            return _reply(thought, forms[asked % len(forms)].format(listed))
+    required = tool["parameters"].get("required") or []
+    known = extract(tool, history)
+    missing = [k for k in required if k not in known]
+    settled = f"Settled on `{tool['name']}`."
+    if not missing:
+        return _reply(f"{settled} Every required value is known; calling it.", "",
+                      [{"name": tool["name"], "arguments": known}])
+    spoken = [values.label(k) for k in missing[:3]]
+    listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
+    return _reply(f"{settled} Still missing: {', '.join(missing)}.", f"Could you give me the {listed}?")
+
+
+# ---- the voter ----------------------------------------------------------------------------------------
+
+ASSISTANT_TALK = re.compile(r"how can i (help|assist)|as an ai|i can help you|<tool_call>|\"tool_calls\"|"
+                            r"^\s*(assistant|system)\s*:", re.IGNORECASE)
+
+
+def vote_score(text: str, question: str, names: list[str], keys: list[str]) -> int:
+    """How good a user-proxy candidate is, by the leaks and role breaks it has and whether it answers."""
+    score = 0
+    low = text.lower()
+    if any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text, re.IGNORECASE) for n in names):
+        score -= 3
+    elif names and shortcuts.name_hits(text, names[0], names[1:]):
+        score -= 2
+    if shortcuts.key_hits(text, keys):
+        score -= 2
+    if ASSISTANT_TALK.search(text) or low.lstrip().startswith("{"):
+        score -= 3
+    if not text.strip():
+        score -= 5
+    if question and "?" in question and set(tokens(text)) & set(tokens(question)):
+        score += 1
+    return score
+
+
+def voter(state: dict, messages: list[dict]) -> str:
+    """`{"choice": k}`, k 1-based in the order shown (`state["shown"]`)."""
+    history = state.get("history") or []
+    question = next((m.get("content", "") for m in reversed(history) if m["role"] == "assistant"), "")
+    names, keys = state.get("tool_names") or [], state.get("parameter_keys") or []
+    scores = [vote_score(text, question, names, keys) for text in state["shown"]]
+    best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+    return json.dumps({"choice": best + 1})
+
+
+# ---- the ConvRel rubric ---------------------------------------------------------------------------------
+
+def rubric(state: dict, messages: list[dict]) -> str:
+    """`{"grade": 1|2|3, "reason": ...}` for `state["turn"]` (see the module docstring)."""
+    turn, candidates = state["turn"], state.get("candidates") or []
+    names = {c["name"] for c in candidates}
+    calls = turn.get("tool_calls") or []
+    content = turn.get("content") or ""
+    if turn.get("parse_error") or (not content.strip() and not calls):
+        return json.dumps({"grade": 1, "reason": "no usable reply"})
+    if calls:
+        ok = all(c.get("name") in names for c in calls)
+        return json.dumps({"grade": 3 if ok else 1, "reason": "calls an offered tool" if ok else "calls an unknown tool"})
+    vocabulary: set[str] = set()
+    for c in candidates:
+        vocabulary |= set(tokens(c.get("description", ""))) | set(tokens(" ".join(c["parameters"].get("properties") or {})))
+    asks = "?" in content
+    on_topic = bool(set(tokens(content)) & vocabulary)
+    grade = 3 if asks and on_topic else 2 if asks or on_topic else 1
+    return json.dumps({"grade": grade, "reason": "question about the candidates" if grade == 3 else "partly relevant"})
