@@ -50,6 +50,10 @@ class LLMSettings(Strict):
     temperature: float = Field(0.7, ge=0, le=2)
     max_tokens: int = Field(1024, ge=16)
     max_in_flight: int = Field(32, ge=1)
+    # The first limit of calls in flight per endpoint, before AIMD adapts it (never above
+    # max_in_flight). None: 2 for a server on this machine (often one model on one thread),
+    # else max_in_flight. Either way the limit grows in slow start until the first 429.
+    start_in_flight: int | None = Field(None, ge=1)
     timeout: float = Field(60, gt=0)
     max_retries: int = Field(6, ge=0)
     backoff_base: float = Field(0.5, ge=0)
@@ -87,7 +91,7 @@ class BudgetSettings(Strict):
 
 
 # LLM settings that change how calls are made but never what they answer: left out of the fingerprint.
-_LLM_TRANSPORT = {"api_key_env", "max_in_flight", "timeout", "max_retries", "backoff_base", "backoff_max",
+_LLM_TRANSPORT = {"api_key_env", "max_in_flight", "start_in_flight", "timeout", "max_retries", "backoff_base", "backoff_max",
                   "cache", "cache_dir"}
 
 

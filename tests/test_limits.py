@@ -19,12 +19,17 @@ from utcgen.pipeline.synthesis.schedule import check_fruitless, rejection_catego
 # --------------------------------------------------------------------------- AIMD
 
 
-def test_limit_grows_by_one_per_window_of_successes_and_halves_on_a_rate_limit() -> None:
+def test_limit_doubles_until_the_first_rate_limit_then_grows_by_one_per_window() -> None:
     limit = AdaptiveLimit("m", maximum=8, start=2)
     for _ in range(2):
         limit.success()
-    assert limit.limit == 3
-    for _ in range(3 + 4 + 5 + 6 + 7 + 8):
+    assert limit.limit == 4  # slow start: a window of successes doubles it
+    for _ in range(3):
+        limit.success()
+    assert limit.limit == 4  # not a whole window yet
+    limit.success()
+    assert limit.limit == 8
+    for _ in range(20):
         limit.success()
     assert limit.limit == 8  # never above the maximum
     limit.rate_limited(1.0)
@@ -45,11 +50,14 @@ def test_limit_grows_by_one_per_window_of_successes_and_halves_on_a_rate_limit()
     assert limit.limit == 1  # never below 1
     report = limit.report()
     assert report["low"] == 1 and report["peak"] == 8 and report["maximum"] == 8
-    assert report["trace"][0][1:] == [2, "start"] and "Retry-After 1s" in report["trace"][7][2]
+    assert [c[1:] for c in report["trace"][:3]] == [[2, "start"], [4, "slow start"], [8, "slow start"]]
+    assert report["trace"][3][1:] == [4, "rate limited (Retry-After 1s)"]
+    assert [c[2] for c in report["trace"][4:]] == ["increase", "rate limited", "increase", "rate limited"]
 
 
 def test_the_trace_is_bounded() -> None:
     limit = AdaptiveLimit("m", maximum=1000, start=1)
+    limit.rate_limited()  # out of slow start: one change per window
     for _ in range(50_000):
         limit.success()
     report = limit.report()
@@ -223,9 +231,15 @@ def test_local_servers_get_a_low_start_and_a_longer_timeout_unless_set() -> None
     assert (settings.timeout, start) == (LOCAL_TIMEOUT, LOCAL_START_IN_FLIGHT)
     settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "http://localhost:8080/v1",
                                                                        "timeout": 20, "max_in_flight": 8}))
-    assert (settings.timeout, start) == (20, None)
+    assert (settings.timeout, start) == (20, LOCAL_START_IN_FLIGHT)  # a lower maximum keeps the low start
+    settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "http://localhost:8080/v1",
+                                                                       "start_in_flight": 64, "max_in_flight": 8}))
+    assert start == 8  # an explicit start, never above the maximum
     settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "https://api.example.com/v1"}))
     assert (settings.timeout, start) == (60, None)
+    settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "https://api.example.com/v1",
+                                                                       "start_in_flight": 4}))
+    assert start == 4
 
 
 # --------------------------------------------------------------------------- probe

@@ -182,16 +182,17 @@ def is_local(api_base: str | None) -> bool:
 
 def effective_settings(config: RunConfig) -> Any:
     """`config.llm` with the local-server defaults applied where the user kept the shipped default:
-    a longer timeout for a server on this machine. Returns (settings, first in-flight limit)."""
+    a longer timeout for a server on this machine. Returns (settings, first in-flight limit):
+    `llm.start_in_flight` when set, else a low start for a local server, else None (the maximum)."""
     settings = config.llm
     defaults = type(settings).model_fields
-    start = None
+    start = settings.start_in_flight
     if is_local(settings.api_base) and config.backend() != "offline":
         if settings.timeout == defaults["timeout"].default:
             settings = settings.model_copy(update={"timeout": LOCAL_TIMEOUT})
-        if settings.max_in_flight == defaults["max_in_flight"].default:
-            start = min(LOCAL_START_IN_FLIGHT, settings.max_in_flight)
-    return settings, start
+        if start is None:
+            start = LOCAL_START_IN_FLIGHT
+    return settings, None if start is None else min(start, settings.max_in_flight)
 
 
 # Request fields that change how a call is made, never what it answers: left out of the cache key.

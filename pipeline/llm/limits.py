@@ -1,10 +1,11 @@
 """Adaptive concurrency: how many calls may be in flight to one endpoint, learnt from its answers.
 
-One `AdaptiveLimit` per (provider, model, api_base). AIMD, as TCP does it: every
-`limit` successful calls in a row raise the limit by one (additive increase, about +1
-per round trip of the whole window); a 429 (rate limit, with or without Retry-After)
-halves it (multiplicative decrease), at most once per window of calls so a burst of
-429s from one overload counts once. The limit stays within [1, maximum], maximum being
+One `AdaptiveLimit` per (provider, model, api_base). AIMD, as TCP does it: until the
+first 429 the limit doubles after every window of `limit` successful calls in a row
+(slow start, so a low start costs a few round trips, not a whole run); after it, every
+window raises the limit by one (additive increase, about +1 per round trip of the whole
+window). A 429 (rate limit, with or without Retry-After) halves it (multiplicative
+decrease), at most once per window of calls so a burst of 429s from one overload counts once. The limit stays within [1, maximum], maximum being
 `llm.max_in_flight`. A slot is held per attempt, never across a backoff sleep.
 """
 
@@ -27,7 +28,7 @@ LOG_EVERY_S = 5.0  # at most one log line per endpoint this often (the last chan
 class Change:
     t: float  # seconds since the limit was made
     limit: int
-    reason: str  # "start" | "increase" | "rate limited ..."
+    reason: str  # "start" | "slow start" | "increase" | "rate limited ..."
 
 
 class AdaptiveLimit:
@@ -42,6 +43,7 @@ class AdaptiveLimit:
         self.low = self.limit
         self.increases = 0
         self.decreases = 0
+        self.slow_start = True  # until the first rate limit
         self._successes = 0
         self._since_decrease = self.limit  # calls finished since the last decrease
         self._t0 = time.monotonic()
@@ -95,11 +97,13 @@ class AdaptiveLimit:
         self._successes += 1
         if self._successes >= self.limit and self.limit < self.maximum:
             self._successes = 0
-            self._set(self.limit + 1, "increase")
+            step = self.limit if self.slow_start else 1
+            self._set(min(self.maximum, self.limit + step), "slow start" if self.slow_start else "increase")
             self.increases += 1
 
     def rate_limited(self, retry_after: float | None = None) -> None:
         self._successes = 0
+        self.slow_start = False
         if self._since_decrease < self.limit:  # one overload, one decrease
             return
         self._since_decrease = 0
@@ -121,7 +125,7 @@ class AdaptiveLimit:
             self._tail.append(change)
         now = time.monotonic()
         # Decreases are news (at most one a second); increases are logged every LOG_EVERY_S.
-        if now - self._last_log >= (LOG_EVERY_S if reason == "increase" else 1.0):
+        if now - self._last_log >= (LOG_EVERY_S if reason in ("increase", "slow start") else 1.0):
             self._last_log = now
             log.info("%s: %d calls in flight allowed (%s)", self.name, limit, reason)
         self._wake()
