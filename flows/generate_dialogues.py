@@ -166,7 +166,8 @@ def generate_dialogues(
                 failed[0].result()  # raises the batch's error; finished jobs stay journaled
 
         waves = run_waves(journal, n, run_wave, batch_size=batch_size,
-                          parallelism=dask_workers if task_runner == "dask" else 1, on_wave=on_wave)
+                          parallelism=dask_workers if task_runner == "dask" else 1, on_wave=on_wave,
+                          stop_after=cfg.synthesis.stop_after_same_rejections)
     records = journal.load()
     wall = round(time.monotonic() - start, 2)
     summary = export_dataset_task(payload, wall)

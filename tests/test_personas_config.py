@@ -191,3 +191,22 @@ def test_prompt_rendering_is_strict():
         prompt.render(name="A")
     with pytest.raises(PromptError, match="version"):
         parse_prompt("t", "=== system\nhi")
+
+
+def test_the_shipped_default_config_lists_every_setting_at_its_default():
+    import yaml
+
+    from utcgen.pipeline.config import RunConfig
+    from utcgen.pipeline.resources import shipped
+
+    listed = yaml.safe_load((shipped("configs") / "default.yaml").read_text(encoding="utf-8"))
+    defaults = RunConfig().model_dump()
+
+    def keys(d: dict, prefix: str = "") -> set[str]:
+        out = set()
+        for k, v in d.items():
+            out |= keys(v, f"{prefix}{k}.") if isinstance(v, dict) and v else {prefix + k}
+        return out
+
+    assert keys(listed) == keys(defaults)  # a new setting is documented where users look for it
+    assert RunConfig.model_validate(listed).model_dump() == defaults
