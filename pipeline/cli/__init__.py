@@ -10,7 +10,7 @@ from utcgen.pipeline import __version__
 from utcgen.pipeline.errors import UtcgenError
 
 # Sub-command modules; each defines `register(subparsers)` and sets `func` on its parser.
-COMMANDS = ["utcgen.pipeline.cli.audit", "utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.publish"]
+COMMANDS = ["utcgen.pipeline.cli.audit", "utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.eval", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.publish"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,190 @@
+"""`utcgen eval`: build a held-out benchmark, evaluate a model on it (static or dynamic), compare runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from utcgen.pipeline.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="benchmark a tool-calling model on held-out dialogues",
+                       description="Evaluate tool-calling models (DiaFORGE §3.3): build a benchmark from accepted "
+                                   "dialogues, run a model on it statically or dynamically, compare runs.")
+    eval_sub = p.add_subparsers(dest="eval_command", required=True)
+
+    b = eval_sub.add_parser("build", help="build a benchmark folder from a generated dataset folder")
+    b.add_argument("--from", dest="source", required=True, metavar="DIR", help="a dataset folder made by generate")
+    b.add_argument("--out", required=True, metavar="DIR", help="the benchmark folder to write")
+    b.add_argument("--by", choices=["family", "line_of_business"], default="family",
+                   help="hold out whole near-duplicate families (default) or lines of business")
+    b.add_argument("--holdout", type=float, default=0.2, help="share of groups held out (default 0.2)")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--catalog", metavar="PATH", help="the catalog the dataset was made from (for the families)")
+    b.set_defaults(func=build)
+
+    r = eval_sub.add_parser("run", help="evaluate a model on a benchmark; re-running resumes",
+                            description="Evaluate one model on a benchmark folder. Re-running the same command on "
+                                        "the same --out resumes where it stopped.")
+    r.add_argument("--benchmark", required=True, metavar="DIR", help="a benchmark folder made by `utcgen eval build`")
+    r.add_argument("--model", required=True, metavar="MODEL",
+                   help="litellm model (openai/..., utcgen-offline/default), reference/<policy> or hf:PATH")
+    r.add_argument("--mode", choices=["static", "dynamic"], required=True)
+    r.add_argument("--out", required=True, metavar="DIR", help="the run folder (results/, metrics.json, report.md)")
+    r.add_argument("--api-base", metavar="URL", help="the model under test's server (litellm models)")
+    r.add_argument("--tool-format", choices=["json", "native"],
+                   help="json: calls in the JSON reply (default for litellm models); native: the API's tool calls "
+                        "(default for hf:)")
+    r.add_argument("--user-model", default="utcgen-offline/default", metavar="M", help="dynamic: the user proxy")
+    r.add_argument("--voter-model", metavar="M", help="dynamic: the voter (default: the user model)")
+    votes = r.add_mutually_exclusive_group()
+    votes.add_argument("--votes", default="3,3", metavar="N,M", help="dynamic: N drafts, M voters (default 3,3)")
+    votes.add_argument("--no-voting", action="store_true", help="dynamic: one draft per user turn")
+    r.add_argument("--rubric-model", default="utcgen-offline/default", metavar="M", help="the ConvRel judge")
+    r.add_argument("--no-conv-rel", action="store_true", help="skip ConvRel (no rubric calls)")
+    r.add_argument("--max-turns", type=int, default=10, help="dynamic: most assistant turns (default 10)")
+    r.add_argument("--limit", type=int, metavar="N", help="the first N cases only")
+    r.add_argument("--max-in-flight", type=int, default=8, metavar="K", help="cases evaluated at once (default 8)")
+    r.add_argument("--max-new-tokens", type=int, default=256, metavar="N", help="hf: tokens generated per turn")
+    r.add_argument("--seed", type=int, default=0, help="dynamic: seeds the proxy's drafts and the voters' orders")
+    r.add_argument("--config", metavar="PATH", help="YAML run config for the judge-side calls (llm settings)")
+    r.add_argument("--allow-config-change", action="store_true",
+                   help="resume into an --out made with other settings")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.set_defaults(func=run)
+
+    c = eval_sub.add_parser("compare", help="compare evaluation runs side by side (markdown)")
+    c.add_argument("runs", nargs="+", metavar="RUN", help="run folders made by `utcgen eval run`")
+    c.add_argument("--out", metavar="FILE", help="write the markdown here instead of printing it")
+    c.set_defaults(func=compare)
+
+
+def build(args: argparse.Namespace) -> int:
+    from utcgen.pipeline.evaluation import benchmark
+
+    source = Path(args.source)
+    if not source.is_dir():
+        raise InputError(f"--from {source}: no such folder")
+    if not 0 < args.holdout < 1:
+        raise InputError(f"--holdout {args.holdout}: must be between 0 and 1")
+    summary = benchmark.build_benchmark(source, Path(args.out), by=args.by, holdout=args.holdout, seed=args.seed,
+                                        catalog=Path(args.catalog) if args.catalog else None)
+    print(summary.to_text())
+    return 0
+
+
+def parse_votes(text: str) -> tuple[int, int]:
+    try:
+        n, m = (int(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"--votes {text}: expected N,M (drafts, voters), e.g. 3,3") from None
+    if n < 1 or m < 1:
+        raise InputError(f"--votes {text}: both numbers must be at least 1")
+    return n, m
+
+
+def run(args: argparse.Namespace) -> int:
+    from utcgen.pipeline.evaluation.run import EvalSettings, evaluate
+
+    for flag, value in (("--max-turns", args.max_turns), ("--max-in-flight", args.max_in_flight),
+                        ("--max-new-tokens", args.max_new_tokens), ("--limit", args.limit)):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} {value}: must be at least 1")
+    settings = EvalSettings(
+        benchmark=str(args.benchmark), model=args.model, mode=args.mode, api_base=args.api_base,
+        tool_format=args.tool_format, user_model=args.user_model, voter_model=args.voter_model,
+        votes=None if args.no_voting else parse_votes(args.votes),
+        rubric_model=None if args.no_conv_rel else args.rubric_model, max_turns=args.max_turns,
+        max_new_tokens=args.max_new_tokens, seed=args.seed, config=args.config, limit=args.limit)
+    start = time.monotonic()
+    print(f"utcgen eval: {args.model} ({args.mode}) on {args.benchmark} -> {args.out}", file=sys.stderr)
+    bar = _Bar(enabled=not args.no_progress)
+    try:
+        report = asyncio.run(evaluate(settings, Path(args.out), max_in_flight=args.max_in_flight,
+                                      allow_config_change=args.allow_config_change, on_progress=bar.update))
+    finally:
+        bar.close()
+    print(summary_line(report, Path(args.out), time.monotonic() - start))
+    return 0
+
+
+def summary_line(report, out: Path, elapsed: float) -> str:
+    """Acc, FTR and TAR with their intervals, and where the report is."""
+    import json
+
+    metrics_path = out / "metrics.json"
+    parts = []
+    try:
+        data = json.loads(metrics_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    overall = data.get("overall", data.get("metrics", data))
+    for name in ("acc", "ftr", "tar"):
+        value = overall.get(name) if isinstance(overall, dict) else None
+        if value is None:
+            value = overall.get(name.upper()) if isinstance(overall, dict) else None
+        if isinstance(value, dict):
+            point, low, high = value.get("value", value.get("mean")), value.get("low", value.get("ci_low")), \
+                value.get("high", value.get("ci_high"))
+            if isinstance(point, (int, float)):
+                interval = f" [{low:.3f}, {high:.3f}]" if isinstance(low, (int, float)) and isinstance(high, (int, float)) else ""
+                parts.append(f"{name.upper()} {point:.3f}{interval}")
+        elif isinstance(value, (int, float)):
+            parts.append(f"{name.upper()} {value:.3f}")
+    scored = f"; {', '.join(parts)}" if parts else ""
+    return f"done in {elapsed:.1f}s{scored}; report: {out / 'report.md'}"
+
+
+def compare(args: argparse.Namespace) -> int:
+    from utcgen.pipeline.evaluation import report
+
+    runs = [Path(r) for r in args.runs]
+    for folder in runs:
+        if not (folder / "metrics.json").is_file():
+            raise InputError(f"{folder}: not an evaluation run folder (no metrics.json); make one with `utcgen eval run`")
+    text = report.compare(runs)
+    if args.out:
+        from utcgen.pipeline.files import write_atomic
+
+        write_atomic(Path(args.out), text)
+        print(f"comparison written to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+class _Bar:
+    """A tqdm bar over cases that moves with every model call: calls, tokens, cost and in-flight counts."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self._last = 0.0
+        self._done = -1
+
+    def update(self, p) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        if self.bar is None:
+            self.bar = tqdm(total=p.total, unit="case", desc="evaluated", file=sys.stderr, dynamic_ncols=True)
+        now = time.monotonic()
+        if p.done == self._done and now - self._last < 0.1:
+            return
+        self._last, self._done = now, p.done
+        self.bar.n = p.done
+        u = p.usage
+        self.bar.set_postfix_str(f"calls {u.calls:,} ({p.calls_in_flight} in flight), cases in flight "
+                                 f"{p.cases_in_flight}, tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
+                                 + (f", errors {p.errors}" if p.errors else "")
+                                 + (f", resumed {p.resumed}" if p.resumed else ""), refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

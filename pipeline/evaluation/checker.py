@@ -1,0 +1,80 @@
+"""The user-side checker of dynamic evaluation: flags dialogues where the user proxy, not the
+model under test, went wrong (App. C.3: such dialogues are excluded, not scored).
+
+Pure functions over a case and the evaluated messages. A user turn is flagged when it
+* names the gold tool (its name, or a word of its name no distractor shares: `shortcuts.name_hits`);
+* speaks a parameter key of a candidate as an identifier or reads a multi-word key aloud
+  (`shortcuts.key_hits`, as the param_keys validator does);
+* breaks its role: JSON or tool-call syntax, or talking as the assistant ("how can I help");
+* invents a value: a number of 3+ digits, a date, an e-mail address or a code with digits that
+  is in neither V*, the persona, the goal nor anything the assistant said before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from utcgen.pipeline import shortcuts
+from utcgen.pipeline.evaluation.cases import Case
+from utcgen.pipeline.records import Message
+
+ROLE_BREAK = re.compile(r"how can i (help|assist)|as an ai\b|i('m| am) (an|the|your) assistant|<tool_call>|"
+                        r"\"(tool_calls|arguments)\"\s*:|^\s*(assistant|system)\s*:|\{\s*\"", re.IGNORECASE | re.MULTILINE)
+VALUE_LIKE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b\d{4}-\d{2}-\d{2}\b|\b[A-Za-z]*\d[\w-]*\b")
+
+
+def _flatten(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k} {_flatten(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return " ".join(_flatten(v) for v in value)
+    return str(value)
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"[^0-9a-z@.]", "", text.lower())
+
+
+def invented_values(text: str, allowed: str) -> list[str]:
+    """Value-like tokens of `text` (3+ digits, dates, e-mails, codes) that `allowed` does not contain."""
+    known = _digits(allowed)
+    plain = allowed.lower()
+    out = []
+    for token in VALUE_LIKE.findall(text):
+        digits = re.sub(r"\D", "", token)
+        if "@" not in token and len(digits) < 3:
+            continue
+        if token.lower() in plain or _digits(token) in known:
+            continue
+        # a number said with separators ("1,250") or a date said in parts is fine if its digits are known
+        if digits and all(part in known for part in re.findall(r"\d{3,}", token)):
+            continue
+        out.append(token)
+    return out
+
+
+def check_user_turn(case: Case, text: str, before: list[Message]) -> str | None:
+    """The first problem of one user turn, in words, or None."""
+    others = [d.name for d in case.distractors]
+    if hits := shortcuts.name_hits(text, case.gold_tool.name, others):
+        return f"user names the tool ({hits[0]!r})"
+    keys = sorted({k for t in case.candidates for k in t.properties})
+    if hits := shortcuts.key_hits(text, keys):
+        return f"user speaks parameter key {hits[0]!r}"
+    if match := ROLE_BREAK.search(text):
+        return f"user breaks role ({match.group(0).strip()!r})"
+    p = case.persona
+    allowed = " ".join([_flatten(case.gold_arguments), p.text, _flatten(p.attributes), p.role or "", case.goal,
+                        *(m.content for m in before if m.role == "assistant")])
+    if found := invented_values(text, allowed):
+        return f"user invents value {found[0]!r} (not in the gold values, persona or goal)"
+    return None
+
+
+def check_dialogue(case: Case, messages: list[Message]) -> str | None:
+    """Why the dialogue must be excluded (first user turn at fault, 1-based), or None."""
+    for i, m in enumerate(messages):
+        if m.role == "user" and (problem := check_user_turn(case, m.content, messages[:i])):
+            return f"message {i + 1}: {problem}"
+    return None

@@ -1,0 +1,77 @@
+"""Dynamic evaluation (§3.3): the model under test is the assistant in the full loop, facing a
+frozen user proxy (`voting.UserProxy`: the synthesis user role, by multi-sample voting or not)
+that holds the case's (τ*, persona, goal, D_k, V*).
+
+The model answers in one phase (all candidates, its first call ends the dialogue), but the
+proxy plays the paper's two: it starts in tool selection and moves to argument filling, for
+good, once an assistant turn names τ* (its name or a word of it no distractor has) or asks
+about a required parameter of τ* (its key or the words people say for it). Parameters every
+candidate requires do not count, unless τ* has no other: asking for them does not show which
+tool the assistant has in mind. The loop runs to the first call or `max_turns` assistant turns.
+The user-side checker flags dialogues the proxy spoiled (`CaseResult.flagged`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from utcgen.pipeline import shortcuts
+from utcgen.pipeline.evaluation.cases import Case, CaseResult
+from utcgen.pipeline.evaluation.checker import check_dialogue
+from utcgen.pipeline.evaluation.models import ModelUnderTest
+from utcgen.pipeline.evaluation.rubric import conv_rel
+from utcgen.pipeline.evaluation.voting import UserProxy
+from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.llm.offline.gold_values import label
+from utcgen.pipeline.records import Message, Usage
+
+DEFAULT_MAX_TURNS = 10
+
+
+def telling_parameters(case: Case) -> list[str]:
+    """The required parameters of τ* whose mention shows the assistant has τ* in mind."""
+    required = case.gold_tool.required
+    others = case.distractors
+    telling = [k for k in required if not others or not all(k in o.required for o in others)]
+    return telling or required
+
+
+def proxy_phase(case: Case, assistant_text: str, phase: str) -> str:
+    """The phase the proxy plays after an assistant turn (see the module docstring)."""
+    if phase == "argument_filling" or not assistant_text:
+        return phase
+    gold = case.gold_tool.name
+    if shortcuts.name_hits(assistant_text, gold, [d.name for d in case.distractors]):
+        return "argument_filling"
+    low = " ".join(shortcuts.split_words(assistant_text))
+    for key in telling_parameters(case):
+        spoken = [" ".join(shortcuts.split_words(key)), " ".join(shortcuts.split_words(label(key)))]
+        if key in assistant_text or any(s and re.search(rf"\b{re.escape(s)}\b", low) for s in spoken):
+            return "argument_filling"
+    return phase
+
+
+async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, *, rubric: Gateway | None = None,
+                           max_turns: int = DEFAULT_MAX_TURNS) -> CaseResult:
+    """One case played live against `proxy` (a fresh one per case: its usage is charged to the case)."""
+    start = time.monotonic()
+    usage = Usage()
+    messages: list[Message] = []
+    first_calls = []
+    phase = "tool_selection"
+    for turn in range(max_turns):
+        text = await proxy.utter(case, phase, messages, turn)
+        messages.append(Message(role="user", content=text))
+        reply, spent = await model.reply(case, messages)
+        usage.add(spent)
+        messages.append(reply)
+        if reply.tool_calls:
+            first_calls = list(reply.tool_calls)
+            break
+        phase = proxy_phase(case, reply.content, phase)
+    usage.add(proxy.usage)
+    scores = await conv_rel(rubric, case, messages, usage) if rubric is not None else []
+    return CaseResult(case_id=case.id, model=model.name, mode="dynamic", messages=messages, first_calls=first_calls,
+                      conv_rel=scores, flagged=check_dialogue(case, messages), usage=usage,
+                      elapsed_s=round(time.monotonic() - start, 3))

@@ -1,0 +1,55 @@
+"""ConvRel (App. C.1): one rubric call per assistant turn (role `rubric`, prompt `eval_conv_rel`),
+a grade of 1, 2 or 3 mapped to 0, 0.5 and 1. A reply with no usable grade counts as 1 (0.0):
+a judge that cannot say the turn was relevant gives it no credit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+from utcgen.pipeline.evaluation.cases import Case
+from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.llm.replies import ReplyError, find_object
+from utcgen.pipeline.prompts import load_prompt
+from utcgen.pipeline.records import Message, Usage, tools_json
+from utcgen.pipeline.synthesis.roles import transcript
+
+SCORE = {1: 0.0, 2: 0.5, 3: 1.0}
+
+
+def parse_grade(text: str) -> int | None:
+    """The grade a rubric reply gives (1-3), or None."""
+    try:
+        grade = int(find_object(text).get("grade"))
+    except (ReplyError, TypeError, ValueError):
+        match = re.search(r"\b([123])\b", text)
+        grade = int(match.group(1)) if match else 0
+    return grade if grade in SCORE else None
+
+
+def show_turn(m: Message) -> str:
+    """An assistant turn as the rubric reads it: its public words and its calls (never its thought)."""
+    if m.parse_error:
+        return "(an unreadable reply)"
+    calls = [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+    return m.content + (("\nTool calls: " + json.dumps(calls, ensure_ascii=False)) if calls else "")
+
+
+async def conv_rel(gateway: Gateway, case: Case, messages: list[Message], usage: Usage) -> list[float]:
+    """The ConvRel score of every assistant turn of `messages`, in order; charges `usage`."""
+    tools = tools_json(case.candidates)
+
+    async def grade(i: int) -> float:
+        before, turn = messages[:i], messages[i]
+        prompt = load_prompt("eval_conv_rel").render(tools=tools, transcript=transcript(before), turn=show_turn(turn))
+        state = {"turn": turn.model_dump(include={"content", "tool_calls", "parse_error"}),
+                 "candidates": [c.model_dump() for c in case.candidates],
+                 "history": [m.model_dump(include={"role", "content"}) for m in before]}
+        reply = await gateway.chat("rubric", prompt, state=state, nonce=f"eval-rubric/{case.id}/{i}")
+        usage.add(reply.usage)
+        found = parse_grade(reply.text)
+        return SCORE[found] if found is not None else 0.0
+
+    turns = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    return list(await asyncio.gather(*(grade(i) for i in turns)))
