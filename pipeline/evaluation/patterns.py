@@ -1,0 +1,99 @@
+"""ToolScan-style error patterns of every call a model made in one evaluated dialogue.
+
+Every assistant turn of `CaseResult.messages` is the model's. Per turn and per call, in order:
+- `invalid_format`: the turn could not be parsed (`parse_error` set); counted once per turn, and
+  its calls (if any survived parsing) are still checked;
+- `repeated_call`: the same tool with the same (normalised) arguments as an earlier call of the
+  dialogue; a repeat counts only as a repeat (its other errors were counted the first time);
+- `hallucinated_function`: a name that is not one of the case's candidates (nothing else is
+  checked for it: there is no schema to check against);
+- `insufficient_calls`: a candidate other than τ* was called instead of τ* (ToolScan's IAC in a
+  disambiguation setting: a near-duplicate or other distractor chosen);
+- per supplied argument, the first that applies: `hallucinated_argument` (the called tool has no
+  such parameter), `wrong_argument_type` (the value fails the parameter's JSON Schema `type`),
+  `wrong_argument_value` (a call to τ* whose value differs from V* after `metrics.normalise`);
+- `missing_argument`: per key of V* (τ*'s required arguments) that a call to τ* does not supply.
+  ToolScan counts a left-out required argument as an incorrect value (IAV); `missing_required_as=
+  "wrong_argument_value"` does the same, the default keeps it apart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from utcgen.pipeline.evaluation.cases import Case, CaseResult
+from utcgen.pipeline.evaluation.metrics import normalise, same_value
+from utcgen.pipeline.records import Tool
+
+PATTERNS = ("invalid_format", "hallucinated_function", "hallucinated_argument", "wrong_argument_type",
+            "repeated_call", "insufficient_calls", "wrong_argument_value", "missing_argument")
+MissingAs = Literal["missing_argument", "wrong_argument_value"]
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list, tuple),
+    "object": (dict,), "null": (type(None),),
+}
+
+
+def type_ok(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether `value` has one of the JSON Schema types the parameter allows (no `type`: anything goes)."""
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    for kind in [kinds] if isinstance(kinds, str) else list(kinds):
+        allowed = _JSON_TYPES.get(kind)
+        if allowed is None:
+            return True  # a type we do not know is not held against the model
+        if isinstance(value, bool) and kind in ("integer", "number"):
+            continue  # JSON booleans are not numbers
+        if kind == "integer" and isinstance(value, float) and value.is_integer():
+            return True
+        if isinstance(value, allowed):
+            return True
+    return False
+
+
+def _signature(name: str, arguments: dict[str, Any]) -> str:
+    return json.dumps([name, normalise(arguments)], sort_keys=True, default=str)
+
+
+def count_patterns(case: Case, result: CaseResult,
+                   missing_required_as: MissingAs = "missing_argument") -> dict[str, int]:
+    """How often each pattern of PATTERNS occurs among the model's calls in `result` (see the module docstring)."""
+    if missing_required_as not in ("missing_argument", "wrong_argument_value"):
+        raise ValueError(f"missing_required_as must be missing_argument or wrong_argument_value, "
+                         f"not {missing_required_as!r}")
+    counts = dict.fromkeys(PATTERNS, 0)
+    tools: dict[str, Tool] = {t.name: t for t in case.candidates}
+    tools.setdefault(case.gold_tool.name, case.gold_tool)
+    gold = case.gold_tool.name
+    seen: set[str] = set()
+    for turn in result.messages:
+        if turn.role != "assistant":
+            continue
+        if turn.parse_error:
+            counts["invalid_format"] += 1
+        for call in turn.tool_calls:
+            signature = _signature(call.name, call.arguments)
+            if signature in seen:
+                counts["repeated_call"] += 1
+                continue
+            seen.add(signature)
+            tool = tools.get(call.name)
+            if tool is None:
+                counts["hallucinated_function"] += 1
+                continue
+            if call.name != gold:
+                counts["insufficient_calls"] += 1
+            for key, value in call.arguments.items():
+                schema = tool.properties.get(key)
+                if schema is None:
+                    counts["hallucinated_argument"] += 1
+                elif not type_ok(value, schema):
+                    counts["wrong_argument_type"] += 1
+                elif call.name == gold and key in case.gold_arguments and not same_value(value, case.gold_arguments[key]):
+                    counts["wrong_argument_value"] += 1
+            if call.name == gold:
+                counts[missing_required_as] += sum(k not in call.arguments for k in case.gold_arguments)
+    return counts
