@@ -110,6 +110,9 @@ class RunConfig(Strict):
     persona_field: str | None = None  # the field holding each persona's text (default: detected)
     num_dialogues: int = Field(60, ge=1)
     seed: int = 0
+    # A benchmark's split.json (`utcgen eval build`): its held-out tools are removed from the catalog
+    # before retrieval, so they are neither seed tools nor distractors of this run.
+    exclude_split: str | None = None
     out: str = "output"
     synthesis: SynthesisSettings = SynthesisSettings()
     models: Models = Models()
@@ -131,6 +134,8 @@ class RunConfig(Strict):
         from utcgen.pipeline.prompts import prompt_versions
 
         data = self.model_dump(exclude={"num_dialogues", "out", "budget"})
+        if data.get("exclude_split") is None:
+            data.pop("exclude_split", None)  # runs made without a split keep their fingerprint
         data["synthesis"].pop("max_jobs_in_flight")
         data.pop("export")
         data["synthesis"].pop("stop_after_same_rejections")
