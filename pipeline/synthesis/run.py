@@ -9,6 +9,8 @@ does not depend on scheduling, concurrency or how many times the run was interru
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import random
 import time
 from collections.abc import Callable
@@ -24,6 +26,34 @@ from utcgen.pipeline.export.run_info import RunInfo
 from utcgen.pipeline.records import Dialogue, Usage
 from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
 from utcgen.pipeline.synthesis.schedule import check_fruitless, pending
+
+log = logging.getLogger("utcgen.synthesis")
+
+
+def held_out_tools(path: str | Path) -> set[str]:
+    """The held-out tool names of a benchmark's split.json (the file `utcgen eval build` writes)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the split: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not a split.json (invalid JSON: {exc})") from None
+    names = data.get("held_out_tools") if isinstance(data, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{path}: not a split.json: field 'held_out_tools' must be a list of tool names "
+                         "(make one with `utcgen eval build`)")
+    return set(names)
+
+
+def without_held_out(tools: list[Any], split: str | Path, catalog: str) -> list[Any]:
+    """`tools` minus the split's held-out tools; a split that names none of them came from another catalog."""
+    held = held_out_tools(split)
+    kept = [t for t in tools if t.name not in held]
+    if held and len(kept) == len(tools):
+        raise InputError(f"{split}: none of its {len(held)} held-out tools is in the catalog {catalog}; "
+                         "was the benchmark built from another catalog?")
+    return kept
+
 
 class Progress(BaseModel):
     """What a progress display shows; updated after every job and every LLM call."""
@@ -80,6 +110,13 @@ class Engine:
         self.config = config
         self.out = Path(config.out)
         self.tools = load_catalog(config.catalog)
+        self.excluded = 0  # held-out tools of config.exclude_split removed from the catalog
+        if config.exclude_split:
+            kept = without_held_out(self.tools, config.exclude_split, config.catalog)
+            self.excluded = len(self.tools) - len(kept)
+            self.tools = kept
+            log.info("%s: %d held-out tools removed from the catalog, %d left", config.exclude_split,
+                     self.excluded, len(kept))
         if len(self.tools) < 2:
             raise InputError(f"{config.catalog}: a catalog needs at least 2 tools to have distractors")
         self.personas = load_personas(config.personas, field=config.persona_field)
