@@ -169,7 +169,8 @@ def generate_dialogues(
                           parallelism=dask_workers if task_runner == "dask" else 1, on_wave=on_wave,
                           stop_after=cfg.synthesis.stop_after_same_rejections)
     records = journal.load()
-    wall = round(time.monotonic() - start, 2)
+    journal.touch()
+    wall = journal.wall_time_s()  # this run and the ones it resumed, overlaps counted once
     summary = export_dataset_task(payload, wall)
     stats = json.loads(Path(summary["stats_path"]).read_text(encoding="utf-8"))
     usage = stats.get("usage", {})

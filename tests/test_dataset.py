@@ -347,7 +347,7 @@ def test_card_yaml_declares_three_configs(exported: tuple[Path, list[Dialogue], 
     assert "| toolcall | rule | 7 | 6 | 85.7% |" in card
     assert 'load_dataset(' in card and '"sft"' in card
     assert "| user | `user/1` |" in card  # the run's prompt versions, not the shipped ones
-    assert "| Wall time | 12.2 s |" in card
+    assert "| Wall time (every session of the run, resumes added) | 12.2 s |" in card
     assert "| Tokens | 5000 prompt + 700 completion |" in card
 
 

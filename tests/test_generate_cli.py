@@ -93,6 +93,13 @@ def test_kill_9_then_rerun_gives_exactly_the_requested_dialogues(tmp_path):
     for name, mtime in finished.items():
         assert (journal / name).stat().st_mtime_ns == mtime
     assert not list(journal.glob(".*.tmp"))
+    # the wall time adds the killed session (up to its last finished job) to the resumed one
+    spans = sorted((s["started"], s["last"]) for s in
+                   (json.loads(p.read_text()) for p in journal.glob("session-*.json")))
+    assert len(spans) == 2 and spans[0][1] <= spans[1][0]
+    wall = json.loads((out / "stats.json").read_text())["wall_time_s"]
+    assert wall == pytest.approx(sum(b - a for a, b in spans), abs=0.02)
+    assert wall > spans[1][1] - spans[1][0] + 0.5 * (spans[0][1] - spans[0][0])
 
 
 def test_changed_configuration_on_same_output_is_refused(tmp_path):

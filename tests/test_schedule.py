@@ -105,3 +105,23 @@ def test_load_config_sets_every_role_then_single_roles(monkeypatch: pytest.Monke
     assert load_config(model="openai/explicit").models.goal == "openai/explicit"
     with pytest.raises(InputError, match="unknown role"):
         load_config(models={"judge": "x/y"})
+
+
+def test_wall_time_is_the_union_of_the_sessions_of_a_run(tmp_path) -> None:
+    import json
+
+    from utcgen.pipeline.synthesis.journal import Journal
+
+    config = load_config(None)
+    journal = Journal(tmp_path, config)
+    assert journal.wall_time_s() == 0.0  # nothing written yet
+    for name, started, last in [("a", 100.0, 130.0), ("b", 120.0, 150.0),  # overlapping workers
+                                ("c", 400.0, 410.0),                        # a resume after a pause
+                                ("d", 402.0, 405.0)]:                       # inside another
+        (journal.dir / f"session-{name}.json").write_text(json.dumps({"started": started, "last": last}))
+    assert journal.wall_time_s() == 60.0
+    (journal.dir / "session-e.json").write_text("{broken")  # unreadable spans are skipped, never fatal
+    assert journal.wall_time_s() == 60.0
+    later = Journal(tmp_path, config)
+    later.touch()
+    assert len(list(journal.dir.glob("session-*.json"))) == 6

@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
             records = asyncio.run(_run(engine, bar.update))
         finally:
             bar.close()
-        summary = engine.export(records, wall_time_s=round(time.monotonic() - start, 2))
+        engine.journal.touch()
+        summary = engine.export(records, wall_time_s=engine.journal.wall_time_s())
     finally:
         engine.close()
     print(f"done: {summary.accepted} accepted, {summary.rejected} rejected, {summary.sft_rows} sft rows "

@@ -1,7 +1,11 @@
 """The run journal: one file per finished seed job, and the run manifest.
 
 Each finished job is written at once, as its own file, atomically: a kill loses at most
-the jobs in flight, and a re-run of the same command skips every finished job. The
+the jobs in flight, and a re-run of the same command skips every finished job.
+Each process that writes to the journal also keeps a session file (`session-*.json`: when
+it started and when it last wrote), so the run's wall time is the union of its sessions'
+intervals: it accumulates over resumes, a killed session counts up to its last finished
+job, and concurrent workers of one run (Prefect tasks) are not counted twice. The
 dataset is the accepted dialogues of the lowest-numbered jobs, N of them (`select`), so
 the result does not depend on scheduling, concurrency or how often the run was interrupted.
 """
@@ -9,6 +13,8 @@ the result does not depend on scheduling, concurrency or how often the run was i
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -67,12 +73,35 @@ class Journal:
                                                "config": config.model_dump(), "previous_fingerprints": history},
                                               indent=2))
         remove_stale_temporaries(self.dir)  # a write interrupted by a kill; its job simply runs again
+        self._session = self.dir / f"session-{uuid.uuid4().hex[:12]}.json"
+        self._started = time.time()
 
     def path(self, job: int) -> Path:
         return self.dir / f"job-{job:07d}.json"
 
     def write(self, record: JobRecord) -> None:
         write_atomic(self.path(record.job), record.model_dump_json())
+        self.touch()
+
+    def touch(self) -> None:
+        """Records that this session ran until now (each job write does; the export does at the end)."""
+        write_atomic(self._session, json.dumps({"started": self._started, "last": time.time()}))
+
+    def wall_time_s(self) -> float:
+        """Seconds covered by the sessions of this run, overlaps counted once."""
+        spans = []
+        for path in self.dir.glob("session-*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                spans.append((float(data["started"]), float(data["last"])))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # cannot happen with atomic writes; a lost span only shortens the total
+        total, end = 0.0, float("-inf")
+        for start, last in sorted(spans):
+            if last > end:
+                total += last - max(start, end)
+                end = last
+        return round(total, 2)
 
     def load(self) -> dict[int, JobRecord]:
         records = {}
