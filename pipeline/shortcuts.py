@@ -123,8 +123,9 @@ def distinctive_key_words(key: str) -> str | None:
 
 
 def key_hits(text: str, keys: list[str]) -> list[str]:
-    """Parameter keys that `text` writes as identifiers or whose distinctive words it says in order."""
-    low = " ".join(split_words(text))
+    """Parameter keys that `text` writes as identifiers or whose distinctive words it says in order,
+    within one clause ("the cost center it comes from, cost center it goes to" says no `from_cost_center`)."""
+    low = " | ".join(" ".join(split_words(clause)) for clause in re.split(r"[,.;:!?()\[\]\n]", text))
     out = []
     for key in keys:
         if identifier_like(key) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])", text, re.IGNORECASE):

@@ -57,6 +57,9 @@ def test_param_keys_catches_identifiers_and_schema_phrases_but_not_plain_words()
     assert shortcuts.key_hits("Which PO number is it?", ["po_number"]) == ["po_number"]
     assert shortcuts.key_hits("What is the cost center code?", ["cost_center_code"]) == ["cost_center_code"]
     assert shortcuts.key_hits("Which fiscal year?", ["fiscal_year"]) == []
+    # words in key order across a clause boundary are two phrases, not the key read aloud
+    assert shortcuts.key_hits("The cost center it comes from, cost center it goes to?", ["from_cost_center"]) == []
+    assert shortcuts.key_hits("Which from cost center?", ["from_cost_center"]) == ["from_cost_center"]
     assert shortcuts.key_hits("What is the to currency?", ["to_currency"]) == []
     key = next(iter(GOOD.seed_tool.properties))
     i = next(i for i, m in enumerate(GOOD.messages) if m.role == "user")
