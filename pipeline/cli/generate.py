@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--num-dialogues", type=int, help="accepted dialogues to produce")
     p.add_argument("--out", help="output folder (a Hugging Face dataset repository layout)")
     p.add_argument("--seed", type=int)
+    p.add_argument("--exclude-split", metavar="PATH",
+                   help="a benchmark's split.json (utcgen eval build): its held-out tools are neither seed tools "
+                        "nor distractors of this run")
     p.add_argument("--model", metavar="MODEL", help="litellm model for every role (over UTCGEN_MODEL and the config)")
     p.add_argument("--max-in-flight", type=int,
                    help="most LLM calls in flight per endpoint (adapts below it on rate limits)")
@@ -49,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
                                        "persona_field": args.persona_field,
-                                       "num_dialogues": args.num_dialogues, "out": args.out, "seed": args.seed},
+                                       "num_dialogues": args.num_dialogues, "out": args.out, "seed": args.seed,
+                                       "exclude_split": args.exclude_split},
                          model=args.model)
     if args.max_in_flight:
         config.llm.max_in_flight = args.max_in_flight
@@ -67,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"utcgen: {config.num_dialogues} dialogues -> {config.out} "
           f"(backend {config.backend()}, catalog {config.catalog})", file=sys.stderr)
     engine = Engine(config, allow_config_change=args.allow_config_change)
+    if config.exclude_split:
+        print(f"utcgen: {engine.excluded} held-out tools of {config.exclude_split} removed from the catalog "
+              f"({len(engine.tools)} left)", file=sys.stderr)
     try:
         bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
         try:
