@@ -4,8 +4,10 @@ that holds the case's (τ*, persona, goal, D_k, V*).
 
 The model answers in one phase (all candidates, its first call ends the dialogue), but the
 proxy plays the paper's two: it starts in tool selection and moves to argument filling, for
-good, once an assistant turn names τ* (its name or a word of it no distractor has) or asks
-about a required parameter of τ* (its key or the words people say for it). Parameters every
+good, once an assistant turn names τ* alone (its identifier, or all the words of its name; a turn
+naming several candidates is still choosing) or asks about a required parameter of τ* (its key
+or the words people say for it). A turn that quotes what two or more candidates do is a
+choice question and moves nothing, whatever words those descriptions hold. Parameters every
 candidate requires do not count, unless τ* has no other: asking for them does not show which
 tool the assistant has in mind. The loop runs to the first call or `max_turns` assistant turns.
 The user-side checker flags dialogues the proxy spoiled (`CaseResult.flagged`).
@@ -41,15 +43,25 @@ def proxy_phase(case: Case, assistant_text: str, phase: str) -> str:
     """The phase the proxy plays after an assistant turn (see the module docstring)."""
     if phase == "argument_filling" or not assistant_text:
         return phase
-    gold = case.gold_tool.name
-    if shortcuts.name_hits(assistant_text, gold, [d.name for d in case.distractors]):
-        return "argument_filling"
     low = " ".join(shortcuts.split_words(assistant_text))
+    if _names(assistant_text, low, case.gold_tool.name) and not any(
+            _names(assistant_text, low, d.name) for d in case.distractors):
+        return "argument_filling"
+    if sum(shortcuts.recited(assistant_text, c.description, n=4, content=2) is not None for c in case.candidates) >= 2:
+        return phase  # a choice between candidates quoting what they do: still tool selection
     for key in telling_parameters(case):
         spoken = [" ".join(shortcuts.split_words(key)), " ".join(shortcuts.split_words(label(key)))]
         if key in assistant_text or any(s and re.search(rf"\b{re.escape(s)}\b", low) for s in spoken):
             return "argument_filling"
     return phase
+
+
+def _names(text: str, low: str, name: str) -> bool:
+    """`text` names the tool: its identifier, or all its words in order (`low`: the text's words)."""
+    if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
+        return True
+    spoken = " ".join(shortcuts.split_words(name))
+    return len(spoken.split()) >= 2 and re.search(rf"\b{re.escape(spoken)}\b", low) is not None
 
 
 async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, *, rubric: Gateway | None = None,
