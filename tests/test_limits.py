@@ -256,3 +256,24 @@ def test_a_server_that_is_down_is_named_with_its_url_at_once() -> None:
     [problem] = probe_servers(cfg, timeout=2)
     assert f"connection refused at {url}" in problem and "models.user" in problem
     assert probe_servers(RunConfig(llm={"api_base": url})) == []  # offline roles are never probed
+
+
+def test_a_busy_local_server_is_told_apart_from_a_down_one() -> None:
+    import threading
+    import time as _time
+
+    from utcgen.pipeline.llm.probe import probe_servers
+
+    with socket.socket() as listener:  # accepts connections, never answers: a server busy with a request
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
+        started = _time.monotonic()
+        [problem] = probe_servers(RunConfig(models={"assistant": "openai/m"}, llm={"api_base": url}), timeout=1.5)
+        assert 1.4 < _time.monotonic() - started < 10
+        assert f"{url} accepted the connection but sent no answer within 1.5s" in problem
+        assert "one request at a time" in problem  # the local-server hint
+        for conn in held:
+            conn.close()

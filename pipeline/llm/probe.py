@@ -15,11 +15,21 @@ from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm import offline
 
 PROBE_TIMEOUT = 5.0
+# A server on this machine often runs one request at a time and answers even `GET /models` only
+# after the request in progress (llama-cpp-python does): connected but silent is "busy", not "down".
+LOCAL_PROBE_TIMEOUT = 60.0
 
 
-def probe_servers(config: RunConfig, timeout: float = PROBE_TIMEOUT) -> list[str]:
-    """Problems found, one line per unreachable server; empty when every server answered."""
+def probe_servers(config: RunConfig, timeout: float | None = None) -> list[str]:
+    """Problems found, one line per unreachable server; empty when every server answered.
+    Connecting takes at most PROBE_TIMEOUT; the answer may take `timeout` (default: PROBE_TIMEOUT,
+    LOCAL_PROBE_TIMEOUT for a server on this machine)."""
+    from utcgen.pipeline.llm.gateway import is_local
+
     base = config.llm.api_base
+    local = is_local(base)
+    if timeout is None:
+        timeout = LOCAL_PROBE_TIMEOUT if local else PROBE_TIMEOUT
     roles = [role for role, model in config.models.model_dump().items()
              if not model.startswith(offline.PROVIDER + "/")]
     if not roles or not base:
@@ -27,15 +37,21 @@ def probe_servers(config: RunConfig, timeout: float = PROBE_TIMEOUT) -> list[str
     url = base.rstrip("/") + "/models"
     who = f"models.{'/'.join(roles)} via llm.api_base"
     try:
-        with httpx.Client(timeout=timeout, trust_env=False) as client:
+        with httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, PROBE_TIMEOUT)),
+                          trust_env=False) as client:
             client.get(url)
     except httpx.ConnectError as exc:
         text = str(exc).lower()
         if "refused" in text or "connect call failed" in text or "errno 111" in text:
             return [f"{who}: connection refused at {base}: is the server running on that port?"]
         return [f"{who}: cannot connect to {base}: {exc}"]
+    except httpx.ConnectTimeout:
+        return [f"{who}: no connection to {base} within {min(timeout, PROBE_TIMEOUT):g}s: "
+                "the server is not responding"]
     except httpx.TimeoutException:
-        return [f"{who}: no answer from {base} within {timeout:g}s: the server is not responding"]
+        busy = (" (a local server that runs one request at a time answers only after the one in progress: "
+                "wait for it to finish, or restart it)") if local else ""
+        return [f"{who}: {base} accepted the connection but sent no answer within {timeout:g}s{busy}"]
     except httpx.HTTPError as exc:
         return [f"{who}: {base}: {type(exc).__name__}: {exc}"]
     return []
