@@ -71,7 +71,8 @@ def test_deployment_run_writes_a_dataset(stack: tuple[dict[str, str], list[str]]
                         capture_output=True, text=True, timeout=120)
     state = Path(make_args[0].split("=", 1)[1])
     assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
-    for name in ("generate-dialogues/default", "publish-dataset/default", "generate-and-publish/default"):
+    for name in ("generate-dialogues/default", "publish-dataset/default", "generate-and-publish/default",
+                 "evaluate-model/default"):
         assert f"Deployment '{name}' successfully created" in " ".join(up.stdout.split())
     deployed = time.monotonic()
 
