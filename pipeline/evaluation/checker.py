@@ -2,7 +2,8 @@
 model under test, went wrong (App. C.3: such dialogues are excluded, not scored).
 
 Pure functions over a case and the evaluated messages. A user turn is flagged when it
-* names the gold tool (its name, or a word of its name no distractor shares: `shortcuts.name_hits`);
+* names the gold tool: its name in any phase, or, while the proxy is still in tool selection, a
+  word of its name no distractor shares (`shortcuts.name_hits`, as the name_leak validator);
 * speaks a parameter key of a candidate as an identifier or reads a multi-word key aloud
   (`shortcuts.key_hits`, as the param_keys validator does);
 * breaks its role: JSON or tool-call syntax, or talking as the assistant ("how can I help");
@@ -54,10 +55,19 @@ def invented_values(text: str, allowed: str) -> list[str]:
     return out
 
 
-def check_user_turn(case: Case, text: str, before: list[Message]) -> str | None:
-    """The first problem of one user turn, in words, or None."""
+def _full_name(text: str, name: str) -> bool:
+    if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
+        return True
+    spoken = " ".join(shortcuts.split_words(name))
+    return len(spoken.split()) >= 2 and re.search(rf"\b{re.escape(spoken)}\b", " ".join(shortcuts.split_words(text))) is not None
+
+
+def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "tool_selection") -> str | None:
+    """The first problem of one user turn (uttered in `phase`), in words, or None."""
     others = [d.name for d in case.distractors]
-    if hits := shortcuts.name_hits(text, case.gold_tool.name, others):
+    if _full_name(text, case.gold_tool.name):
+        return f"user names the tool ({case.gold_tool.name!r})"
+    if phase == "tool_selection" and (hits := shortcuts.name_hits(text, case.gold_tool.name, others)):
         return f"user names the tool ({hits[0]!r})"
     keys = sorted({k for t in case.candidates for k in t.properties})
     if hits := shortcuts.key_hits(text, keys):
@@ -72,9 +82,19 @@ def check_user_turn(case: Case, text: str, before: list[Message]) -> str | None:
     return None
 
 
-def check_dialogue(case: Case, messages: list[Message]) -> str | None:
-    """Why the dialogue must be excluded (first user turn at fault, 1-based), or None."""
+def check_dialogue(case: Case, messages: list[Message], phases: list[str] | None = None) -> str | None:
+    """Why the dialogue must be excluded (first user turn at fault, 1-based), or None.
+
+    `phases`: the phase each user turn was uttered in, in order; without it, a user turn is in
+    argument filling from the first assistant turn marked so (as in reference dialogues)."""
+    turn, phase = 0, "tool_selection"
     for i, m in enumerate(messages):
-        if m.role == "user" and (problem := check_user_turn(case, m.content, messages[:i])):
+        if m.role == "assistant" and m.phase == "argument_filling":
+            phase = "argument_filling"
+        if m.role != "user":
+            continue
+        said = phases[turn] if phases is not None and turn < len(phases) else phase
+        turn += 1
+        if problem := check_user_turn(case, m.content, messages[:i], said):
             return f"message {i + 1}: {problem}"
     return None

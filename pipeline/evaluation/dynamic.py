@@ -72,8 +72,10 @@ async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, 
     messages: list[Message] = []
     first_calls = []
     phase = "tool_selection"
+    phases: list[str] = []
     for turn in range(max_turns):
         text = await proxy.utter(case, phase, messages, turn)
+        phases.append(phase)
         messages.append(Message(role="user", content=text))
         reply, spent = await model.reply(case, messages)
         usage.add(spent)
@@ -85,5 +87,5 @@ async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, 
     usage.add(proxy.usage)
     scores = await conv_rel(rubric, case, messages, usage) if rubric is not None else []
     return CaseResult(case_id=case.id, model=model.name, mode="dynamic", messages=messages, first_calls=first_calls,
-                      conv_rel=scores, flagged=check_dialogue(case, messages), usage=usage,
+                      conv_rel=scores, flagged=check_dialogue(case, messages, phases), usage=usage,
                       elapsed_s=round(time.monotonic() - start, 3))
