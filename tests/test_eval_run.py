@@ -1,0 +1,189 @@
+"""Evaluation runs end to end: static and dynamic, reference policies and the offline backend as the
+model under test, resume, progress, and the `utcgen eval` commands as a user runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.support.cli import UTCGEN
+from tests.support.eval_bench import benchmark, cases, source_folder
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.evaluation.cases import RESULTS_DIR
+from utcgen.pipeline.evaluation.metrics import compute_metrics
+from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator, result_path
+from utcgen.pipeline.llm import offline
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("UTCGEN_MODEL", raising=False)
+    monkeypatch.delenv("UTCGEN_API_BASE", raising=False)
+
+
+def _run(settings: EvalSettings, out: Path, **kwargs):
+    from utcgen.pipeline.llm.gateway import shutdown
+
+    async def go():
+        evaluator = Evaluator(settings, out, **kwargs.pop("init", {}))
+        try:
+            return await evaluator.run(**kwargs), evaluator
+        finally:
+            evaluator.close()
+            await shutdown()
+
+    return asyncio.run(go())
+
+
+def test_static_oracle_scores_exactly_one_and_never_call_zero(tmp_path: Path) -> None:
+    bench = benchmark(tmp_path)
+    results, ev = _run(EvalSettings(benchmark=str(bench), model="reference/oracle", mode="static"), tmp_path / "o")
+    assert len(results) == 7 and all(r.error is None for r in results)
+    m = compute_metrics(ev.cases, results, resamples=50).metrics
+    assert (m["acc"].value, m["ftr"].value, m["tar"].value) == (1.0, 0.0, 0.0)
+    assert all(len([x for x in r.messages if x.role == "assistant"]) == 1 for r in results)  # the first turn calls
+    results, ev = _run(EvalSettings(benchmark=str(bench), model="reference/never-call", mode="static",
+                                    rubric_model=None), tmp_path / "n")
+    m = compute_metrics(ev.cases, results, resamples=50).metrics
+    assert (m["acc"].value, m["tar"].value) == (0.0, 1.0)
+    for r, c in zip(results, ev.cases):  # every reference user turn replayed, each answered by the policy
+        users = [x.content for x in c.reference if x.role == "user"]
+        assert [x.content for x in r.messages if x.role == "user"] == users
+        assert r.conv_rel == [] and r.first_calls == []
+
+
+def test_offline_model_under_test_sees_no_gold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict] = []
+    real = offline.respond
+
+    def spy(role, state, messages):
+        if role == "under_test":
+            seen.append(state)
+        return real(role, state, messages)
+
+    monkeypatch.setattr(offline, "respond", spy)
+    bench = benchmark(tmp_path)
+    results, ev = _run(EvalSettings(benchmark=str(bench), model="utcgen-offline/default", mode="static"),
+                       tmp_path / "run")
+    assert seen and all(set(s) == {"candidates", "history"} for s in seen)
+    for s in seen:
+        assert all(set(m) == {"role", "content", "thought"} for m in s["history"])
+    m = compute_metrics(ev.cases, results, resamples=50).metrics
+    assert m["acc"].value >= 0.5 and m["conv_rel"].value is not None
+    for r in results:
+        assert len(r.conv_rel) == sum(x.role == "assistant" for x in r.messages)
+        assert r.usage.calls == sum(x.role == "assistant" for x in r.messages) * 2  # model + rubric
+
+
+def test_dynamic_offline_model_with_voting_proxy(tmp_path: Path) -> None:
+    bench = benchmark(tmp_path)
+    settings = EvalSettings(benchmark=str(bench), model="utcgen-offline/default", mode="dynamic", votes=(3, 3),
+                            max_turns=6)
+    results, ev = _run(settings, tmp_path / "run")
+    assert len(results) == 7
+    for r in results:
+        roles = [x.role for x in r.messages]
+        assert roles == ["user", "assistant"] * (len(roles) // 2)
+        turns = len(roles) // 2
+        assert 1 <= turns <= 6 and r.flagged is None and r.error is None
+        # per turn: 3 drafts + 3 votes + the model + the rubric
+        assert r.usage.calls == turns * 8
+    m = compute_metrics(ev.cases, results, resamples=50).metrics
+    assert m["acc"].value >= 0.5
+    never, _ = _run(settings.model_copy(update={"model": "reference/never-call", "rubric_model": None}),
+                    tmp_path / "never")
+    assert all(sum(x.role == "assistant" for x in r.messages) == 6 for r in never)
+
+
+def test_resume_skips_finished_cases_and_refuses_other_settings(tmp_path: Path) -> None:
+    bench, out = benchmark(tmp_path), tmp_path / "run"
+    settings = EvalSettings(benchmark=str(bench), model="utcgen-offline/default", mode="static", limit=4)
+    first, _ = _run(settings, out)
+    assert len(first) == 4 and len(list((out / RESULTS_DIR).glob("*.json"))) == 4
+    kept, dropped = result_path(out, first[0].case_id), result_path(out, first[1].case_id)
+    before = kept.read_text()
+    os.utime(kept, (1, 1))
+    dropped.unlink()
+    updates = []
+    second, _ = _run(settings.model_copy(update={"limit": None}), out,
+                     on_progress=lambda p: updates.append(p.model_copy(deep=True)))
+    assert len(second) == 7
+    assert kept.read_text() == before and kept.stat().st_mtime == 1  # not redone
+    assert dropped.exists()
+    assert updates[0].resumed == 3 and updates[-1].done == 7
+    assert updates[-1].usage.calls > 0 and max(u.cases_in_flight for u in updates) >= 1
+    with pytest.raises(InputError, match="other settings"):
+        _run(settings.model_copy(update={"mode": "dynamic"}), out)
+    third, _ = _run(settings.model_copy(update={"rubric_model": None}), out,
+                    init={"allow_config_change": True})
+    assert len(third) == 4
+
+
+def test_progress_counts_calls_and_cases(tmp_path: Path) -> None:
+    updates = []
+    _run(EvalSettings(benchmark=str(benchmark(tmp_path)), model="utcgen-offline/default", mode="static",
+                      limit=3), tmp_path / "run", on_progress=lambda p: updates.append(p.model_copy(deep=True)))
+    assert [u.done for u in updates] == sorted(u.done for u in updates)
+    assert updates[-1].done == updates[-1].total == 3
+    calls = [u.usage.calls for u in updates]
+    assert calls == sorted(calls) and calls[-1] >= 6 and len(set(calls)) > 3  # moves with every call
+
+
+def test_bad_input_names_the_flag(tmp_path: Path) -> None:
+    bench = benchmark(tmp_path)
+    with pytest.raises(InputError, match="--benchmark"):
+        Evaluator(EvalSettings(benchmark=str(tmp_path / "nope"), model="reference/oracle", mode="static"), tmp_path)
+    with pytest.raises(InputError, match="reference/oracle"):
+        Evaluator(EvalSettings(benchmark=str(bench), model="reference/psychic", mode="static"), tmp_path / "r")
+    with pytest.raises(InputError, match="config.json"):
+        (tmp_path / "empty").mkdir()
+        Evaluator(EvalSettings(benchmark=str(bench), model=f"hf:{tmp_path / 'empty'}", mode="static"), tmp_path / "h")
+
+
+def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([UTCGEN, "eval", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_cli_build_run_compare(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("UTCGEN_MODEL", "UTCGEN_API_BASE")}
+    env.update(UTCGEN_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    source, bench = source_folder(tmp_path), tmp_path / "bench"
+    built = _cli("build", "--from", str(source), "--out", str(bench), "--holdout", "0.7", env=env)
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert (bench / "cases.jsonl").read_text() == (REPO / "tests/fixtures/eval/cases.jsonl").read_text()
+
+    runs = {}
+    for model in ("reference/oracle", "reference/never-call"):
+        out = tmp_path / model.split("/")[1]
+        proc = _cli("run", "--benchmark", str(bench), "--model", model, "--mode", "static", "--out", str(out),
+                    "--no-progress", env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "report.md" in proc.stdout
+        runs[model] = json.loads((out / "metrics.json").read_text())
+        assert (out / "report.md").is_file() and (out / "dialogues.parquet").is_file()
+    oracle, never = (runs[m]["metrics"] for m in ("reference/oracle", "reference/never-call"))
+    assert (oracle["acc"]["value"], oracle["ftr"]["value"], oracle["tar"]["value"]) == (1.0, 0.0, 0.0)
+    assert (never["acc"]["value"], never["tar"]["value"]) == (0.0, 1.0)
+    assert "ACC 1.000" in _cli("run", "--benchmark", str(bench), "--model", "reference/oracle", "--mode", "static",
+                               "--out", str(tmp_path / "oracle"), "--no-progress", env=env).stdout  # resumed: no work
+
+    compared = _cli("compare", str(tmp_path / "oracle"), str(tmp_path / "never-call"), "--out",
+                    str(tmp_path / "cmp.md"), env=env)
+    assert compared.returncode == 0, compared.stderr[-2000:]
+    text = (tmp_path / "cmp.md").read_text()
+    assert "reference/oracle" in text and "reference/never-call" in text
+
+    bad = _cli("run", "--benchmark", str(tmp_path / "missing"), "--model", "reference/oracle", "--mode", "static",
+               "--out", str(tmp_path / "x"), env=env)
+    assert bad.returncode == 2 and "--benchmark" in bad.stderr and "missing" in bad.stderr
+    bad = _cli("run", "--benchmark", str(bench), "--model", "reference/psychic", "--mode", "static",
+               "--out", str(tmp_path / "x"), env=env)
+    assert bad.returncode == 2 and "reference/psychic" in bad.stderr
