@@ -20,11 +20,14 @@ from utcgen.pipeline.resources import shipped
 from utcgen.pipeline.retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
 
 RUN_DIALOGUES = 40
+# Three lines of business of the shipped catalog (88 tools, several near-duplicate families) and their
+# personas: a realistic catalog that embeds in seconds.
+LINES = ("finance", "procurement", "supply_chain")
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """An offline generate run of 40 dialogues on the shipped catalog, and the embedder it used.
+    """An offline generate run of 40 dialogues on part of the shipped catalog, and the embedder it used.
 
     The embedding cache lives at <cache>/embeddings, where `utcgen generate` looks when
     UTCGEN_CACHE_DIR=<cache>: the CLI runs below then embed nothing and load no model."""
@@ -33,8 +36,15 @@ def world(tmp_path_factory):
     from utcgen.pipeline.synthesis.run import Engine
 
     root = tmp_path_factory.mktemp("evalbuild")
+    catalog, personas = root / "tools.json", root / "personas.jsonl"
+    shipped_tools = load_catalog(str(shipped("catalog", "tools")))
+    catalog.write_text(json.dumps([t.model_dump() for t in shipped_tools if t.line_of_business in LINES]))
+    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
+            if json.loads(line).get("line_of_business") in LINES]
+    personas.write_text("".join(line + "\n" for line in mine[::3]))  # a third of them: fewer texts to embed
     embedder = Embedder(cache_dir=root / "cache" / "embeddings")
-    config = load_config(None, {"out": str(root / "run"), "num_dialogues": RUN_DIALOGUES, "seed": 1})
+    config = load_config(None, {"out": str(root / "run"), "num_dialogues": RUN_DIALOGUES, "seed": 1,
+                                "catalog": str(catalog), "personas": str(personas)})
     config.llm.cache_dir = str(root / "cache")
     engine = Engine(config, embedder=embedder)
     try:
@@ -42,9 +52,9 @@ def world(tmp_path_factory):
         engine.export(records)
     finally:
         engine.close()
-    tools = load_catalog(str(shipped("catalog", "tools")))
+    tools = load_catalog(str(catalog))
     similarity = Similarity(tools, embedder)
-    return {"root": root, "run": root / "run", "embedder": embedder, "tools": tools, "similarity": similarity,
+    return {"root": root, "run": root / "run", "catalog": catalog, "personas": personas, "embedder": embedder, "tools": tools, "similarity": similarity,
             "family": near_duplicate_families(similarity)}
 
 
@@ -175,6 +185,7 @@ def test_generate_with_exclude_split_never_uses_a_held_out_tool(world, by_family
     monkeypatch.delenv("UTCGEN_MODEL", raising=False)
     train = tmp_path / "train"
     code = main(["generate", "--exclude-split", str(split), "--num-dialogues", "12", "--seed", "1",
+                 "--catalog", str(world["catalog"]), "--personas", str(world["personas"]),
                  "--out", str(train), "--no-progress"])
     assert code == 0
     assert f"{len(held)} held-out tools of {split} removed from the catalog" in capsys.readouterr().err
