@@ -15,8 +15,9 @@ candidate that names a candidate tool, speaks a parameter key, or talks like the
 question with something concrete gains one; ties go to the first shown.
 
 `rubric` grades one assistant turn 1-3 for conversational relevance: 1 for an unusable or
-empty turn, or a call of a tool not offered; 3 for a call of an offered tool or a question
-that uses words of the candidates (what tells them apart, or a parameter); 2 otherwise.
+empty turn, or a call of a tool not offered; 2 for a turn repeating an earlier one word for
+word; 3 for a call of an offered tool or a question that uses words of the candidates (what
+tells them apart, or a parameter); 2 for a question off the candidates' words; 1 otherwise.
 """
 
 from __future__ import annotations
@@ -120,6 +121,8 @@ def rubric(state: dict, messages: list[dict]) -> str:
     if calls:
         ok = all(c.get("name") in names for c in calls)
         return json.dumps({"grade": 3 if ok else 1, "reason": "calls an offered tool" if ok else "calls an unknown tool"})
+    if any(m["role"] == "assistant" and m.get("content", "").strip() == content.strip() for m in state.get("history") or []):
+        return json.dumps({"grade": 2, "reason": "repeats an earlier turn word for word"})
     vocabulary: set[str] = set()
     for c in candidates:
         vocabulary |= set(tokens(c.get("description", ""))) | set(tokens(" ".join(c["parameters"].get("properties") or {})))
