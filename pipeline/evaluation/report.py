@@ -1,0 +1,327 @@
+"""An evaluation run's report files, and a side-by-side comparison of several runs.
+
+`write_run` writes, each atomically, into the run folder:
+- `metrics.json`: every C.1 metric as {value, low, high, n} under `metrics`, the counts (scored,
+  excluded: flagged and errored, missing), breakdowns (line of business, near-duplicate or not,
+  required parameters), error-pattern totals over the scored cases, usage, wall time, model, mode;
+- `dialogues.parquet`: one row per case (transcript, the first tool turn's calls, the reference,
+  the dialogue-level indicators and the pattern counts), for reading failures one by one;
+- `report.md`: the paper's Table 1 (TCP TCR PKP PKR Acc FTR TAR) and Table 3 (ConvRel TTR NGD_2..4)
+  with 95% intervals, the breakdowns and the error patterns, and `tradeoff.png` (DiaFORGE Fig. 3:
+  Acc against 1 - TAR, the marker's area growing with FTR).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from utcgen.pipeline import __version__
+from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.evaluation.cases import Case, CaseResult
+from utcgen.pipeline.evaluation.metrics import (
+    LOWER_IS_BETTER,
+    METRIC_KEYS,
+    TEXT_METRICS,
+    TOOL_METRICS,
+    Metric,
+    MetricsReport,
+    compute_metrics,
+)
+from utcgen.pipeline.evaluation.patterns import PATTERNS, MissingAs, count_patterns
+from utcgen.pipeline.files import write_atomic
+from utcgen.pipeline.records import Usage
+
+METRICS_FILE = "metrics.json"
+DIALOGUES_FILE = "dialogues.parquet"
+REPORT_FILE = "report.md"
+PLOT_FILE = "tradeoff.png"
+LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "tcp": "TCP", "tcr": "TCR", "pkp": "PKP", "pkr": "PKR",
+          "conv_rel": "ConvRel", "ttr": "TTR", "ngd_2": "NGD_2", "ngd_3": "NGD_3", "ngd_4": "NGD_4"}
+BREAKDOWN_TITLES = {"line_of_business": "Line of business", "near_duplicate": "Near-duplicate distractor",
+                    "required_parameters": "Required parameters of τ*"}
+
+
+class RunReport(BaseModel):
+    """What `write_run` wrote: the metrics and where the files are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    out_dir: str
+    model: str
+    mode: str
+    metrics: dict[str, Metric]
+    counts: dict[str, int]
+    patterns: dict[str, int]
+    metrics_path: str
+    dialogues_path: str
+    report_path: str
+    plot_path: str
+
+    def to_text(self) -> str:
+        shown = ", ".join(f"{LABELS[k]} {_cell(self.metrics[k])}" for k in ("acc", "ftr", "tar"))
+        return (f"{self.model} ({self.mode}): {self.counts['scored']} of {self.counts['cases']} cases scored "
+                f"({self.counts['excluded']} excluded); {shown}; report {self.report_path}")
+
+
+# ---------------------------------------------------------------------------------------- formatting
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _cell(m: Metric | dict[str, Any] | None, digits: int = 2) -> str:
+    """`0.83 [0.71, 0.91]`; a dash when undefined."""
+    if m is None:
+        return "–"
+    m = m if isinstance(m, dict) else m.model_dump()
+    if m.get("value") is None:
+        return "–"
+    if m.get("low") is None or m.get("high") is None:
+        return _num(m["value"], digits)
+    return f"{_num(m['value'], digits)} [{_num(m['low'], digits)}, {_num(m['high'], digits)}]"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _metric_header(keys: tuple[str, ...]) -> list[str]:
+    return [f"{LABELS[k]} ({'↓' if k in LOWER_IS_BETTER else '↑'})" for k in keys]
+
+
+# ---------------------------------------------------------------------------------------- files
+
+
+def _rows(cases: list[Case], results: dict[str, CaseResult], metrics: MetricsReport) -> list[dict[str, Any]]:
+    scores = {s.case_id: s for s in metrics.scores}
+    rows = []
+    for case in cases:
+        r = results.get(case.id)
+        s = scores.get(case.id)
+        row = {
+            "case_id": case.id,
+            "model": r.model if r else None,
+            "mode": r.mode if r else None,
+            "transcript": json.dumps([m.model_dump(exclude_none=True) for m in r.messages] if r else [],
+                                     ensure_ascii=False, default=str),
+            "first_calls": [{"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False, default=str)}
+                            for c in (r.first_calls if r else [])],
+            "gold_tool": case.gold_tool.name,
+            "gold_arguments": json.dumps(case.gold_arguments, ensure_ascii=False, default=str),
+            "line_of_business": case.line_of_business,
+            "near_duplicate": case.near_duplicate,
+            "required_parameters": case.n_required,
+            "acc": s.acc if s else None, "ftr": s.ftr if s else None, "tar": s.tar if s else None,
+            "conv_rel": s.conv_rel if s else None,
+            "flagged": r.flagged if r else None,
+            "error": (r.error if r else "no result"),
+            "elapsed_s": r.elapsed_s if r else None,
+        }
+        row.update({p: (r.patterns.get(p, 0) if r else None) for p in PATTERNS})
+        rows.append(row)
+    return rows
+
+
+def _schema():
+    import pyarrow as pa
+
+    text, whole = pa.string(), pa.int64()
+    fields = [("case_id", text), ("model", text), ("mode", text), ("transcript", text),
+              ("first_calls", pa.list_(pa.struct([("name", text), ("arguments", text)]))),
+              ("gold_tool", text), ("gold_arguments", text), ("line_of_business", text),
+              ("near_duplicate", pa.bool_()), ("required_parameters", whole), ("acc", whole), ("ftr", whole),
+              ("tar", whole), ("conv_rel", pa.float64()), ("flagged", text), ("error", text),
+              ("elapsed_s", pa.float64())]
+    fields += [(p, whole) for p in PATTERNS]
+    return pa.schema(fields)
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _schema()
+    table = pa.Table.from_pylist(rows, schema=schema)
+
+    def write(tmp: Path) -> None:
+        if table.num_rows:
+            pq.write_table(table, tmp)
+        else:
+            pq.ParquetWriter(tmp, schema).close()
+
+    write_atomic(path, write)
+
+
+def tradeoff_png(points: list[tuple[str, dict[str, Any]]]) -> bytes:
+    """DiaFORGE Fig. 3 for the given runs: Acc (y) against 1 - TAR (x), marker area growing with FTR,
+    95% intervals as error bars. `points`: (label, metrics as in metrics.json)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 5))
+    ax = fig.subplots()
+    for label, m in points:
+        acc, tar, ftr = m["acc"], m["tar"], m["ftr"]
+        if acc["value"] is None or tar["value"] is None:
+            continue
+        x, y = 1 - tar["value"], acc["value"]
+        xerr = [[max(0.0, x - (1 - tar["high"]))], [max(0.0, (1 - tar["low"]) - x)]] if tar["low"] is not None else None
+        yerr = [[max(0.0, y - acc["low"])], [max(0.0, acc["high"] - y)]] if acc["low"] is not None else None
+        ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor="grey", elinewidth=0.8, capsize=2)
+        size = 60 + 600 * min(2.0, ftr["value"] or 0.0)
+        ax.scatter([x], [y], s=size, alpha=0.6, edgecolors="black", linewidths=0.6)
+        ax.annotate(f"{label}\nFTR {_num(ftr['value'])}", (x, y), textcoords="offset points", xytext=(8, 6),
+                    fontsize=8)
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=0.8)  # Acc can never exceed 1 - TAR
+    ax.set_xlim(-0.02, 1.05)
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("1 − TAR (share of dialogues with a tool call)")
+    ax.set_ylabel("Acc")
+    ax.set_title("Accuracy against willingness to call (marker area: FTR)")
+    ax.grid(alpha=0.3)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def render_report(data: dict[str, Any]) -> str:
+    """report.md from metrics.json's content."""
+    m, counts = data["metrics"], data["counts"]
+    out = [f"# Evaluation of `{data['model']}` ({data['mode']})", "",
+           f"{counts['scored']} of {counts['cases']} cases scored; excluded {counts['excluded']} "
+           f"(flagged by the user-side check {counts['flagged']}, errors {counts['errored']}), "
+           f"without a result {counts['missing']}. Wall time {_num(data.get('wall_time_s'), 1)} s; "
+           f"{data['usage']['calls']} model calls, {data['usage']['total_tokens']:,} tokens, "
+           f"${data['usage']['cost_usd']:.4f}.", "",
+           "Values with 95% intervals (Wilson for the rates Acc and TAR, and FTR when every dialogue's count is "
+           "0 or 1; otherwise a percentile bootstrap over dialogues with 1000 resamples). Definitions: DiaFORGE "
+           "App. C.1; the first tool-bearing assistant turn decides Acc, FTR, TAR and the precision/recall "
+           "metrics.", "",
+           "## Tool calling (Table 1)", "",
+           _table(["Model", *_metric_header(TOOL_METRICS)], [[data["model"], *(_cell(m[k]) for k in TOOL_METRICS)]]),
+           "",
+           "## Conversation (Table 3)", "",
+           _table(["Model", *_metric_header(TEXT_METRICS)], [[data["model"], *(_cell(m[k]) for k in TEXT_METRICS)]]),
+           "", f"ConvRel over {m['conv_rel']['n']} dialogues with rubric scores; TTR and NGD over the user-visible "
+           "text of the model's turns (lower-cased word tokens, no thoughts, no tool calls).", "",
+           f"![Acc against 1 − TAR]({PLOT_FILE})", ""]
+    for name, groups in data["breakdowns"].items():
+        out += [f"## By {BREAKDOWN_TITLES.get(name, name).lower()}", "",
+                _table([BREAKDOWN_TITLES.get(name, name), "n", *(LABELS[k] for k in ("acc", "ftr", "tar", "pkp",
+                                                                                    "pkr"))],
+                       [[group, str(g["acc"]["n"]), *(_cell(g[k]) for k in ("acc", "ftr", "tar", "pkp", "pkr"))]
+                        for group, g in groups.items()]) if groups else "(no scored case)", ""]
+    totals = data["patterns"]
+    calls = data.get("model_turns") or 0
+    out += ["## Error patterns (ToolScan)", "",
+            f"Counted over every assistant turn of the {counts['scored']} scored dialogues "
+            f"({calls} model turns); a missing required argument counts as "
+            f"`{data['missing_required_as']}`.", "",
+            _table(["pattern", "count", "dialogues"],
+                   [[p, str(totals[p]), str(data["pattern_dialogues"][p])] for p in PATTERNS]), ""]
+    return "\n".join(out)
+
+
+def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model: str, mode: str,
+              wall_time_s: float, settings: dict[str, Any] | None = None,
+              missing_required_as: MissingAs = "missing_argument") -> RunReport:
+    """Score `results` on `cases` and write metrics.json, dialogues.parquet, report.md and tradeoff.png.
+
+    Fills each result's `patterns` (error-pattern counts of its calls) on the way."""
+    out = Path(out)
+    by_id = {c.id: c for c in cases}
+    for r in results:
+        if r.case_id in by_id:
+            r.patterns = count_patterns(by_id[r.case_id], r, missing_required_as)
+    metrics = compute_metrics(cases, results)
+    scored = [r for r in results if r.error is None and r.flagged is None]
+    totals = {p: sum(r.patterns.get(p, 0) for r in scored) for p in PATTERNS}
+    data = _finite({
+        "model": model, "mode": mode, "utcgen_version": __version__,
+        "metrics": {k: metrics.metrics[k].model_dump() for k in METRIC_KEYS},
+        "counts": metrics.counts,
+        "breakdowns": {name: {g: {k: v.model_dump() for k, v in ms.items()} for g, ms in groups.items()}
+                       for name, groups in metrics.breakdowns.items()},
+        "patterns": totals,
+        "pattern_dialogues": {p: sum(bool(r.patterns.get(p)) for r in scored) for p in PATTERNS},
+        "missing_required_as": missing_required_as,
+        "model_turns": sum(m.role == "assistant" for r in scored for m in r.messages),
+        "usage": Usage.total(r.usage for r in results).report(),
+        "wall_time_s": round(wall_time_s, 3),
+        "settings": settings or {},
+    })
+    paths = {name: out / name for name in (METRICS_FILE, DIALOGUES_FILE, REPORT_FILE, PLOT_FILE)}
+    write_atomic(paths[METRICS_FILE], json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    _write_parquet(paths[DIALOGUES_FILE], _rows(cases, {r.case_id: r for r in results}, metrics))
+    write_atomic(paths[PLOT_FILE], tradeoff_png([(model, data["metrics"])]))
+    write_atomic(paths[REPORT_FILE], render_report(data))
+    return RunReport(out_dir=str(out), model=model, mode=mode, metrics=metrics.metrics, counts=metrics.counts,
+                     patterns=totals, metrics_path=str(paths[METRICS_FILE]),
+                     dialogues_path=str(paths[DIALOGUES_FILE]), report_path=str(paths[REPORT_FILE]),
+                     plot_path=str(paths[PLOT_FILE]))
+
+
+# ---------------------------------------------------------------------------------------- compare
+
+
+def read_metrics(folder: Path) -> dict[str, Any]:
+    path = Path(folder) / METRICS_FILE
+    if not path.is_file():
+        raise InputError(f"{folder}: not an evaluation run folder (no {METRICS_FILE}); make one with `utcgen eval run`")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: unreadable metrics: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
+        raise InputError(f"{path}: no 'metrics' mapping (not written by `utcgen eval run`?)")
+    return data
+
+
+def disjoint(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """True when both intervals are known and do not overlap."""
+    if not a or not b or None in (a.get("low"), a.get("high"), b.get("low"), b.get("high")):
+        return False
+    return a["high"] < b["low"] or b["high"] < a["low"]
+
+
+def compare(runs: list[Path]) -> str:
+    """A markdown table of several runs side by side (one column per run, one row per metric); `*` marks
+    a metric whose 95% interval does not overlap the first run's."""
+    if not runs:
+        raise InputError("compare: no run folders given")
+    data = [read_metrics(Path(r)) for r in runs]
+    header = ["metric", *(f"{d.get('model', '?')} ({d.get('mode', '?')})<br>`{Path(r).name}`"
+                          for d, r in zip(data, runs))]
+    rows = []
+    for key in (*TOOL_METRICS, *TEXT_METRICS):
+        base = data[0]["metrics"].get(key)
+        cells = []
+        for i, d in enumerate(data):
+            m = d["metrics"].get(key)
+            mark = " *" if i and disjoint(m, base) else ""
+            cells.append(_cell(m) + mark)
+        rows.append([f"{LABELS[key]} ({'↓' if key in LOWER_IS_BETTER else '↑'})", *cells])
+    rows.append(["cases scored", *(str(d.get("counts", {}).get("scored", "?")) for d in data)])
+    rows.append(["excluded", *(str(d.get("counts", {}).get("excluded", "?")) for d in data)])
+    for p in PATTERNS:
+        rows.append([f"pattern: {p}", *(str(d.get("patterns", {}).get(p, "–")) for d in data)])
+    return ("# Evaluation runs compared\n\n" + _table(header, rows) + "\n\nValues with 95% intervals; `*`: the "
+            "interval does not overlap the first run's.\n")
