@@ -113,30 +113,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def summary_line(report, out: Path, elapsed: float) -> str:
-    """Acc, FTR and TAR with their intervals, and where the report is."""
-    import json
-
-    metrics_path = out / "metrics.json"
+    """Acc, FTR and TAR with their 95% intervals, the excluded cases, and where the report is."""
     parts = []
-    try:
-        data = json.loads(metrics_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    overall = data.get("overall", data.get("metrics", data))
     for name in ("acc", "ftr", "tar"):
-        value = overall.get(name) if isinstance(overall, dict) else None
-        if value is None:
-            value = overall.get(name.upper()) if isinstance(overall, dict) else None
-        if isinstance(value, dict):
-            point, low, high = value.get("value", value.get("mean")), value.get("low", value.get("ci_low")), \
-                value.get("high", value.get("ci_high"))
-            if isinstance(point, (int, float)):
-                interval = f" [{low:.3f}, {high:.3f}]" if isinstance(low, (int, float)) and isinstance(high, (int, float)) else ""
-                parts.append(f"{name.upper()} {point:.3f}{interval}")
-        elif isinstance(value, (int, float)):
-            parts.append(f"{name.upper()} {value:.3f}")
-    scored = f"; {', '.join(parts)}" if parts else ""
-    return f"done in {elapsed:.1f}s{scored}; report: {out / 'report.md'}"
+        m = report.metrics.get(name)
+        if m is None or m.value is None:
+            parts.append(f"{name.upper()} n/a")
+            continue
+        interval = f" [{m.low:.3f}, {m.high:.3f}]" if m.low is not None and m.high is not None else ""
+        parts.append(f"{name.upper()} {m.value:.3f}{interval}")
+    c = report.counts
+    excluded = f" ({c.get('errored', 0)} errored, {c.get('flagged', 0)} flagged)" if c.get("excluded") else ""
+    return (f"{c.get('scored', 0)} of {c.get('cases', 0)} cases scored{excluded} in {elapsed:.1f}s: "
+            f"{', '.join(parts)}\nreport: {report.report_path}")
 
 
 def compare(args: argparse.Namespace) -> int:
