@@ -207,3 +207,27 @@ def test_extra_key_without_optional_parameter_adds_a_new_key():
     call = POLICIES["reference/extra-key"](bare, []).tool_calls[0]
     assert set(call.arguments) == {"title", "severity", "comment"}
     assert tool("x", {}).required == []
+
+
+def test_type_ratio_intervals_are_jackknife_and_contain_the_value():
+    # leave-one-out by brute force: TTR of the corpus without each dialogue, then the jackknife standard error
+    texts = [["the printer on floor three is jammed again"], ["the printer is fine"], ["scanner broken since monday"],
+             ["please book a room for the printer training"], ["the the the the"]]
+    cases = [case(f"j{i}") for i in range(len(texts))]
+    results = [result(f"j{i}", None, text=t) for i, t in enumerate(texts)]
+    report = compute_metrics(cases, results, resamples=50)
+    words = [tokens(t[0]) for t in texts]
+
+    def ttr(parts):
+        flat = [w for p in parts for w in p]
+        return len(set(flat)) / len(flat)
+
+    loo = [ttr(words[:i] + words[i + 1:]) for i in range(len(words))]
+    mean = sum(loo) / len(loo)
+    se = ((len(loo) - 1) / len(loo) * sum((v - mean) ** 2 for v in loo)) ** 0.5
+    m = report.metrics["ttr"]
+    assert m.value == pytest.approx(ttr(words), abs=1e-6)
+    assert m.low == pytest.approx(max(0.0, m.value - 1.959964 * se), abs=1e-5)
+    assert m.high == pytest.approx(min(1.0, m.value + 1.959964 * se), abs=1e-5)
+    for key in ("ttr", "ngd_2", "ngd_3"):
+        assert report.metrics[key].low <= report.metrics[key].value <= report.metrics[key].high, key

@@ -28,9 +28,11 @@ Definitions (d a scored case, τ* its gold tool, V* its gold argument map):
   a turn boundary.
 
 Intervals (95%): Wilson score intervals for the rates Acc and TAR, and for FTR when every case's count
-is 0 or 1 (it is then a rate); otherwise (FTR as a mean of counts, TCP..PKR ratios, ConvRel, TTR,
-NGD) a percentile bootstrap over cases: `BOOTSTRAP_RESAMPLES` resamples with `BOOTSTRAP_SEED`, the
-metric recomputed on each. Results with `flagged` (dynamic: a user-side hallucination) or `error`
+is 0 or 1 (it is then a rate); for FTR as a mean of counts, the TCP..PKR ratios and ConvRel, a
+percentile bootstrap over cases (`BOOTSTRAP_RESAMPLES` resamples with `BOOTSTRAP_SEED`, the metric
+recomputed on each); for TTR and NGD, the delete-one jackknife normal interval over cases (a
+bootstrap resample repeats dialogues, which adds tokens but never new types, so bootstrapped type
+ratios are biased low and their interval can miss the value itself). Results with `flagged` (dynamic: a user-side hallucination) or `error`
 set are excluded from every metric and counted in `counts`.
 """
 
@@ -268,6 +270,29 @@ class _Distinct:
             return None
         return float(np.count_nonzero(self.incidence.T @ w)) / total
 
+    def jackknife(self, z: float = Z95) -> tuple[float | None, float | None]:
+        """value ± z · the delete-one jackknife standard error, clipped to [0, 1].
+
+        A bootstrap resample repeats dialogues, and a repeated dialogue adds tokens but no new
+        types, so bootstrapped unique/all ratios sit below the corpus value; leaving one dialogue
+        out at a time has no such bias. Without dialogue i: the n-grams found only in i are lost."""
+        n = self.incidence.shape[0]
+        total = float(self.totals.sum())
+        if n < 2 or not total:
+            return (None, None)
+        spread = np.asarray(self.incidence.sum(axis=0)).ravel()
+        unique = float(np.count_nonzero(spread))
+        only_here = np.asarray(self.incidence @ (spread == 1).astype(float)).ravel()
+        remaining = total - self.totals
+        keep = remaining > 0
+        if keep.sum() < 2:
+            return (None, None)
+        values = (unique - only_here[keep]) / remaining[keep]
+        m = len(values)
+        se = math.sqrt((m - 1) / m * float(((values - values.mean()) ** 2).sum()))
+        value = unique / total
+        return (max(0.0, value - z * se), min(1.0, value + z * se))
+
 
 def _metric(value: float | None, interval: tuple[float | None, float | None], n: int) -> Metric:
     def clean(x: float | None) -> float | None:
@@ -303,8 +328,7 @@ def corpus_metrics(scored: list[_Scored], resamples: int = BOOTSTRAP_RESAMPLES) 
                               bootstrap(len(rated), _ratio(values, np.ones(len(rated))), resamples), len(rated))
     for size, key in ((1, "ttr"), (2, "ngd_2"), (3, "ngd_3"), (4, "ngd_4")):
         stat = _Distinct([s.ngrams[size - 1] for s in scored]) if n else None
-        out[key] = _metric(stat(np.ones(n)) if stat else None,
-                           bootstrap(n, stat, resamples) if stat else (None, None), n)
+        out[key] = _metric(stat(np.ones(n)) if stat else None, stat.jackknife() if stat else (None, None), n)
     return {key: out[key] for key in METRIC_KEYS}
 
 

@@ -212,7 +212,8 @@ def render_report(data: dict[str, Any]) -> str:
            f"{data['usage']['calls']} model calls, {data['usage']['total_tokens']:,} tokens, "
            f"${data['usage']['cost_usd']:.4f}.", "",
            "Values with 95% intervals (Wilson for the rates Acc and TAR, and FTR when every dialogue's count is "
-           "0 or 1; otherwise a percentile bootstrap over dialogues with 1000 resamples). Definitions: DiaFORGE "
+           "0 or 1; a percentile bootstrap over dialogues with 1000 resamples for FTR otherwise, TCP..PKR and ConvRel; "
+           "a delete-one jackknife over dialogues for TTR and NGD). Definitions: DiaFORGE "
            "App. C.1; the first tool-bearing assistant turn decides Acc, FTR, TAR and the precision/recall "
            "metrics.", "",
            "## Tool calling (Table 1)", "",
