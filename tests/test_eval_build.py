@@ -211,3 +211,20 @@ def test_exclude_split_changes_the_fingerprint_only_when_set():
     plain = RunConfig()
     assert RunConfig(exclude_split=None).fingerprint() == plain.fingerprint()
     assert RunConfig(exclude_split="bench/split.json").fingerprint() != plain.fingerprint()
+
+
+def test_the_catalog_comes_from_the_run_then_the_flag_then_the_shipped_one(tmp_path):
+    from utcgen.pipeline.evaluation.benchmark import resolve_catalog
+
+    src = tmp_path / "src"
+    src.mkdir()
+    assert resolve_catalog(src, None) == shipped("catalog", "tools")  # nothing recorded, no flag
+    flag = tmp_path / "mine.json"
+    flag.write_text("[]")
+    assert resolve_catalog(src, flag) == flag
+    (src / "stats.json").write_text(json.dumps({"run": {"catalog": "catalog/tools"}}))
+    assert resolve_catalog(src, flag) == shipped("catalog", "tools")  # recorded relative name: the shipped one
+    (src / "stats.json").write_text(json.dumps({"run": {"catalog": str(tmp_path / "gone.json")}}))
+    assert resolve_catalog(src, flag) == flag
+    with pytest.raises(InputError, match="gone.json does not exist here; pass --catalog"):
+        resolve_catalog(src, None)

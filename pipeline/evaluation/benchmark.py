@@ -125,11 +125,11 @@ def _recorded_catalog(source: Path) -> str | None:
 
 def resolve_catalog(source: Path, catalog: Path | None) -> Path:
     """The source's recorded catalog if it exists, else `catalog`, else the shipped catalog/tools."""
-    from utcgen.pipeline.resources import shipped
+    from utcgen.pipeline.resources import resolve, shipped
 
     recorded = _recorded_catalog(source)
-    if recorded and Path(recorded).exists():
-        return Path(recorded)
+    if recorded and Path(resolve(recorded)).exists():  # a relative `catalog/tools` names the shipped one
+        return Path(resolve(recorded))
     if catalog is not None:
         if not Path(catalog).exists():
             raise InputError(f"--catalog {catalog}: no such file or folder")
