@@ -147,8 +147,14 @@ def test_bad_input_names_the_flag(tmp_path: Path) -> None:
         Evaluator(EvalSettings(benchmark=str(bench), model=f"hf:{tmp_path / 'empty'}", mode="static"), tmp_path / "h")
 
 
-def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([UTCGEN, "eval", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+def _cli(*args: str, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([UTCGEN, "eval", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _wait(proc: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=300)
+    return proc.returncode, out, err
 
 
 @pytest.mark.slow
@@ -156,34 +162,35 @@ def test_cli_build_run_compare(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("UTCGEN_MODEL", "UTCGEN_API_BASE")}
     env.update(UTCGEN_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
     source, bench = source_folder(tmp_path), tmp_path / "bench"
-    built = _cli("build", "--from", str(source), "--out", str(bench), "--holdout", "0.7", env=env)
-    assert built.returncode == 0, built.stderr[-2000:]
+    code, _, err = _wait(_cli("build", "--from", str(source), "--out", str(bench), "--holdout", "0.7", env=env))
+    assert code == 0, err[-2000:]
     assert (bench / "cases.jsonl").read_text() == (REPO / "tests/fixtures/eval/cases.jsonl").read_text()
 
+    models = ("reference/oracle", "reference/never-call")
+    procs = {m: _cli("run", "--benchmark", str(bench), "--model", m, "--mode", "static", "--out",
+                     str(tmp_path / m.split("/")[1]), "--no-progress", env=env) for m in models}
+    bad_bench = _cli("run", "--benchmark", str(tmp_path / "missing"), "--model", "reference/oracle", "--mode", "static",
+                     "--out", str(tmp_path / "x"), env=env)
+    bad_model = _cli("run", "--benchmark", str(bench), "--model", "reference/psychic", "--mode", "static",
+                     "--out", str(tmp_path / "y"), env=env)
     runs = {}
-    for model in ("reference/oracle", "reference/never-call"):
-        out = tmp_path / model.split("/")[1]
-        proc = _cli("run", "--benchmark", str(bench), "--model", model, "--mode", "static", "--out", str(out),
-                    "--no-progress", env=env)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        assert "report.md" in proc.stdout
-        runs[model] = json.loads((out / "metrics.json").read_text())
-        assert (out / "report.md").is_file() and (out / "dialogues.parquet").is_file()
-    oracle, never = (runs[m]["metrics"] for m in ("reference/oracle", "reference/never-call"))
+    for model, proc in procs.items():
+        code, out, err = _wait(proc)
+        assert code == 0, err[-2000:]
+        assert "7 of 7 cases scored" in out and "report.md" in out
+        folder = tmp_path / model.split("/")[1]
+        runs[model] = json.loads((folder / "metrics.json").read_text())
+        assert (folder / "report.md").is_file() and (folder / "dialogues.parquet").is_file()
+    oracle, never = (runs[m]["metrics"] for m in models)
     assert (oracle["acc"]["value"], oracle["ftr"]["value"], oracle["tar"]["value"]) == (1.0, 0.0, 0.0)
     assert (never["acc"]["value"], never["tar"]["value"]) == (0.0, 1.0)
-    assert "ACC 1.000" in _cli("run", "--benchmark", str(bench), "--model", "reference/oracle", "--mode", "static",
-                               "--out", str(tmp_path / "oracle"), "--no-progress", env=env).stdout  # resumed: no work
+    code, out, err = _wait(bad_bench)
+    assert code == 2 and "--benchmark" in err and "missing" in err
+    code, out, err = _wait(bad_model)
+    assert code == 2 and "reference/psychic" in err
 
-    compared = _cli("compare", str(tmp_path / "oracle"), str(tmp_path / "never-call"), "--out",
-                    str(tmp_path / "cmp.md"), env=env)
-    assert compared.returncode == 0, compared.stderr[-2000:]
+    code, _, err = _wait(_cli("compare", str(tmp_path / "oracle"), str(tmp_path / "never-call"), "--out",
+                              str(tmp_path / "cmp.md"), env=env))
+    assert code == 0, err[-2000:]
     text = (tmp_path / "cmp.md").read_text()
     assert "reference/oracle" in text and "reference/never-call" in text
-
-    bad = _cli("run", "--benchmark", str(tmp_path / "missing"), "--model", "reference/oracle", "--mode", "static",
-               "--out", str(tmp_path / "x"), env=env)
-    assert bad.returncode == 2 and "--benchmark" in bad.stderr and "missing" in bad.stderr
-    bad = _cli("run", "--benchmark", str(bench), "--model", "reference/psychic", "--mode", "static",
-               "--out", str(tmp_path / "x"), env=env)
-    assert bad.returncode == 2 and "reference/psychic" in bad.stderr
