@@ -17,7 +17,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,7 +46,7 @@ class EvalSettings(BaseModel):
     model: str
     mode: Mode
     api_base: str | None = None
-    tool_format: str | None = None          # None: json for litellm models, native for hf:
+    tool_format: Literal["json", "native"] | None = None  # None: json for litellm models, native for hf:
     user_model: str = OFFLINE               # dynamic: the user proxy's generator
     voter_model: str | None = None          # dynamic: None = the user model
     votes: tuple[int, int] | None = (3, 3)  # dynamic: (drafts n, voters m); None = no voting
@@ -136,7 +136,7 @@ class Evaluator:
             raise InputError(f"--votes {settings.votes[0]},{settings.votes[1]}: both numbers must be at least 1")
         self.max_in_flight = max_in_flight
         self.model: ModelUnderTest = load_model(settings.model, api_base=settings.api_base,
-                                                tool_format=settings.tool_format,  # type: ignore[arg-type]
+                                                tool_format=settings.tool_format,
                                                 max_new_tokens=settings.max_new_tokens, config=settings.config,
                                                 max_in_flight=max_in_flight)
         try:
