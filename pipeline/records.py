@@ -76,6 +76,14 @@ class ToolCall(BaseModel):
 
 Role = Literal["system", "user", "assistant"]
 
+# What an assistant turn does next, and which clarification act it performs (pipeline/labels.py).
+Action = Literal["call", "ask", "refuse", "answer"]
+Act = Literal["report_blocker", "ask_parameter", "disambiguate", "propose_solution", "confirm_risk"]
+SCENARIOS = ("disambiguation", "explicit", "underspecified", "unavailable_tool", "infeasible_arguments",
+             "input_fault")
+DECISION_STYLES = ("rational", "intuitive", "dependent", "avoidant", "spontaneous")
+FAULT_KINDS = ("intention", "premise", "parameter", "expression")
+
 
 class Message(BaseModel):
     """One turn. Assistant turns carry a private `thought`, public `content` and tool calls."""
@@ -89,6 +97,10 @@ class Message(BaseModel):
     phase: Literal["tool_selection", "argument_filling"] | None = None
     # Set when a model reply could not be parsed after retries; the format validator rejects it.
     parse_error: str | None = None
+    # Labels of an assistant turn, derived from the turn and the scenario (pipeline/labels.py).
+    action: Action | None = None
+    act: Act | None = None
+    act_candidates: list[str] = Field(default_factory=list)  # the tools a `disambiguate` act weighs
 
     def reply_json(self) -> str:
         """The assistant reply in the wire format every model must produce."""
@@ -170,6 +182,40 @@ class GenerationInfo(BaseModel):
     created_at: str
 
 
+class InfeasibleValue(BaseModel):
+    """The value the user first gives for `arg`, outside the parameter's domain, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    arg: str
+    value: Any
+    why: str
+
+
+class InputFault(BaseModel):
+    """A Drift-Bench style fault of the opening: the request as meant and as said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["intention", "premise", "parameter", "expression"]
+    original: str
+    faulted: str
+    arg: str | None = None  # the parameter a `parameter` fault blurs
+    decoy: Any = None  # the wrong value it offers next to the right one
+
+
+class ScenarioInfo(BaseModel):
+    """What a scenario changed in the seed job; unused fields stay null."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    masked_arg: str | None = None  # underspecified: the required argument the opening leaves out
+    infeasible: InfeasibleValue | None = None
+    fault: InputFault | None = None
+    replaceable: bool | None = None  # unavailable_tool: the user could do it or supply the result
+    decision_style: Literal["rational", "intuitive", "dependent", "avoidant", "spontaneous"] | None = None
+
+
 class Dialogue(BaseModel):
     """A synthesised dialogue with everything needed to train on, audit or reject it."""
 
@@ -183,6 +229,10 @@ class Dialogue(BaseModel):
     distractor_tools: list[Tool]
     candidate_tools: list[Tool]
     messages: list[Message]
+    # The scenario type (SCENARIOS) and what it changed; records made before scenarios load as disambiguation.
+    scenario: Literal["disambiguation", "explicit", "underspecified", "unavailable_tool", "infeasible_arguments",
+                      "input_fault"] = "disambiguation"
+    scenario_info: ScenarioInfo = Field(default_factory=ScenarioInfo)
     validation: list[Verdict] = Field(default_factory=list)
     accepted: bool = False
     rejection_reason: str | None = None
