@@ -112,3 +112,42 @@ def test_proxy_phase_moves_on_naming_the_tool_or_asking_for_its_parameter(case) 
     key = case.gold_tool.required[0]
     assert proxy_phase(case, f"What is the {key.replace('_', ' ')}?", "tool_selection") == "argument_filling"
     assert proxy_phase(case, "Anything", "argument_filling") == "argument_filling"
+
+
+@pytest.mark.slow
+def test_voting_with_a_served_generator_and_voter(case, tmp_path, monkeypatch) -> None:
+    """n drafts from the served generator (distinct requests), m voters who each pick the first draft
+    they are shown: every vote maps back through that voter's own permutation."""
+    import itertools
+    import json
+
+    from tests.support.openai_server import ChatRequest, ScriptedOpenAIServer
+
+    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-dummy")
+    counter = itertools.count()
+    shown_orders: list[list[str]] = []
+
+    def responder(request: ChatRequest) -> str:
+        system = request.messages[0]["content"]
+        if "Pick the single draft" in system:
+            listed = request.messages[-1]["content"].split("next message:\n", 1)[1].split("\n\n", 1)[0]
+            shown_orders.append([json.loads(line.split(". ", 1)[1]) for line in listed.splitlines()])
+            return json.dumps({"choice": 1, "reason": "first"})
+        return json.dumps({"message": f"It is about my usual request, version {next(counter)}."})
+
+    with ScriptedOpenAIServer(responder) as srv:
+        monkeypatch.setenv("UTCGEN_API_BASE", srv.base_url)
+        gateway = make_gateway({"user": "openai/proxy", "voter": "openai/voter"})
+        proxy = voting.UserProxy(gateway, votes=(3, 4), seed=5)
+        text = asyncio.run(proxy.utter(case, "tool_selection", [], turn=0))
+        gateway.close()
+    (ballot,) = proxy.ballots
+    drafts = ballot["drafts"]
+    assert len(set(drafts)) == 3                         # three separate samples
+    assert len(shown_orders) == 4 and all(sorted(o) == sorted(drafts) for o in shown_orders)
+    assert len({tuple(o) for o in shown_orders}) > 1     # the voters saw different orders
+    assert ballot["votes"] == [drafts.index(order[0]) for order in shown_orders]
+    rng = random.Random(f"5:{case.id}:0:vote")
+    assert ballot["votes"] == [voting.permutation(rng, 3)[0] for _ in range(4)]
+    assert text == drafts[voting.pool(ballot["votes"], 3)]
