@@ -12,5 +12,7 @@ Modules:
 - `policies`: the reference policies `reference/oracle|never-call|first-candidate|extra-key`;
 - `models`: the model under test (litellm string, `hf:PATH`, `reference/...`);
 - `static`, `dynamic`, `voting`: the two evaluation modes and the voting user proxy;
+- `checker`: the user-side checker that flags dialogues the proxy spoiled; `rubric`: ConvRel grading;
+- `run`: the resumable runner behind `utcgen eval run` and the `evaluate-model` flow;
 - `report`: metrics.json, dialogues.parquet, report.md, plot; `compare` of several runs.
 """
