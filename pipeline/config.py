@@ -104,6 +104,28 @@ class ExportSettings(Strict):
     tokenizer: str | None = None
 
 
+DEFAULT_SCENARIOS = {"disambiguation": 1.0}
+
+
+def _weights(value: Any, allowed: tuple[str, ...], what: str) -> dict[str, float]:
+    """A {name: weight} mix: known names, finite weights >= 0, at least one above 0 (an empty mix is allowed
+    only where the caller says so)."""
+    import math
+
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping of {what} to weights, got {type(value).__name__}")
+    out: dict[str, float] = {}
+    for name, weight in value.items():
+        if name not in allowed:
+            raise ValueError(f"unknown {what[:-1]} '{name}'; known: {', '.join(allowed)}")
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"{what[:-1]} '{name}': weight must be a finite number >= 0, got {weight!r}")
+        out[name] = float(weight)
+    if out and not any(out.values()):
+        raise ValueError(f"every {what[:-1]} weight is 0: give at least one a positive weight")
+    return out
+
+
 class RunConfig(Strict):
     catalog: str = "catalog/tools"
     personas: str = "catalog/personas.jsonl"
@@ -114,11 +136,37 @@ class RunConfig(Strict):
     # before retrieval, so they are neither seed tools nor distractors of this run.
     exclude_split: str | None = None
     out: str = "output"
+    # Scenario types drawn per seed job, by weight (pipeline/synthesis/scenarios.py). The default makes
+    # today's disambiguation dialogues only; e.g. {disambiguation: 0.5, explicit: 0.1, ...} mixes them.
+    scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
+    # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
+    decision_styles: dict[str, float] = Field(default_factory=dict)
     synthesis: SynthesisSettings = SynthesisSettings()
     models: Models = Models()
     llm: LLMSettings = LLMSettings()
     export: ExportSettings = ExportSettings()
     budget: BudgetSettings = BudgetSettings()
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _scenario_mix(cls, value: Any) -> Any:
+        from utcgen.pipeline.records import SCENARIOS
+
+        mix = _weights(value, SCENARIOS, "scenarios")
+        if not mix:
+            raise ValueError("the scenario mix is empty: give at least one scenario a positive weight")
+        return mix
+
+    @field_validator("decision_styles", mode="before")
+    @classmethod
+    def _style_mix(cls, value: Any) -> Any:
+        from utcgen.pipeline.records import DECISION_STYLES
+
+        return _weights(value or {}, DECISION_STYLES, "decision_styles")
+
+    def default_scenarios(self) -> bool:
+        """True when only disambiguation can be drawn and no decision style is: today's dialogues."""
+        return not self.decision_styles and {k for k, w in self.scenarios.items() if w > 0} == {"disambiguation"}
 
     def backend(self) -> str:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""
@@ -142,7 +190,13 @@ class RunConfig(Strict):
         data["llm"] = {k: v for k, v in data["llm"].items() if k not in _LLM_TRANSPORT}
         if self.backend() == "offline":
             data["llm"].pop("api_base")
-        data["prompt_versions"] = prompt_versions()
+        versions = prompt_versions()
+        if self.default_scenarios():
+            # runs without scenarios keep their fingerprint: the scenario settings and prompts do not count
+            data.pop("scenarios", None)
+            data.pop("decision_styles", None)
+            versions = {k: v for k, v in versions.items() if not k.startswith("scenario_")}
+        data["prompt_versions"] = versions
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
