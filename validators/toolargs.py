@@ -25,6 +25,8 @@ NAME = "toolargs"
 
 def check_toolargs(d: Dialogue) -> Verdict:
     """Exact, schema-valid, user-grounded arguments on the final call."""
+    if d.scenario == "unavailable_tool":  # nothing may be called: the scenario validator checks that
+        return verdict(NAME, [], "no call expected: the needed tool is unavailable")
     call = final_call(d)
     if call is None or not isinstance(call.arguments, dict):
         return verdict(NAME, [Problem("no_call", "no final tool call with an argument object to check")], "")

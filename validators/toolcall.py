@@ -18,6 +18,8 @@ NAME = "toolcall"
 
 def check_toolcall(d: Dialogue) -> Verdict:
     """Final call names the seed tool, which is a candidate; no other tool was called before."""
+    if d.scenario == "unavailable_tool":  # nothing may be called: the scenario validator checks that
+        return verdict(NAME, [], "no call expected: the needed tool is unavailable")
     seed = d.seed_tool.name
     distractors = {t.name for t in d.distractor_tools}
     candidates = {t.name for t in d.candidate_tools}

@@ -7,6 +7,12 @@ filling starts with the seed tool in context. The loop stops at the first tool c
 after T_max assistant turns. T_max counts the assistant turns kept in the dialogue: the
 dropped committing message is not one, so it does not count (a rejected wrong selection
 or an unparsable reply ends the loop anyway).
+
+Scenarios (`scenarios.py` sets them up) change who says what, not the loop: the opening of
+an input-fault dialogue is written before the loop (as meant, then with its fault), and
+any scenario but disambiguation also stops at the assistant's refusal (an unavailable tool
+ends there; elsewhere the validators reject it). Every assistant turn is labelled
+(`utcgen.pipeline.labels`) once the loop ends.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ import random
 from dataclasses import dataclass
 
 from utcgen.pipeline import __version__
+from utcgen.pipeline.labels import action_of, label_dialogue
+from utcgen.pipeline.synthesis import scenarios
 from utcgen.pipeline.synthesis.roles import ReplyError, Roles
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError
 from utcgen.pipeline.prompts import prompt_versions
-from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, Tool, Verdict
+from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, Verdict
 from utcgen.validators.cascade import first_failure, run_cascade
 
 
@@ -37,6 +45,8 @@ class Seed:
     candidates: list[Tool]
     seed: int
     persona_fit: float | None = None  # cosine(persona text, tool text), recorded as attributes["tool_fit"]
+    scenario: str = "disambiguation"  # drawn per job (scenarios.draw_scenario); may fall back in `prepare`
+    decision_style: str | None = None
 
 
 def dialogue_id(fingerprint: str, job: int, attempt: int) -> str:
@@ -59,12 +69,16 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     goal, gold = "", {}
     verdicts: list[Verdict] = []
     rng_seed = seed.seed * 1_000_003 + seed.job * 101 + seed.attempt
+    scenario, info = seed.scenario, ScenarioInfo(decision_style=seed.decision_style)
     try:
-        if tool.name not in {c.name for c in seed.candidates}:
-            raise _Reject("candidates", "the seed tool is not in the candidate pool")
+        if (tool.name in {c.name for c in seed.candidates}) == (scenario == "unavailable_tool"):
+            raise _Reject("candidates", "the seed tool is not in the candidate pool" if scenario != "unavailable_tool"
+                          else "the unavailable seed tool is still in the candidate pool")
         goal = await roles.goal(tool, persona, rng_seed)
         gold = await roles.slots(tool, persona, rng_seed, s.slot_retries)
-        await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed)
+        scenario, info = scenarios.prepare(scenario, tool, gold, random.Random(f"{rng_seed}:scenario"),
+                                           seed.decision_style)
+        await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info)
     except _Reject as reject:
         verdicts.append(Verdict(validator=reject.stage, passed=False, reason=reject.reason))
     except ReplyError as exc:
@@ -83,6 +97,8 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         distractor_tools=seed.distractors,
         candidate_tools=seed.candidates,
         messages=messages,
+        scenario=scenario,
+        scenario_info=info,
         generation=GenerationInfo(
             utcgen_version=__version__,
             backend=config.backend(),
@@ -94,6 +110,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
             created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         ),
     )
+    dialogue.messages = label_dialogue(dialogue)
     if not verdicts:
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage
@@ -130,17 +147,33 @@ class _Reject(Exception):
         self.stage, self.reason = stage, reason
 
 
+def _context(scenario: str, info: ScenarioInfo) -> dict | None:
+    """What the roles are told of the scenario; None for today's dialogues (unchanged prompts and state)."""
+    if scenario == "disambiguation" and info.decision_style is None:
+        return None
+    return {"name": scenario, "info": info.model_dump(mode="json")}
+
+
 async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: list[Message],
-                    max_turns: int, rng_seed: int) -> None:
+                    max_turns: int, rng_seed: int, scenario: str = "disambiguation",
+                    info: ScenarioInfo | None = None) -> None:
     tool, phase = seed.tool, "tool_selection"
     distractors = seed.distractors
+    info = info or ScenarioInfo()
+    context = _context(scenario, info)
     need_user, turns = True, 0
+    if info.fault is not None and context is not None:
+        original, faulted = await roles.fault_opening(tool, seed.persona, goal, distractors, gold, rng_seed, context)
+        info.fault.original, info.fault.faulted = original, faulted
+        context = {**context, "info": info.model_dump(mode="json"), "original": original, "faulted": faulted}
+        messages.append(Message(role="user", content=faulted))
+        need_user = False
     while turns < max_turns:
         if need_user:
-            text = await roles.user(phase, tool, seed.persona, goal, distractors, gold, messages, rng_seed)
+            text = await roles.user(phase, tool, seed.persona, goal, distractors, gold, messages, rng_seed, context)
             messages.append(Message(role="user", content=text))
         reply = await roles.assistant(phase, seed.candidates, tool if phase == "argument_filling" else None,
-                                      messages, rng_seed)
+                                      messages, rng_seed, context)
         if reply.parse_error:
             messages.append(reply)
             return
@@ -148,7 +181,9 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
             chosen = reply.tool_calls[0].name
             if chosen != tool.name:
                 messages.append(reply)
-                raise _Reject("selection", f"wrong tool selected: '{chosen}' instead of '{tool.name}'")
+                what = "look-alike called although the needed tool is unavailable" if scenario == "unavailable_tool" \
+                    else "wrong tool selected"
+                raise _Reject("selection", f"{what}: '{chosen}' instead of '{tool.name}'")
             # The committing message is dropped, and so it does not count toward T_max;
             # argument filling answers the same user turn.
             phase, need_user = "argument_filling", False
@@ -157,4 +192,6 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
         messages.append(reply)
         if reply.tool_calls:
             return  # a call ends the dialogue; toolcall/toolargs judge whether it was the right one
+        if context is not None and scenario != "disambiguation" and action_of(reply) == "refuse":
+            return  # a refusal ends it: right for an unavailable tool, rejected by the validators elsewhere
         need_user = True

@@ -42,10 +42,22 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
-def persona_text(p: Persona) -> str:
+# How each decision style (Drift-Bench's user styles) answers an assistant, in the prompts' words.
+DECISION_STYLES = {
+    "rational": "You decide deliberately: you answer exactly what is asked, precisely, and give reasons when useful.",
+    "intuitive": "You decide on gut feeling: you answer quickly and loosely, with the gist rather than every detail.",
+    "dependent": "You lean on others to decide: you answer what is asked but like the assistant to confirm or advise.",
+    "avoidant": "You put decisions off: you answer reluctantly, one thing at a time, and only when pressed.",
+    "spontaneous": "You decide on the spot: you answer at once and may give several things in one go.",
+}
+
+
+def persona_text(p: Persona, decision_style: str | None = None) -> str:
     parts = [p.text]
     if p.style:
         parts.append(f"Way of talking: {p.style}.")
+    if decision_style:
+        parts.append(f"Decision style ({decision_style}): {DECISION_STYLES[decision_style]}")
     if p.attributes:
         parts.append("Facts: " + ", ".join(f"{k} {v}" for k, v in p.attributes.items()) + ".")
     return "\n".join(parts)
@@ -134,7 +146,11 @@ class Roles:
         raise ReplyError(f"no usable slot values for {tool.name} in {retries + 1} replies; {last}")
 
     async def user(self, phase: str, tool: Tool, persona: Persona, goal: str, distractors: list[Tool],
-                   gold: dict[str, Any], history: list[Message], seed: int) -> str:
+                   gold: dict[str, Any], history: list[Message], seed: int, scenario: dict | None = None) -> str:
+        """The user proxy's next message. `scenario` (name, info, the opening as meant and as said)
+        is None for a disambiguation dialogue without a decision style: today's prompts and state."""
+        if scenario is not None:
+            return await self._scenario_user(phase, tool, persona, goal, distractors, gold, history, seed, scenario)
         if phase == "tool_selection":
             messages = load_prompt("user_tool_selection").render(
                 persona=persona_text(persona), goal=goal, tool=tool.spec_json(),
@@ -158,19 +174,69 @@ class Roles:
                 return message
         raise ReplyError(f"user proxy gave no usable message: {last or 'empty message'}")
 
+    async def _scenario_user(self, phase: str, tool: Tool, persona: Persona, goal: str, distractors: list[Tool],
+                             gold: dict[str, Any], history: list[Message], seed: int, scenario: dict) -> str:
+        name, info = scenario["name"], scenario.get("info") or {}
+        prompt = _USER_PROMPTS.get(name, "user_tool_selection" if phase == "tool_selection" else "user_argument_filling")
+        messages = load_prompt(prompt).render(
+            persona=persona_text(persona, info.get("decision_style")), goal=goal, tool=tool.spec_json(),
+            distractors=tools_json(distractors), gold_arguments=_dump(gold), transcript=transcript(history),
+            note=scenario_note(name, info, scenario), phase=phase.replace("_", " "))
+        state = {"phase": phase, "tool": tool.model_dump(), "persona": persona.model_dump(), "goal": goal,
+                 "distractors": [d.model_dump() for d in distractors], "gold_arguments": gold,
+                 "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed,
+                 "scenario": scenario}
+        return await self._user_reply(messages, state)
+
+    async def fault_opening(self, tool: Tool, persona: Persona, goal: str, distractors: list[Tool],
+                            gold: dict[str, Any], seed: int, scenario: dict) -> tuple[str, str]:
+        """(original, faulted) opening of an input-fault dialogue: the request as meant, then the
+        same request with the scenario's fault written in."""
+        info = scenario.get("info") or {}
+        base = {"tool": tool.model_dump(), "persona": persona.model_dump(), "goal": goal,
+                "distractors": [d.model_dump() for d in distractors], "gold_arguments": gold, "history": [],
+                "seed": seed, "phase": "tool_selection"}
+        original_messages = load_prompt("scenario_user_explicit").render(
+            persona=persona_text(persona, info.get("decision_style")), goal=goal, tool=tool.spec_json(),
+            distractors=tools_json(distractors), gold_arguments=_dump(gold), transcript=transcript([]))
+        original = await self._user_reply(original_messages, {**base, "scenario": {**scenario, "write": "original"}})
+        fault = info["fault"]
+        rewrite = load_prompt("scenario_user_fault_rewrite").render(
+            kind=fault["kind"], original=original, note=scenario_note("input_fault", info, scenario))
+        faulted = await self._user_reply(rewrite, {**base, "scenario": {**scenario, "write": "faulted",
+                                                                            "original": original}})
+        return original, faulted
+
+    async def _user_reply(self, messages: list[dict], state: dict) -> str:
+        last = ""
+        for retry in range(self.reply_retries + 1):
+            text = await self._chat("user", messages, state, retry, schema=replies.schema_of("user"))
+            try:
+                message = _clean_user(replies.parse("user", text).message)
+            except ReplyError as exc:
+                message = "" if "{" in text else _clean_user(text)
+                last = f"{exc}; reply was {text[:160]!r}"
+            if message:
+                return message
+        raise ReplyError(f"user proxy gave no usable message: {last or 'empty message'}")
+
     async def assistant(self, phase: str, candidates: list[Tool], tool: Tool | None,
-                        history: list[Message], seed: int) -> Message:
+                        history: list[Message], seed: int, scenario: dict | None = None) -> Message:
         native = self.tool_format == "native"
         reply_format = load_prompt("assistant_reply_native" if native else "assistant_reply_json").render()
         reply_format = reply_format[0]["content"]
+        # every scenario but disambiguation uses prompts that also cover refusing and invalid values;
+        # they never say which scenario is played
+        prefix = "scenario_" if scenario is not None and scenario["name"] != "disambiguation" else ""
         if phase == "tool_selection":
             offered = candidates
-            system = load_prompt("assistant_tool_selection").render(
+            system = load_prompt(prefix + "assistant_tool_selection").render(
                 tools=tools_json(candidates), reply_format=reply_format)
         else:
             assert tool is not None
             offered = [tool]
-            system = load_prompt("assistant_argument_filling").render(tool=tool.spec_json(), reply_format=reply_format)
+            system = load_prompt(prefix + "assistant_argument_filling").render(tool=tool.spec_json(),
+                                                                               reply_format=reply_format)
         messages = system + [
             {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
             for m in history
@@ -178,6 +244,8 @@ class Roles:
         state = {"phase": phase, "candidates": [c.model_dump() for c in candidates],
                  "tool": tool.model_dump() if tool else None,
                  "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed}
+        if scenario is not None:
+            state["scenario"] = scenario  # for simulators; a real model sees only the prompt
         self.formats["assistant.tool_format"] = self.tool_format
         names = [t.name for t in offered]
         error = ""
@@ -193,6 +261,47 @@ class Roles:
                 shown = reply.text if not reply.tool_calls else f"{reply.text} + tool_calls {reply.tool_calls}"
                 error = f"{exc}; reply was {shown[:160]!r}"
         return Message(role="assistant", content="", phase=phase, parse_error=error)
+
+
+_USER_PROMPTS = {"explicit": "scenario_user_explicit", "underspecified": "scenario_user_underspecified",
+                 "unavailable_tool": "scenario_user_unavailable", "infeasible_arguments": "scenario_user_infeasible",
+                 "input_fault": "scenario_user_fault"}
+
+
+def _say(value: Any) -> str:
+    return value if isinstance(value, str) else _dump(value)
+
+
+def scenario_note(name: str, info: dict, scenario: dict) -> str:
+    """The scenario's facts as the user proxy's prompt states them."""
+    if name == "underspecified" and info.get("masked_arg"):
+        return (f"Leave the value for '{info['masked_arg']}' out of your opening and do not hint at it: the "
+                "assistant cannot guess it. Give it, exactly as listed, only when the assistant asks for it.")
+    if name == "infeasible_arguments" and info.get("infeasible"):
+        bad = info["infeasible"]
+        return (f"In your first message give {_say(bad['value'])} for '{bad['arg']}' (you believe it is right; "
+                f"it is not, because {bad['why']}). When the assistant points this out, give the correct value "
+                "from your list.")
+    if name == "unavailable_tool":
+        return ("The assistant cannot reach the tool you need, only the similar ones. Say exactly what you need; "
+                "do not accept a similar tool that does something else.")
+    if name == "input_fault" and info.get("fault"):
+        fault = info["fault"]
+        extra = (f" For '{fault['arg']}' you mention both {_say(fault.get('decoy'))} and the right value."
+                 if fault.get("arg") else "")
+        said = (f"\nWhat you meant: {scenario['original']}\nWhat you said: {scenario['faulted']}"
+                if scenario.get("original") else "")
+        return (f"Your opening has a {fault['kind']} fault: {FAULT_HINTS[fault['kind']]}{extra} Never point the "
+                f"fault out yourself; when the assistant asks, answer truthfully from what you meant.{said}")
+    return ""
+
+
+FAULT_HINTS = {
+    "intention": "it names the subject but leaves out what you want done with it.",
+    "premise": "it assumes the assistant still has the details from an earlier request, and gives none of them.",
+    "parameter": "it gives two different values for one detail, unsure which is right.",
+    "expression": "it is garbled: misspelt words and clipped phrasing make it hard to follow.",
+}
 
 
 def _clean_user(text: str) -> str:

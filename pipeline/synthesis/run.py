@@ -130,6 +130,7 @@ class Engine:
         random.Random(f"{config.seed}:order").shuffle(self.order)
 
     def seed_for(self, job: int, attempt: int):
+        from utcgen.pipeline.synthesis import scenarios
         from utcgen.pipeline.synthesis.attempt import Seed, shuffled_pool
 
         tool = self.tools[self.order[job % len(self.tools)]]
@@ -137,9 +138,13 @@ class Engine:
         persona = self.sampler.sample(tool, self.index.vector(tool), attempt=cycle * 100 + attempt)
         distractors = [n.tool for n in self.index.distractors(tool, self.config.synthesis.k_distractors)]
         rng = random.Random(f"{self.config.seed}:{job}:{attempt}:pool")
+        # the scenario and decision style are drawn per job from streams of their own: no other draw moves
+        scenario = scenarios.draw_scenario(self.config.seed, job, self.config.scenarios)
+        candidates = scenarios.pool(scenario, tool, shuffled_pool(tool, distractors, rng))
         return Seed(job=job, attempt=attempt, tool=tool, persona=persona, distractors=distractors,
-                    candidates=shuffled_pool(tool, distractors, rng), seed=self.config.seed,
-                    persona_fit=self.sampler.fit(persona, tool, self.index.vector(tool)))
+                    candidates=candidates, seed=self.config.seed,
+                    persona_fit=self.sampler.fit(persona, tool, self.index.vector(tool)), scenario=scenario,
+                    decision_style=scenarios.draw_style(self.config.seed, job, self.config.decision_styles))
 
     async def run_job(self, job: int) -> JobRecord:
         """All attempts of one seed job, journaled as soon as it finishes."""

@@ -141,7 +141,7 @@ def relevancy(state: dict[str, Any], messages: list[dict]) -> str:
         + f"whole conversation: topic {_share(everything, topic_words(seed)):.2f}, "
         f"parameters {_share(everything, parameter_words(seed)):.2f}"
     )
-    if _final_call_name(d) != seed.name:
+    if _final_call_name(d) != seed.name and d.scenario != "unavailable_tool":  # that one must end without a call
         relevant, why = False, f"the conversation does not end by calling {seed.name}"
     elif seed_score < MIN_TOPIC or len(functional) < MIN_FUNCTION_WORDS:
         relevant, why = False, f"the user's need barely touches what {seed.name} does"
@@ -182,7 +182,8 @@ def _structure_issues(d: Dialogue) -> list[str]:
     issues: list[str] = []
     turns = [(i, m) for i, m in enumerate(d.messages, start=1) if m.role == "assistant"]
     phases = [m.phase for _, m in turns]
-    if "tool_selection" not in phases:
+    if "tool_selection" not in phases and d.scenario == "disambiguation":
+        # other scenarios may commit at once (the committing turn is dropped) or never leave selection
         issues.append("no clarification (tool-selection) turn before arguments were collected")
     seen_filling = False
     for i, m in turns:
@@ -192,7 +193,9 @@ def _structure_issues(d: Dialogue) -> list[str]:
             issues.append(f"message {i}: tool selection resumed after argument filling began")
         if m.phase == "tool_selection" and m.tool_calls:
             issues.append(f"message {i}: the assistant called a tool while still selecting it")
-    if not turns or not turns[-1][1].tool_calls:
+    if d.scenario == "unavailable_tool":
+        pass  # it must end without a call: the scenario rules below say so
+    elif not turns or not turns[-1][1].tool_calls:
         issues.append("the conversation does not end with a tool call")
     elif turns[-1][1].phase != "argument_filling":
         issues.append("the final tool call is not made in the argument-filling phase")
@@ -286,6 +289,9 @@ def critic(state: dict[str, Any], messages: list[dict]) -> str:
     d = _dialogue(state)
     if d is None:
         return json.dumps({"passed": False, "issues": ["no dialogue in the critic's state"], "reason": "nothing to review"})
+    from utcgen.pipeline.scenario_rules import problems  # the scenario validator's rules: one definition
+
     issues = _structure_issues(d) + _user_issues(d) + _shortcut_issues(d) + _grounding_issues(d)
+    issues += [message for _, message in problems(d)]
     reason = issues[0] if issues else "two-phase structure and roles respected"
     return json.dumps({"passed": not issues, "issues": issues, "reason": reason})

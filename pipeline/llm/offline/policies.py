@@ -129,6 +129,10 @@ def _phrase(pairs: list[tuple[str, Any]]) -> str:
 
 def user(state: dict, messages: list[dict]) -> str:
     """The user proxy's reply: `{"message": ...}`, as the user prompts ask."""
+    if state.get("scenario"):
+        from utcgen.pipeline.llm.offline import scenario_policies
+
+        return json.dumps({"message": scenario_policies.user_text(state)}, ensure_ascii=False)
     return json.dumps({"message": user_text(state)}, ensure_ascii=False)
 
 
@@ -320,6 +324,10 @@ def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
 
 def assistant(state: dict, messages: list[dict]) -> str:
     history = state["history"]
+    if state.get("scenario") and state["scenario"]["name"] != "disambiguation":
+        from utcgen.pipeline.llm.offline import scenario_policies
+
+        return scenario_policies.assistant(state)
     if state["phase"] == "tool_selection":
         return _select(state["candidates"], history, state)
     return _fill(state["tool"], history)

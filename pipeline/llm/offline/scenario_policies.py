@@ -1,0 +1,244 @@
+"""Offline policies for the scenario types: the user proxy and the assistant of each scenario.
+
+The same protocol as a real model's: the user proxy gets the scenario's facts in its state
+(what a real one gets in its prompt) and says only what it holds; the assistant reads the
+scenario from its state as a simulator of the right behaviour (a real assistant gets only
+the scenario-neutral prompt) and answers in the same JSON reply format.
+
+User: explicit, underspecified, unavailable and infeasible openings state the need with the
+detail that singles the seed tool out (`_detail`), then the values it holds (minus the
+masked one, with the wrong one); an input fault's opening is the explicit request with its
+fault written in. Answers give what is asked, in the disambiguation user's phrasing, which
+the decision style colours (argument-filling answers only, so tool choice is unchanged).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from utcgen.pipeline import domains
+from utcgen.pipeline.llm.offline import gold_values as values
+from utcgen.pipeline.llm.offline import policies as base
+
+STYLE_LEADS = {
+    "rational": ["I checked my notes: ", "To be precise: "],
+    "intuitive": ["Off the top of my head: ", "Roughly speaking, "],
+    "dependent": ["I'd trust your judgement here, but ", "If that helps you decide: "],
+    "avoidant": ["Fine, if I have to: ", "I'd rather not deal with this now, but "],
+    "spontaneous": ["Oh, right away: ", "Quick, here: "],
+}
+PREMISE = "Could you just do it the same way as last time? You should still have the details from my earlier request."
+
+
+def _rng(state: dict, *parts: Any) -> random.Random:
+    return random.Random(":".join(str(p) for p in (state.get("seed", 0), state["tool"]["name"], *parts)))
+
+
+def _info(state: dict) -> dict:
+    return (state.get("scenario") or {}).get("info") or {}
+
+
+def _style(state: dict) -> str | None:
+    return _info(state).get("decision_style")
+
+
+def _values(state: dict, keys: list[str], override: dict[str, Any] | None = None) -> str:
+    gold = state.get("gold_arguments") or {}
+    pairs = [(k, (override or {}).get(k, gold[k])) for k in keys]
+    return base._phrase(pairs) if pairs else ""
+
+
+def _request(state: dict, rng: random.Random, keys: list[str], override: dict[str, Any] | None = None,
+             detail: bool = True) -> str:
+    """A specific opening: the area, the distinguishing detail, then the given values."""
+    persona = state["persona"]
+    topic = base._topic(state)
+    area = (state["tool"].get("line_of_business") or persona.get("line_of_business") or "work").replace("_", " ")
+    about = " and ".join(topic) if topic else f"my {area} duties"
+    parts = [rng.choice(["Hi. ", "Hello! ", ""]) + f"I need something done about {about}."]
+    if detail:
+        parts.append(_clear_detail(state))
+    if keys:
+        parts.append(_values(state, keys, override))
+    return " ".join(parts)
+
+
+def _clear_detail(state: dict) -> str:
+    """The detail that singles the seed out, without the occasional vague draw of the disambiguation user."""
+    banned = base._banned(state)
+    distractors = state.get("distractors") or []
+    others = set().union(*(base._stems_of(d) for d in distractors)) if distractors else set()
+    runs = base._chunks(state["tool"].get("description", ""), banned)
+    distinct = sorted(runs, key=lambda r: -sum(base.shortcuts.stem(w) not in others for w in r))
+    picked = [" ".join(r) for r in distinct[:3]]  # three runs: the need must be clear from this alone
+    if not picked:
+        return "It's the usual one we use."
+    return "What matters is the " + " and the ".join(picked) + "."
+
+
+def _garble(text: str, rng: random.Random) -> str:
+    """Expression fault: letters of the longer words swapped and the phrasing clipped; values are kept."""
+    out = []
+    for word in text.split(" "):
+        core = word.strip(".,;:!?")
+        if len(core) > 5 and core.isalpha() and rng.random() < 0.7:
+            i = rng.randint(1, len(core) - 3)
+            core2 = core[:i] + core[i + 1] + core[i] + core[i + 2:]
+            word = word.replace(core, core2)
+        out.append(word)
+    return " ".join(out).replace("I need something done about", "need smth re").replace("What matters is", "mainly")
+
+
+# ---- user -----------------------------------------------------------------------------------------
+
+def user_text(state: dict) -> str:
+    ctx = state["scenario"]
+    name, info = ctx["name"], _info(state)
+    gold = state.get("gold_arguments") or {}
+    history = state["history"]
+    rng = _rng(state, "user", len(history))
+    if ctx.get("write") == "original":
+        return base._safe(state, _request(state, rng, sorted(gold)))
+    if ctx.get("write") == "faulted":
+        return base._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
+    if name == "disambiguation":
+        return _styled(state, base.user_text(state), rng)
+    if not history:
+        if name == "explicit":
+            return base._safe(state, _request(state, rng, sorted(gold)))
+        if name == "underspecified":
+            return base._safe(state, _request(state, rng, [k for k in sorted(gold) if k != info["masked_arg"]]))
+        if name == "unavailable_tool":
+            return base._safe(state, _request(state, rng, []))
+        if name == "infeasible_arguments":
+            bad = info["infeasible"]
+            return base._safe(state, _request(state, rng, sorted(gold), {bad["arg"]: bad["value"]}))
+    return _answer(state, rng)
+
+
+def _faulted(state: dict, original: str, fault: dict, rng: random.Random) -> str:
+    gold = state.get("gold_arguments") or {}
+    kind = fault["kind"]
+    if kind == "intention":
+        return _request(state, rng, sorted(gold), detail=False)
+    if kind == "premise":
+        return _request(state, rng, []) + " " + PREMISE
+    if kind == "parameter":
+        arg, decoy = fault["arg"], fault["decoy"]
+        text = _request(state, rng, [k for k in sorted(gold) if k != arg])
+        return (f"{text} The {values.label(arg)} is either {values.say(gold[arg])} or {values.say(decoy)}, "
+                "I can't remember which.")
+    return _garble(original, rng)
+
+
+def _answer(state: dict, rng: random.Random) -> str:
+    """A reply to the assistant's last turn: the detail when asked which, else the values asked for."""
+    history, gold, info = state["history"], state.get("gold_arguments") or {}, _info(state)
+    asked = base._last_assistant(history).lower()
+    if state["phase"] == "tool_selection":
+        if info.get("fault", {}) and info["fault"]["kind"] in ("intention", "expression"):
+            return base._safe(state, _clear_detail(state))
+        if state["scenario"]["name"] == "unavailable_tool":
+            return "I see. Thanks for telling me."
+        return base._safe(state, _clear_detail(state))
+    bad = info.get("infeasible")
+    if bad and values.label(bad["arg"]).lower() in asked:
+        return _styled(state, "Sorry, my mistake. " + _values(state, [bad["arg"]]), rng)
+    fault = info.get("fault") or {}
+    if fault.get("kind") == "parameter" and values.label(fault["arg"]).lower() in asked:
+        return _styled(state, "It's the first one. " + _values(state, [fault["arg"]]), rng)
+    wanted = [k for k in gold if values.label(k).lower() in asked]
+    if not wanted:
+        return "That's everything I have. Please go ahead."
+    style = _style(state)
+    if style == "avoidant":
+        wanted = wanted[:1]
+    return _styled(state, _values(state, wanted), rng)
+
+
+def _styled(state: dict, text: str, rng: random.Random) -> str:
+    """`text` led in by the user's decision style, on argument-filling answers only."""
+    style = _style(state)
+    if not style or state["phase"] != "argument_filling" or not text.startswith("The "):
+        return text
+    return rng.choice(STYLE_LEADS[style]) + text[:1].lower() + text[1:]
+
+
+# ---- assistant ------------------------------------------------------------------------------------
+
+def assistant(state: dict) -> str:
+    name = state["scenario"]["name"]
+    history = state["history"]
+    if state["phase"] == "tool_selection":
+        return _select(state, name, history)
+    return _fill(state, name, history)
+
+
+def _select(state: dict, name: str, history: list[dict]) -> str:
+    info = _info(state)
+    user_turns = [m for m in history if m["role"] == "user"]
+    fault = info.get("fault") or {}
+    if name == "unavailable_tool":
+        return _refuse(state)
+    unclear = fault.get("kind") in ("intention", "expression") and len(user_turns) == 1
+    if unclear:
+        ranked = base._scores(state["candidates"], user_turns[0]["content"])
+        options = [c for _, c in ranked[:3]]
+        listed = "; ".join(base.wish(c["description"]) for c in options)
+        why = ("the request names the subject but not what should be done" if fault["kind"] == "intention"
+               else "the request is garbled")
+        thought = f"I can't act yet: {why}. Candidates: {', '.join(c['name'] for c in options)}."
+        lead = ("I didn't quite follow your message. " if fault["kind"] == "expression"
+                else "I see what it's about, but not what you want done. ")
+        return base._reply(thought, lead + f"Which of these do you need: {listed}?")
+    ranked = base._scores(state["candidates"], " ".join(m["content"] for m in user_turns))
+    tool = ranked[0][1]
+    thought = f"The request is specific: it points to {tool['name']}. I will use it."
+    return base._reply(thought, "", [{"name": tool["name"], "arguments": base.extract(tool, history)}])
+
+
+def _refuse(state: dict) -> str:
+    candidates = state["candidates"]
+    ranked = base._scores(candidates, " ".join(m["content"] for m in state["history"] if m["role"] == "user"))
+    near = [c for _, c in ranked[:2]]
+    offer = " or ".join(base.wish(c["description"]) for c in near)
+    thought = (f"None of the candidates ({', '.join(c['name'] for c in candidates)}) does what the user asks; "
+               f"the closest, {', '.join(c['name'] for c in near)}, do something else, so calling one would be wrong.")
+    text = f"I'm sorry, none of the tools I can use does that. What I can do instead: {offer}."
+    if _info(state).get("replaceable"):
+        text += " If you can get that result yourself and share it with me, I can take it from there."
+    return base._reply(thought, text)
+
+
+def _fill(state: dict, name: str, history: list[dict]) -> str:
+    tool = state["tool"]
+    props = tool["parameters"].get("properties") or {}
+    required = tool["parameters"].get("required") or []
+    known = base.extract(tool, history)
+    info = _info(state)
+    fault = info.get("fault") or {}
+    assistant_turns = sum(m["role"] == "assistant" for m in history)
+    if fault.get("kind") == "parameter" and fault["arg"] in required:
+        said = "\n".join(m["content"] for m in history if m["role"] == "user")
+        if "is either" in said and "It's the first one" not in said:
+            label = values.label(fault["arg"])
+            thought = f"The user gave two values for {fault['arg']}; I must know which before calling."
+            return base._reply(thought, f"You mentioned two values for the {label}. Which one is right?")
+    for key in required:
+        if key in known and (why := domains.problem(key, known[key], props.get(key) or {}, known)):
+            label = values.label(key)
+            thought = f"The value given for {key} ({known[key]!r}) cannot be used: {why}. I must not call with it."
+            return base._reply(thought, f"The {label} you gave, {values.say(known[key])}, can't be used: {why}. "
+                                        f"Could you give me a valid {label}?")
+    missing = [k for k in required if k not in known]
+    if not missing:
+        thought = f"Every required argument of {tool['name']} is known and valid. Calling it now."
+        return base._reply(thought, "", [{"name": tool["name"], "arguments": known}])
+    spoken = [values.label(k) for k in missing[:3]]
+    listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
+    lead = ""
+    if fault.get("kind") == "premise" and assistant_turns == 0:
+        lead = "I don't have access to earlier requests, so I need the details again. "
+    thought = f"{tool['name']} needs {', '.join(required)}. Still missing: {', '.join(missing)}."
+    return base._reply(thought, f"{lead}Could you give me the {listed}?")

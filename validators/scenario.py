@@ -1,0 +1,20 @@
+"""Scenario validator: each scenario type's own rule (explicit asks nothing, an unavailable tool is
+never replaced by a look-alike, an infeasible value is never called, a fault is present and
+resolved, the user invents nothing). The rules live in `utcgen.pipeline.scenario_rules`, shared
+with the offline critic; the verdict's reason is the first broken rule, its code in details.
+Disambiguation dialogues pass: the earlier stages already judge them.
+"""
+
+from __future__ import annotations
+
+from utcgen.pipeline.records import Dialogue, Verdict
+from utcgen.pipeline.scenario_rules import problems
+from utcgen.validators.common import Problem, verdict
+
+NAME = "scenario"
+
+
+def check_scenario(d: Dialogue) -> Verdict:
+    """The dialogue's scenario rule holds."""
+    found = [Problem(rule, message) for rule, message in problems(d)]
+    return verdict(NAME, found, f"{d.scenario}: scenario rule holds", scenario=d.scenario)
