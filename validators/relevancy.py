@@ -18,7 +18,8 @@ ROLE = "relevancy"
 
 def render(d: Dialogue) -> list[dict[str, str]]:
     """The judge's messages: seed tool spec and the public transcript (no private thoughts)."""
-    return load_prompt("relevancy").render(tool=d.seed_tool.spec_json(), transcript=transcript(d, thoughts=False))
+    name = "scenario_relevancy" if d.scenario == "unavailable_tool" else "relevancy"  # it ends without a call
+    return load_prompt(name).render(tool=d.seed_tool.spec_json(), transcript=transcript(d, thoughts=False))
 
 
 def _verdict(reply: dict[str, Any]) -> Verdict:
