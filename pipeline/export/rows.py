@@ -73,6 +73,17 @@ class SftRow(_Row):
         '`json` format: `{role, content}` with content the JSON string `{"thought", "content", "tool_calls": '
         '[{"name", "arguments"}]}`.'
     )
+    scenario: str = Field(
+        description="Scenario type of the source dialogue (disambiguation, explicit, underspecified, "
+        "unavailable_tool, infeasible_arguments, input_fault). Extra column: TRL ignores it."
+    )
+    action: str | None = Field(
+        description="Label of this turn: its next action, `call`, `ask`, `refuse` or `answer`. Extra column."
+    )
+    act: str | None = Field(
+        description="Label of this turn: its clarification act (`report_blocker`, `ask_parameter`, `disambiguate`, "
+        "`propose_solution`, `confirm_risk`), null on calls and plain answers. Extra column."
+    )
 
 
 # --------------------------------------------------------------------------- dialogues
@@ -103,6 +114,15 @@ class MessageRow(_Row):
     phase: str | None = Field(
         description="`tool_selection` or `argument_filling` on assistant turns; null on user turns."
     )
+    action: str | None = Field(
+        description="Assistant turns: the next action, `call`, `ask`, `refuse` or `answer`; null on user turns. "
+        "Derived from the turn and the scenario (utcgen.pipeline.labels), the same for every backend."
+    )
+    act: str | None = Field(
+        description="Assistant turns: the clarification act, `report_blocker`, `ask_parameter`, `disambiguate`, "
+        "`propose_solution` or `confirm_risk`; null on calls, plain answers and user turns."
+    )
+    act_candidates: list[str] = Field(description="The candidate tools a `disambiguate` turn names; else empty.")
 
 
 class VerdictRow(_Row):
@@ -149,6 +169,17 @@ class DialogueRow(_Row):
         "wrong tool selected)."
     )
     generation: GenerationRow = Field(description="How the dialogue was made.")
+    scenario: str = Field(
+        description="Scenario type: disambiguation (vague request, clarified, then called), explicit (fully "
+        "specified: call at once), underspecified (one required value missing: ask for it), unavailable_tool "
+        "(the needed tool is not offered: refuse and offer an alternative, call nothing), infeasible_arguments "
+        "(a value outside its domain: point it out, get a valid one), input_fault (a faulted opening: clarify)."
+    )
+    scenario_info: JsonText = Field(
+        description="What the scenario changed: masked_arg, infeasible {arg, value, why}, fault {kind, original, "
+        "faulted, arg, decoy}, replaceable, decision_style (rational, intuitive, dependent, avoidant, "
+        "spontaneous); unused fields null."
+    )
     num_turns: int = Field(description="Assistant turns in the dialogue.")
     tool_selection_turns: int = Field(description="Assistant turns in the tool-selection phase.")
     argument_filling_turns: int = Field(description="Assistant turns in the argument-filling phase.")
@@ -184,12 +215,20 @@ def _persona_row(p: Persona) -> PersonaRow:
 
 
 def _message_row(m: Message) -> MessageRow:
+    """A message as a row; an assistant turn recorded before labels existed is labelled here."""
+    if m.role == "assistant" and m.action is None:
+        from utcgen.pipeline.labels import label_turn
+
+        m = label_turn(m, [])
     return MessageRow(
         role=m.role,
         content=m.content,
         thought=m.thought,
         tool_calls=[ToolCallRow(name=c.name, arguments=_json(c.arguments)) for c in m.tool_calls],
         phase=m.phase,
+        action=m.action,
+        act=m.act,
+        act_candidates=list(m.act_candidates),
     )
 
 
@@ -231,6 +270,8 @@ def _dialogue_fields(d: Dialogue) -> dict[str, Any]:
             cost_usd=usage.cost_usd,
             created_at=g.created_at,
         ),
+        scenario=d.scenario,
+        scenario_info=_json(d.scenario_info.model_dump(mode="json")),
         num_turns=num_turns(d),
         tool_selection_turns=d.turns_in_phase("tool_selection"),
         argument_filling_turns=d.turns_in_phase("argument_filling"),

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from utcgen.pipeline.export.rows import DEFAULT_SFT_FORMAT, SFT_FORMATS, SftRow
+from utcgen.pipeline.labels import label_turn
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Message, Tool
 
@@ -81,6 +82,7 @@ def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> 
             continue
         turn = chat_message(message, sft_format)
         if message.role == "assistant":
+            labelled = message if message.action else label_turn(message, [t.name for t in dialogue.candidate_tools])
             rows.append(
                 SftRow(
                     dialogue_id=dialogue.id,
@@ -90,6 +92,9 @@ def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> 
                     tools=tools,
                     prompt=[system, *history],
                     completion=[turn],
+                    scenario=dialogue.scenario,
+                    action=labelled.action,
+                    act=labelled.act,
                 )
             )
         history.append(turn)

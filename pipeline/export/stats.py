@@ -51,6 +51,45 @@ def stage_counts(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, Any]]:
     return stages
 
 
+def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[str, Any]:
+    """Per scenario type: dialogues generated and accepted, acceptance, each stage's pass rate, turns and
+    the labels of accepted assistant turns; decision styles and fault kinds over every dialogue."""
+    from utcgen.pipeline.labels import label_turn
+    from utcgen.pipeline.records import SCENARIOS
+
+    every = accepted + rejected
+    out: dict[str, Any] = {}
+    for name in SCENARIOS:
+        mine = [d for d in every if d.scenario == name]
+        if not mine:
+            continue
+        kept = [d for d in mine if d.accepted]
+        turns = [m if m.action else label_turn(m, []) for d in kept for m in d.assistant_turns]
+        out[name] = {
+            "generated": len(mine),
+            "accepted": len(kept),
+            "acceptance_rate": _rate(len(kept), len(mine)),
+            "stages": {stage: {"evaluated": c["evaluated"], "passed": c["passed"], "pass_rate": c["pass_rate"]}
+                       for stage, c in stage_counts(mine).items() if c["evaluated"]},
+            "turns_per_dialogue": _numeric_distribution([num_turns(d) for d in kept]),
+            "actions": dict(Counter(m.action for m in turns).most_common()),
+            "acts": dict(Counter(m.act or "(none)" for m in turns).most_common()),
+        }
+    styles = Counter(d.scenario_info.decision_style or "(none)" for d in every)
+    return {
+        "by_scenario": out,
+        "decision_styles": {
+            style: {"generated": n, "accepted": sum(d.accepted for d in every
+                                                     if (d.scenario_info.decision_style or "(none)") == style)}
+            for style, n in sorted(styles.items())
+        },
+        "fault_kinds": dict(Counter(d.scenario_info.fault.kind for d in accepted
+                                    if d.scenario_info.fault is not None).most_common()),
+        "replaceable": dict(Counter(str(d.scenario_info.replaceable).lower() for d in accepted
+                                    if d.scenario == "unavailable_tool").most_common()),
+    }
+
+
 def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: int, run: RunInfo) -> dict[str, Any]:
     """Everything stats.json reports.
 
@@ -109,6 +148,7 @@ def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: 
                 Counter(d.user_persona.line_of_business or "(unset)" for d in accepted).most_common()
             ),
         },
+        "scenarios": scenario_stats(accepted, rejected),
         "usage": (run.usage or in_dialogues).report(),
         "usage_in_dialogues": in_dialogues.report(),
         "wall_time_s": run.wall_time_s,
