@@ -419,7 +419,7 @@ def test_parquet_schemas_are_the_published_ones() -> None:
     assert SFT_SCHEMA.equals(
         pa.schema(
             [("dialogue_id", s), ("turn_index", i), ("phase", s), ("seed_tool", s), ("tools", js),
-             ("prompt", js), ("completion", js)]
+             ("prompt", js), ("completion", js), ("scenario", s), ("action", s), ("act", s)]
         )
     )
     persona = pa.struct(
@@ -428,7 +428,8 @@ def test_parquet_schemas_are_the_published_ones() -> None:
     )
     message = pa.struct(
         [("role", s), ("content", s), ("thought", s),
-         ("tool_calls", pa.list_(pa.struct([("name", s), ("arguments", s)]))), ("phase", s)]
+         ("tool_calls", pa.list_(pa.struct([("name", s), ("arguments", s)]))), ("phase", s), ("action", s),
+         ("act", s), ("act_candidates", pa.list_(s))]
     )
     verdict = pa.struct([("validator", s), ("passed", pa.bool_()), ("reason", s), ("details", s)])
     generation = pa.struct(
@@ -440,7 +441,7 @@ def test_parquet_schemas_are_the_published_ones() -> None:
         [("id", s), ("seed_tool", s), ("seed_tool_spec", s), ("user_persona", persona), ("goal", s),
          ("gold_arguments", s), ("distractor_tools", pa.list_(s)), ("candidate_tools", pa.list_(s)),
          ("candidate_tool_specs", pa.list_(s)), ("messages", pa.list_(message)), ("validation", pa.list_(verdict)),
-         ("generation", generation), ("num_turns", i), ("tool_selection_turns", i), ("argument_filling_turns", i)]
+         ("generation", generation), ("scenario", s), ("scenario_info", s), ("num_turns", i), ("tool_selection_turns", i), ("argument_filling_turns", i)]
     )
     assert DIALOGUE_SCHEMA.equals(dialogue)
     assert REJECTED_SCHEMA.equals(dialogue.append(pa.field("rejection_reason", s)).append(pa.field("failed_validator", s)))
