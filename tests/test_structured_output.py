@@ -261,3 +261,15 @@ def test_unconstrained_replies_are_rejected_constrained_ones_parse(tmp_path: Pat
                 result = None
             gw.close()
         assert (result is None) if expected is None else result.startswith(expected), mode
+
+
+def test_slot_schemas_keep_anchored_patterns_and_drop_keywords_decoders_may_refuse() -> None:
+    from utcgen.pipeline.llm import replies
+
+    arguments = {"type": "object", "required": ["building_id", "note"], "properties": {
+        "building_id": {"type": "string", "pattern": "^BLD-[A-Z]{3}[0-9]{2}$"},
+        "note": {"type": "string", "pattern": "[a-z]+", "format": "email", "minLength": 3},
+    }}
+    sent = replies.schema_of("slots", arguments=arguments)["properties"]["arguments"]["properties"]
+    assert sent["building_id"] == {"type": "string", "pattern": "^BLD-[A-Z]{3}[0-9]{2}$"}
+    assert sent["note"] == {"type": "string"}  # unanchored pattern, format and minLength are left out

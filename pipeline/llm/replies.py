@@ -176,19 +176,28 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 
 # Schema keywords every constrained decoder we know of handles; others are dropped from a
 # tool's argument schema before it is put into a response schema (a grammar compiler that
-# chokes on one keyword would otherwise refuse the whole request).
+# chokes on one keyword would otherwise refuse the whole request). `pattern` is kept when it
+# is anchored at both ends (^...$), the form llama.cpp, vLLM and OpenAI compile: a small model
+# then writes `BLD-ABC12` for `^BLD-[A-Z]{3}[0-9]{2}$` instead of a value the slot check rejects.
 _PORTABLE = {"type", "properties", "required", "items", "enum", "const", "description", "title",
              "minimum", "maximum", "minItems", "maxItems", "additionalProperties"}
 
 
+def _anchored(pattern: Any) -> bool:
+    return isinstance(pattern, str) and pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")
+
+
 def portable(schema: Any) -> Any:
-    """`schema` with only the keywords in `_PORTABLE`, recursively."""
+    """`schema` with only the keywords in `_PORTABLE` (and an anchored `pattern`), recursively."""
     if isinstance(schema, list):
         return [portable(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
+        if key == "pattern" and _anchored(value):
+            out[key] = value
+            continue
         if key not in _PORTABLE:
             continue
         if key == "properties" and isinstance(value, dict):
