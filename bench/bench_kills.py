@@ -117,12 +117,18 @@ def main(argv: list[str] | None = None) -> int:
         a, b = _records(work / "clean"), _records(out)
         same_ids = [r["id"] for r in a] == [r["id"] for r in b]
         same_contents = a == b
+        # which columns differ, and in how many records: a mismatch must say where it is
+        differing: dict[str, int] = {}
+        for ra, rb in zip(a, b):
+            for key in sorted(set(ra) | set(rb)):
+                if ra.get(key) != rb.get(key):
+                    differing[key] = differing.get(key, 0) + 1
         leftovers = list((out / "journal").glob(".*.tmp"))
         result = {
             "dialogues": args.dialogues, "seed": args.seed, "kills": len(kills), "runs": resumes + 1,
             "finished_before_all_kills": bool(finished_early), "records": len(b),
             "unique_ids": len({r["id"] for r in b}), "same_ids_in_order": same_ids,
-            "same_contents": same_contents, "temporary_files_left": len(leftovers),
+            "same_contents": same_contents, "differing_columns": differing, "temporary_files_left": len(leftovers),
             "uninterrupted_s": round(clean_s, 1), "with_kills_s": round(killed_s, 1), "kill_points": kills,
         }
     args.out.parent.mkdir(parents=True, exist_ok=True)
