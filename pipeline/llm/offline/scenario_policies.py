@@ -103,7 +103,9 @@ def user_text(state: dict) -> str:
     if ctx.get("write") == "faulted":
         return base._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
     if name == "disambiguation":
-        return _styled(state, base.user_text(state), rng)
+        if state["phase"] == "argument_filling" and history:
+            return _style_values(state, rng)
+        return base.user_text(state)
     if not history:
         if name == "explicit":
             return base._safe(state, _request(state, rng, sorted(gold)))
@@ -148,19 +150,35 @@ def _answer(state: dict, rng: random.Random) -> str:
     fault = info.get("fault") or {}
     if fault.get("kind") == "parameter" and values.label(fault["arg"]).lower() in asked:
         return _styled(state, "It's the first one. " + _values(state, [fault["arg"]]), rng)
-    wanted = [k for k in gold if values.label(k).lower() in asked]
-    if not wanted:
+    return _style_values(state, rng)
+
+
+def _style_values(state: dict, rng: random.Random) -> str:
+    """The values asked for, as the decision style gives them: an avoidant user one at a time, a
+    spontaneous one everything still unsaid, a dependent one asking for reassurance."""
+    gold, history = state.get("gold_arguments") or {}, state["history"]
+    asked = base._last_assistant(history).lower()
+    remaining = [k for k in gold if k not in base._revealed(history, gold)]
+    wanted = [k for k in remaining if values.label(k).lower() in asked or k.lower() in asked]
+    if not remaining:
         return "That's everything I have. Please go ahead."
     style = _style(state)
-    if style == "avoidant":
-        wanted = wanted[:1]
-    return _styled(state, _values(state, wanted), rng)
+    if style == "spontaneous":
+        chosen = remaining
+    elif style == "avoidant":
+        chosen = (wanted or remaining)[:1]
+    else:
+        chosen = wanted or remaining[:1]
+    text = _values(state, chosen)
+    if style == "dependent":
+        text += " Does that work for you?"
+    return _styled(state, text, rng)
 
 
 def _styled(state: dict, text: str, rng: random.Random) -> str:
     """`text` led in by the user's decision style, on argument-filling answers only."""
     style = _style(state)
-    if not style or state["phase"] != "argument_filling" or not text.startswith("The "):
+    if not style or state["phase"] != "argument_filling" or not text.startswith(("The ", "Sorry", "It's")):
         return text
     return rng.choice(STYLE_LEADS[style]) + text[:1].lower() + text[1:]
 

@@ -1,0 +1,339 @@
+"""Scenario types end to end offline, their validator rules, turn labels, decision styles and the default mix."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+from tests.factories import make_dialogue, make_tool
+from utcgen.pipeline.records import (SCENARIOS, Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo,
+                                     ToolCall)
+
+LINES = {"procurement", "supply_chain", "finance"}
+MIX = {name: 1.0 for name in SCENARIOS}
+STYLES = {"rational": 1, "intuitive": 1, "dependent": 1, "avoidant": 1, "spontaneous": 1}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> dict[str, Any]:
+    """An offline run of 48 dialogues, every scenario and decision style mixed, on three lines of business."""
+    from utcgen.pipeline.catalog.reader import load_catalog
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.resources import shipped
+    from utcgen.pipeline.retrieval.embeddings import Embedder
+    from utcgen.pipeline.synthesis.run import Engine
+
+    root = tmp_path_factory.mktemp("scenarios")
+    catalog, personas = root / "tools.json", root / "personas.jsonl"
+    tools = load_catalog(str(shipped("catalog", "tools")))
+    catalog.write_text(json.dumps([t.model_dump() for t in tools if t.line_of_business in LINES]))
+    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
+            if json.loads(line).get("line_of_business") in LINES]
+    personas.write_text("".join(line + "\n" for line in mine[::3]))
+    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 48, "seed": 3, "catalog": str(catalog),
+                                "personas": str(personas), "scenarios": MIX, "decision_styles": STYLES})
+    config.llm.cache_dir = str(root / "cache")
+    engine = Engine(config, embedder=Embedder(cache_dir=root / "cache" / "embeddings"))
+    try:
+        records = asyncio.run(engine.run())
+        engine.export(records)
+    finally:
+        engine.close()
+    every = [d for r in records.values() for d in r.dialogues]
+    return {"out": root / "run", "every": every, "accepted": [d for d in every if d.accepted]}
+
+
+def _of(run: dict[str, Any], scenario: str) -> list[Dialogue]:
+    return [d for d in run["accepted"] if d.scenario == scenario]
+
+
+def test_every_scenario_yields_accepted_dialogues_that_keep_its_rule(run):
+    from utcgen.pipeline.scenario_rules import problems
+
+    for name in SCENARIOS:
+        assert _of(run, name), f"no accepted {name} dialogue"
+    for d in run["accepted"]:
+        assert problems(d) == [], (d.scenario, problems(d))
+        assert {v.validator for v in d.validation} >= {"scenario", "toolcall", "critique"}
+        assert all(m.action is not None for m in d.assistant_turns)
+
+
+def test_explicit_dialogues_call_at_once(run):
+    for d in _of(run, "explicit"):
+        assert len(d.assistant_turns) == 1 and d.assistant_turns[0].action == "call"
+        assert d.assistant_turns[0].tool_calls[0].arguments == d.gold_arguments
+
+
+def test_underspecified_dialogues_ask_for_the_masked_value(run):
+    from utcgen.pipeline.arguments import mentioned
+
+    for d in _of(run, "underspecified"):
+        masked = d.scenario_info.masked_arg
+        assert masked in d.gold_arguments
+        assert mentioned(d.gold_arguments[masked], {}, d.messages[0].content) != "found"
+        assert any(m.act == "ask_parameter" for m in d.assistant_turns[:-1])
+        assert d.messages[-1].tool_calls[0].arguments[masked] == d.gold_arguments[masked]
+
+
+def test_unavailable_tool_dialogues_refuse_and_offer_without_calling(run):
+    for d in _of(run, "unavailable_tool"):
+        assert d.seed_tool.name not in {t.name for t in d.candidate_tools}
+        assert {t.name for t in d.candidate_tools} == {t.name for t in d.distractor_tools}
+        assert not any(m.tool_calls for m in d.messages)
+        last = d.assistant_turns[-1]
+        assert (last.action, last.act) == ("refuse", "propose_solution")
+        assert isinstance(d.scenario_info.replaceable, bool)
+        if d.scenario_info.replaceable:
+            assert "share it with me" in last.content
+
+
+def test_infeasible_dialogues_raise_the_bad_value_and_call_with_a_valid_one(run):
+    from utcgen.pipeline import domains
+
+    for d in _of(run, "infeasible_arguments"):
+        bad = d.scenario_info.infeasible
+        schema = d.seed_tool.properties[bad.arg]
+        assert domains.problem(bad.arg, bad.value, schema, {**d.gold_arguments, bad.arg: bad.value})
+        assert any(m.act == "report_blocker" for m in d.assistant_turns[:-1])
+        call = d.messages[-1].tool_calls[0]
+        assert call.arguments[bad.arg] != bad.value and call.arguments == d.gold_arguments
+
+
+def test_input_fault_openings_carry_the_fault_and_are_resolved(run):
+    kinds = set()
+    for d in _of(run, "input_fault"):
+        fault = d.scenario_info.fault
+        kinds.add(fault.kind)
+        assert d.messages[0].content == fault.faulted != fault.original
+        assert d.assistant_turns[0].action == "ask"  # not solvable before clarification
+        assert d.messages[-1].tool_calls[0].arguments == d.gold_arguments
+    assert len(kinds) >= 2
+
+
+def test_decision_styles_are_recorded_and_reported(run):
+    styles = {d.scenario_info.decision_style for d in run["every"]}
+    assert None not in styles and len(styles) >= 3
+    stats = json.loads((run["out"] / "stats.json").read_text())
+    reported = stats["scenarios"]["decision_styles"]
+    assert sum(s["generated"] for s in reported.values()) == len(run["every"])
+    assert set(reported) == styles
+
+
+def test_stats_card_and_parquet_agree_per_scenario(run):
+    import pyarrow.parquet as pq
+
+    stats = json.loads((run["out"] / "stats.json").read_text())["scenarios"]["by_scenario"]
+    assert set(stats) == set(SCENARIOS)
+    rows = pq.read_table(next((run["out"] / "data" / "dialogues").glob("*.parquet"))).to_pylist()
+    for name in SCENARIOS:
+        assert stats[name]["accepted"] == sum(r["scenario"] == name for r in rows)
+        generated = [d for d in run["every"] if d.scenario == name]
+        assert stats[name]["generated"] == len(generated)
+    card = (run["out"] / "README.md").read_text()
+    assert "## Scenario types" in card
+    for name in SCENARIOS:
+        line = next(li for li in card.splitlines() if li.startswith(f"| {name} | {stats[name]['generated']} |"))
+        assert f"| {stats[name]['accepted']} |" in line
+    sft = pq.read_table(next((run["out"] / "data" / "sft").glob("*.parquet"))).to_pylist()
+    assert {r["action"] for r in sft} >= {"call", "ask", "refuse"}
+    refusals = [r for r in sft if r["action"] == "refuse"]
+    assert all(r["scenario"] == "unavailable_tool" and r["act"] == "propose_solution" for r in refusals)
+
+
+# ---- scenario validator on hand-built dialogues ---------------------------------------------------
+
+def _verdict(d: Dialogue):
+    from utcgen.validators.scenario import check_scenario
+
+    return check_scenario(d)
+
+
+def _assistant(content: str = "", calls: list[ToolCall] | None = None, phase: str = "argument_filling") -> Message:
+    return Message(role="assistant", content=content, thought="t", tool_calls=calls or [], phase=phase)
+
+
+def test_disambiguation_dialogues_pass_the_scenario_stage():
+    assert _verdict(make_dialogue()).passed
+
+
+def test_explicit_dialogue_that_asks_is_rejected():
+    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
+    d.scenario = "explicit"
+    v = _verdict(d)
+    assert not v.passed and v.details["rule"] == "explicit_asked"
+
+
+def test_unavailable_dialogue_that_calls_a_lookalike_is_rejected():
+    d = make_dialogue()
+    d.scenario, d.candidate_tools = "unavailable_tool", list(d.distractor_tools)
+    look_alike = d.distractor_tools[0].name
+    d.messages = [Message(role="user", content="I need a new requisition raised."),
+                  _assistant(calls=[ToolCall(name=look_alike, arguments={})], phase="tool_selection")]
+    v = _verdict(d)
+    assert not v.passed and v.details["rule"] == "lookalike_called" and look_alike in v.reason
+
+
+def test_unavailable_dialogue_without_refusal_or_offer_is_rejected():
+    d = make_dialogue()
+    d.scenario, d.candidate_tools = "unavailable_tool", list(d.distractor_tools)
+    d.messages = [Message(role="user", content="I need a new requisition raised."),
+                  _assistant("Which plant is it for?", phase="tool_selection")]
+    assert _verdict(d).details["rule"] == "no_refusal"
+    d.messages[-1] = _assistant("Sorry, none of the tools I can use does that.", phase="tool_selection")
+    assert _verdict(d).details["rule"] == "no_offer"
+    d.messages[-1] = _assistant("Sorry, none of the tools I can use does that. What I can do instead: list them.",
+                                phase="tool_selection")
+    assert _verdict(d).passed
+
+
+def test_infeasible_dialogue_called_with_the_bad_value_is_rejected():
+    tool = make_tool(properties={"quantity": {"type": "integer", "minimum": 1, "maximum": 100}})
+    d = make_dialogue(seed_tool=tool, gold_arguments={"quantity": 20})
+    d.scenario = "infeasible_arguments"
+    d.scenario_info = ScenarioInfo(infeasible=InfeasibleValue(arg="quantity", value=500, why="above 100"))
+    d.messages = [Message(role="user", content="Order it; the quantity is 500."),
+                  _assistant(calls=[ToolCall(name=tool.name, arguments={"quantity": 500})])]
+    v = _verdict(d)
+    assert not v.passed and v.details["rule"] == "bad_value_called"
+    rules = {p["rule"] for p in v.details["problems"]}
+    assert "bad_value_not_raised" in rules
+
+
+def test_underspecified_dialogue_whose_user_volunteers_the_masked_value_is_rejected():
+    d = make_dialogue()
+    d.scenario, d.scenario_info = "underspecified", ScenarioInfo(masked_arg="material_id")
+    d.messages[0] = Message(role="user", content=f"I need a requisition for {d.gold_arguments['material_id']}.")
+    v = _verdict(d)
+    assert not v.passed and v.details["rule"] == "masked_volunteered"
+
+
+def test_input_fault_that_is_not_in_the_opening_is_rejected():
+    d = make_dialogue()
+    d.scenario = "input_fault"
+    d.scenario_info = ScenarioInfo(fault=InputFault(kind="premise", original="a", faulted="same as last time"))
+    v = _verdict(d)
+    assert not v.passed and v.details["rule"] == "fault_missing"
+
+
+def test_user_stating_a_value_it_was_never_given_is_rejected():
+    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=0)
+    d.scenario = "explicit"
+    d.messages[0] = Message(role="user", content=d.messages[0].content + " Charge it to cost center CC-99871.")
+    v = _verdict(d)
+    assert not v.passed and v.details["rule"] == "user_invented" and "CC-99871" in v.reason
+
+
+def test_offline_critic_rejects_what_the_scenario_validator_rejects():
+    from utcgen.pipeline.llm.offline.judges import critic
+
+    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
+    d.scenario = "explicit"
+    reply = json.loads(critic({"dialogue": d.model_dump(mode="json")}, []))
+    assert not reply["passed"] and any("asked before calling" in i for i in reply["issues"])
+
+
+# ---- labels ---------------------------------------------------------------------------------------
+
+def test_labels_of_a_hand_built_dialogue():
+    from utcgen.pipeline.labels import label_dialogue
+
+    d = make_dialogue()
+    names = [t.name for t in d.candidate_tools]
+    d.messages = [
+        Message(role="user", content="Something about a requisition."),
+        _assistant(f"Do you mean {names[0]} or {names[1]}?", phase="tool_selection"),
+        Message(role="user", content="The first. Quantity 5000."),
+        _assistant("The quantity you gave, 5000, can't be used: above 100. Could you give a valid quantity?"),
+        Message(role="user", content="Then 50."),
+        _assistant("What is the plant code?"),
+        Message(role="user", content="DE01."),
+        _assistant("This cancels the order for good. Please confirm you want that."),
+        Message(role="user", content="Yes."),
+        _assistant(calls=[ToolCall(name=names[0], arguments={})]),
+        Message(role="user", content="And the other thing?"),
+        _assistant("I'm sorry, none of the tools I can use does that. What I can do instead: list orders."),
+        Message(role="user", content="Ok."),
+        _assistant("You're welcome."),
+    ]
+    labelled = [m for m in label_dialogue(d) if m.role == "assistant"]
+    assert [(m.action, m.act) for m in labelled] == [
+        ("ask", "disambiguate"), ("ask", "report_blocker"), ("ask", "ask_parameter"), ("ask", "confirm_risk"),
+        ("call", None), ("refuse", "propose_solution"), ("answer", None)]
+    assert labelled[0].act_candidates == names[:2]
+    assert all(m.action is None for m in label_dialogue(d) if m.role == "user")
+
+
+def test_records_made_before_scenarios_still_load():
+    raw = make_dialogue().model_dump(mode="json")
+    for key in ("scenario", "scenario_info"):
+        raw.pop(key)
+    for m in raw["messages"]:
+        for key in ("action", "act", "act_candidates"):
+            m.pop(key)
+    d = Dialogue.model_validate(raw)
+    assert d.scenario == "disambiguation" and d.scenario_info == ScenarioInfo()
+
+
+# ---- decision styles, the default mix, config errors ----------------------------------------------
+
+def test_decision_style_changes_how_the_offline_user_answers():
+    from utcgen.pipeline.llm.offline import scenario_policies
+
+    tool = make_tool()
+    state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": {"style": None},
+             "gold_arguments": {"material_id": "MAT-1", "quantity": 4, "plant_code": "DE01"}, "seed": 0,
+             "history": [{"role": "user", "content": "hi"},
+                         {"role": "assistant", "content": "Could you give me the material ID, quantity and plant code?"}]}
+    answers = {}
+    for style in ("rational", "avoidant", "spontaneous"):
+        ctx = {"name": "disambiguation", "info": {"decision_style": style}}
+        answers[style] = scenario_policies.user_text({**state, "scenario": ctx})
+    assert len(set(answers.values())) == 3
+    assert answers["avoidant"].count(" is ") < answers["spontaneous"].count(" is ")  # one value at a time
+
+
+def test_the_default_config_makes_disambiguation_only_and_keeps_its_fingerprint():
+    from utcgen.pipeline.config import RunConfig
+    from utcgen.pipeline.synthesis.scenarios import draw_scenario
+
+    default = RunConfig()
+    assert default.scenarios == {"disambiguation": 1.0} and default.decision_styles == {}
+    assert {draw_scenario(0, job, default.scenarios) for job in range(300)} == {"disambiguation"}
+    same = RunConfig(scenarios={"disambiguation": 2.0, "explicit": 0})
+    assert same.fingerprint() == default.fingerprint()
+    assert RunConfig(scenarios={"disambiguation": 1, "explicit": 1}).fingerprint() != default.fingerprint()
+    assert RunConfig(decision_styles={"rational": 1}).fingerprint() != default.fingerprint()
+    drawn = [draw_scenario(0, job, MIX) for job in range(600)]
+    assert set(drawn) == set(SCENARIOS) and max(drawn.count(n) for n in SCENARIOS) < 160
+
+
+@pytest.mark.parametrize("mix, message", [
+    ({"disambiguation": 1, "sarcasm": 1}, "unknown scenario 'sarcasm'"),
+    ({"explicit": -1}, "weight must be a finite number >= 0"),
+    ({"explicit": 0}, "every scenario weight is 0"),
+    ({}, "the scenario mix is empty"),
+])
+def test_a_bad_scenario_mix_names_file_field_and_item(tmp_path: Path, mix, message):
+    import yaml
+
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.errors import InputError
+
+    path = tmp_path / "mix.yaml"
+    path.write_text(yaml.safe_dump({"scenarios": mix}))
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    text = str(err.value)
+    assert str(path) in text and "'scenarios'" in text and message in text
+
+
+def test_the_shipped_default_config_lists_the_default_mix():
+    import yaml
+
+    listed = yaml.safe_load((REPO / "configs" / "default.yaml").read_text())
+    assert listed["scenarios"] == {"disambiguation": 1.0} and listed["decision_styles"] == {}
