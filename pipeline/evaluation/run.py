@@ -34,6 +34,10 @@ from utcgen.pipeline.llm.replies import ReplyError
 from utcgen.pipeline.records import Usage
 
 MANIFEST = "run.json"
+# The prompts whose wording changes an evaluation's replies (what the model under test, the proxy,
+# the voters and the rubric are shown); other prompt files may change without touching a run.
+PROMPTS_USED = ("sft_system", "sft_system_chat", "user_tool_selection", "user_argument_filling", "user_vote",
+                "eval_conv_rel")
 OFFLINE = "utcgen-offline/default"
 
 
@@ -62,9 +66,9 @@ class EvalSettings(BaseModel):
         if self.mode == "static":
             for key in ("user_model", "voter_model", "votes", "max_turns"):
                 data.pop(key)
-        from utcgen.pipeline.prompts import prompt_versions
+        from utcgen.pipeline.prompts import load_prompt
 
-        data["prompt_versions"] = prompt_versions()
+        data["prompt_versions"] = {name: load_prompt(name).version for name in PROMPTS_USED}
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
