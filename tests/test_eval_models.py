@@ -174,3 +174,18 @@ def test_peft_lora_adapter_folder_loads(checkpoint: Path, tmp_path: Path) -> Non
 
     message, usage = asyncio.run(model.reply(case, [Message(role="user", content="Hello, I need a report.")]))
     assert message.role == "assistant" and usage.calls == 1 and usage.prompt_tokens > 0
+
+
+@pytest.mark.slow
+def test_a_request_refused_for_good_marks_its_case_and_the_run_goes_on(tmp_path: Path) -> None:
+    from utcgen.pipeline.evaluation.metrics import compute_metrics
+
+    with ScriptedOpenAIServer(json_responder, faults=FaultPlan({1: ServerError(400, "prompt is too long")})) as srv:
+        settings = EvalSettings(benchmark=str(benchmark(tmp_path)), model="openai/local-test", mode="static",
+                                api_base=srv.base_url, rubric_model=None, limit=3)
+        results, ev = _run(settings, tmp_path / "run", max_in_flight=1)
+    failed = [r for r in results if r.error]
+    assert len(results) == 3 and len(failed) == 1 and "prompt is too long" in failed[0].error
+    assert [m.role for m in failed[0].messages] == ["user", "assistant", "user"]  # kept up to the failed call
+    counts = compute_metrics(ev.cases, results, resamples=20).counts
+    assert (counts["errored"], counts["scored"]) == (1, 2)

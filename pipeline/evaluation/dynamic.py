@@ -65,11 +65,12 @@ def _names(text: str, low: str, name: str) -> bool:
 
 
 async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, *, rubric: Gateway | None = None,
-                           max_turns: int = DEFAULT_MAX_TURNS) -> CaseResult:
-    """One case played live against `proxy` (a fresh one per case: its usage is charged to the case)."""
+                           max_turns: int = DEFAULT_MAX_TURNS, messages: list[Message] | None = None) -> CaseResult:
+    """One case played live against `proxy` (a fresh one per case: its usage is charged to the case).
+    `messages` (empty) receives the dialogue as it grows, so a caller keeps it when a call fails."""
     start = time.monotonic()
     usage = Usage()
-    messages: list[Message] = []
+    messages = [] if messages is None else messages
     first_calls = []
     phase = "tool_selection"
     phases: list[str] = []

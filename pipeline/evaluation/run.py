@@ -31,7 +31,7 @@ from utcgen.pipeline.evaluation.voting import UserProxy
 from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError
 from utcgen.pipeline.llm.replies import ReplyError
-from utcgen.pipeline.records import Usage
+from utcgen.pipeline.records import Message, Usage
 
 MANIFEST = "run.json"
 # The prompts whose wording changes an evaluation's replies (what the model under test, the proxy,
@@ -166,16 +166,18 @@ class Evaluator:
         rubric = self.judges if s.rubric_model else None
         start = time.monotonic()
         proxy = None
+        so_far: list[Message] = []
         try:
             if s.mode == "static":
-                return await evaluate_static(case, self.model, rubric=rubric)
+                return await evaluate_static(case, self.model, rubric=rubric, messages=so_far)
             assert self.judges is not None
             proxy = UserProxy(self.judges, votes=s.votes, seed=s.seed)
-            return await evaluate_dynamic(case, self.model, proxy, rubric=rubric, max_turns=s.max_turns)
+            return await evaluate_dynamic(case, self.model, proxy, rubric=rubric, max_turns=s.max_turns,
+                                          messages=so_far)
         except LLMFatalError:
             raise
-        except (LLMError, ReplyError) as exc:
-            return CaseResult(case_id=case.id, model=self.model.name, mode=s.mode, messages=[],
+        except (LLMError, ReplyError) as exc:  # the dialogue so far is kept for the report, not scored
+            return CaseResult(case_id=case.id, model=self.model.name, mode=s.mode, messages=so_far,
                               error=f"{type(exc).__name__}: {exc}"[:1000], usage=proxy.usage if proxy else Usage(),
                               elapsed_s=round(time.monotonic() - start, 3))
 

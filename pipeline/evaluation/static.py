@@ -17,11 +17,13 @@ from utcgen.pipeline.llm.gateway import Gateway
 from utcgen.pipeline.records import Message, Usage
 
 
-async def evaluate_static(case: Case, model: ModelUnderTest, *, rubric: Gateway | None = None) -> CaseResult:
-    """One case replayed against the model (see the module docstring); ConvRel when `rubric` is given."""
+async def evaluate_static(case: Case, model: ModelUnderTest, *, rubric: Gateway | None = None,
+                          messages: list[Message] | None = None) -> CaseResult:
+    """One case replayed against the model (see the module docstring); ConvRel when `rubric` is given.
+    `messages` (empty) receives the dialogue as it grows, so a caller keeps it when a call fails."""
     start = time.monotonic()
     usage = Usage()
-    messages: list[Message] = []
+    messages = [] if messages is None else messages
     first_calls = []
     for turn in case.reference:
         if turn.role != "user":
