@@ -15,6 +15,7 @@ the decision style colours (argument-filling answers only, so tool choice is unc
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from utcgen.pipeline import domains
@@ -43,10 +44,66 @@ def _style(state: dict) -> str | None:
     return _info(state).get("decision_style")
 
 
+def _names_of(state: dict) -> dict:
+    """What `base._banned` reads: the tool and every other candidate, from a user's or an assistant's state."""
+    others = state.get("distractors") or [c for c in state.get("candidates") or [] if c["name"] != state["tool"]["name"]]
+    return {"tool": state["tool"], "distractors": others}
+
+
+def label(key: str, state: dict) -> str:
+    """`_label`, told apart by an ordinal when two of the tool's parameters would be called alike."""
+    name = _label(key, state)
+    if (state.get("scenario") or {}).get("name") == "disambiguation":
+        return name
+    props = list((state["tool"]["parameters"].get("properties") or {}))
+    same = [k for k in props if _label(k, state) == name]
+    if len(same) > 1 and key in same:
+        return f"{('first', 'second', 'third', 'fourth', 'fifth')[min(same.index(key), 4)]} {name}"
+    return name
+
+
+def _label(key: str, state: dict) -> str:
+    """How a parameter is called in these scenarios: the disambiguation user's words for it without any
+    word of a candidate's name (a specific opening states values while the tool is being chosen, so a
+    label such as 'reversal date' would give 'reverse_journal_entry' away)."""
+    if (state.get("scenario") or {}).get("name") == "disambiguation":
+        return values.label(key)  # its assistant reads values under these names (`policies.extract`)
+    banned = base._banned(_names_of(state))
+    kept = [w for w in values.label(key).split() if base.shortcuts.stem(w.lower()) not in banned]
+    while kept and kept[-1].lower() in ("for", "the", "it", "of", "to"):
+        kept.pop()
+    return " ".join(kept) if kept else "detail you need"
+
+
+def _phrase(state: dict, pairs: list[tuple[str, Any]]) -> str:
+    text = base.VALUE_SEP.join(f"the {label(k, state)} is {values.say(v)}" for k, v in pairs)
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
+def _mentions(text: str, key: str, state: dict) -> bool:
+    low = text.lower()
+    return label(key, state).lower() in low or values.label(key).lower() in low
+
+
+def extract(state: dict, history: list[dict]) -> dict[str, Any]:
+    """The required values the user stated, under either name of each parameter (the last statement wins)."""
+    tool = state["tool"]
+    props = tool["parameters"].get("properties") or {}
+    said = "\n".join(m["content"] for m in history if m["role"] == "user")
+    found: dict[str, Any] = {}
+    for key in tool["parameters"].get("required") or []:
+        spans = []
+        for name in {label(key, state), values.label(key)}:
+            pattern = rf"the {re.escape(name)} is (.+?)(?=;\s|\.\s|\.$|\n|$)"
+            spans += [(m.start(), m.group(1)) for m in re.finditer(pattern, said, flags=re.IGNORECASE)]
+        if spans:
+            found[key] = values.read(max(spans)[1], props.get(key, {}))
+    return found
+
+
 def _values(state: dict, keys: list[str], override: dict[str, Any] | None = None) -> str:
     gold = state.get("gold_arguments") or {}
-    pairs = [(k, (override or {}).get(k, gold[k])) for k in keys]
-    return base._phrase(pairs) if pairs else ""
+    return _phrase(state, [(k, (override or {}).get(k, gold[k])) for k in keys])
 
 
 def _request(state: dict, rng: random.Random, keys: list[str], override: dict[str, Any] | None = None,
@@ -129,7 +186,7 @@ def _faulted(state: dict, original: str, fault: dict, rng: random.Random) -> str
     if kind == "parameter":
         arg, decoy = fault["arg"], fault["decoy"]
         text = _request(state, rng, [k for k in sorted(gold) if k != arg])
-        return (f"{text} The {values.label(arg)} is either {values.say(gold[arg])} or {values.say(decoy)}, "
+        return (f"{text} The {label(arg, state)} is either {values.say(gold[arg])} or {values.say(decoy)}, "
                 "I can't remember which.")
     return _garble(original, rng)
 
@@ -145,10 +202,10 @@ def _answer(state: dict, rng: random.Random) -> str:
             return "I see. Thanks for telling me."
         return base._safe(state, _clear_detail(state))
     bad = info.get("infeasible")
-    if bad and values.label(bad["arg"]).lower() in asked:
+    if bad and _mentions(asked, bad["arg"], state):
         return _styled(state, "Sorry, my mistake. " + _values(state, [bad["arg"]]), rng)
     fault = info.get("fault") or {}
-    if fault.get("kind") == "parameter" and values.label(fault["arg"]).lower() in asked:
+    if fault.get("kind") == "parameter" and _mentions(asked, fault["arg"], state):
         return _styled(state, "It's the first one. " + _values(state, [fault["arg"]]), rng)
     return _style_values(state, rng)
 
@@ -158,8 +215,10 @@ def _style_values(state: dict, rng: random.Random) -> str:
     spontaneous one everything still unsaid, a dependent one asking for reassurance."""
     gold, history = state.get("gold_arguments") or {}, state["history"]
     asked = base._last_assistant(history).lower()
-    remaining = [k for k in gold if k not in base._revealed(history, gold)]
-    wanted = [k for k in remaining if values.label(k).lower() in asked or k.lower() in asked]
+    said = " ".join(m["content"] for m in history if m["role"] == "user").lower()
+    remaining = [k for k in gold if f"the {label(k, state).lower()} is" not in said
+                 and f"the {values.label(k).lower()} is" not in said]
+    wanted = [k for k in remaining if _mentions(asked, k, state) or k.lower() in asked]
     if not remaining:
         return "That's everything I have. Please go ahead."
     style = _style(state)
@@ -213,7 +272,7 @@ def _select(state: dict, name: str, history: list[dict]) -> str:
     ranked = base._scores(state["candidates"], " ".join(m["content"] for m in user_turns))
     tool = ranked[0][1]
     thought = f"The request is specific: it points to {tool['name']}. I will use it."
-    return base._reply(thought, "", [{"name": tool["name"], "arguments": base.extract(tool, history)}])
+    return base._reply(thought, "", [{"name": tool["name"], "arguments": extract({**state, "tool": tool}, history)}])
 
 
 def _refuse(state: dict) -> str:
@@ -233,27 +292,27 @@ def _fill(state: dict, name: str, history: list[dict]) -> str:
     tool = state["tool"]
     props = tool["parameters"].get("properties") or {}
     required = tool["parameters"].get("required") or []
-    known = base.extract(tool, history)
+    known = extract(state, history)
     info = _info(state)
     fault = info.get("fault") or {}
     assistant_turns = sum(m["role"] == "assistant" for m in history)
     if fault.get("kind") == "parameter" and fault["arg"] in required:
-        said = "\n".join(m["content"] for m in history if m["role"] == "user")
-        if "is either" in said and "It's the first one" not in said:
-            label = values.label(fault["arg"])
+        said = "\n".join(m["content"] for m in history if m["role"] == "user").lower()
+        name = label(fault["arg"], state)
+        if "is either" in said and said.count(f"the {name.lower()} is ") < 2:  # not yet restated on its own
             thought = f"The user gave two values for {fault['arg']}; I must know which before calling."
-            return base._reply(thought, f"You mentioned two values for the {label}. Which one is right?")
+            return base._reply(thought, f"You mentioned two values for the {name}. Which one is right?")
     for key in required:
         if key in known and (why := domains.problem(key, known[key], props.get(key) or {}, known)):
-            label = values.label(key)
+            name = label(key, state)
             thought = f"The value given for {key} ({known[key]!r}) cannot be used: {why}. I must not call with it."
-            return base._reply(thought, f"The {label} you gave, {values.say(known[key])}, can't be used: {why}. "
-                                        f"Could you give me a valid {label}?")
+            return base._reply(thought, f"The {name} you gave, {values.say(known[key])}, can't be used: {why}. "
+                                        f"Could you give me a valid {name}?")
     missing = [k for k in required if k not in known]
     if not missing:
         thought = f"Every required argument of {tool['name']} is known and valid. Calling it now."
         return base._reply(thought, "", [{"name": tool["name"], "arguments": known}])
-    spoken = [values.label(k) for k in missing[:3]]
+    spoken = [label(k, state) for k in missing[:3]]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
     lead = ""
     if fault.get("kind") == "premise" and assistant_turns == 0:
