@@ -164,7 +164,10 @@ def test_cli_build_run_compare(tmp_path: Path) -> None:
     source, bench = source_folder(tmp_path), tmp_path / "bench"
     code, _, err = _wait(_cli("build", "--from", str(source), "--out", str(bench), "--holdout", "0.7", env=env))
     assert code == 0, err[-2000:]
-    assert (bench / "cases.jsonl").read_text() == (REPO / "tests/fixtures/eval/cases.jsonl").read_text()
+    from utcgen.pipeline.evaluation.cases import read_cases
+
+    built = [(c.id, c.gold_tool.name, c.gold_arguments, [t.name for t in c.candidates]) for c in read_cases(bench)]
+    assert built == [(c.id, c.gold_tool.name, c.gold_arguments, [t.name for t in c.candidates]) for c in cases()]
 
     models = ("reference/oracle", "reference/never-call")
     procs = {m: _cli("run", "--benchmark", str(bench), "--model", m, "--mode", "static", "--out",
