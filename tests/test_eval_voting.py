@@ -142,6 +142,9 @@ def test_voting_with_a_served_generator_and_voter(case, tmp_path, monkeypatch) -
         proxy = voting.UserProxy(gateway, votes=(3, 4), seed=5)
         text = asyncio.run(proxy.utter(case, "tool_selection", [], turn=0))
         gateway.close()
+        voter_requests = [r for r in srv.requests if "Pick the single draft" in r.messages[0]["content"]]
+    assert len(voter_requests) == 4
+    assert all("choice" in json.dumps(r.response_format) for r in voter_requests)  # the reply's schema is sent
     (ballot,) = proxy.ballots
     drafts = ballot["drafts"]
     assert len(set(drafts)) == 3                         # three separate samples

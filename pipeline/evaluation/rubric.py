@@ -16,6 +16,9 @@ from utcgen.pipeline.records import Message, Usage, tools_json
 from utcgen.pipeline.synthesis.roles import transcript
 
 SCORE = {1: 0.0, 2: 0.5, 3: 1.0}
+GRADE_SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "enum": [1, 2, 3]},
+                                                 "reason": {"type": "string"}},
+                "required": ["grade"], "additionalProperties": False}
 
 
 def parse_grade(text: str) -> int | None:
@@ -46,7 +49,7 @@ async def conv_rel(gateway: Gateway, case: Case, messages: list[Message], usage:
         state = {"turn": turn.model_dump(include={"content", "tool_calls", "parse_error"}),
                  "candidates": [c.model_dump() for c in case.candidates],
                  "history": [m.model_dump(include={"role", "content"}) for m in before]}
-        reply = await gateway.chat("rubric", prompt, state=state, nonce=f"eval-rubric/{case.id}/{i}")
+        reply = await gateway.chat("rubric", prompt, state=state, nonce=f"eval-rubric/{case.id}/{i}", schema=GRADE_SCHEMA)
         usage.add(reply.usage)
         found = parse_grade(reply.text)
         return SCORE[found] if found is not None else 0.0

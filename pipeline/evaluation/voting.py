@@ -58,6 +58,13 @@ def parse_choice(text: str, n: int) -> int | None:
     return choice - 1 if 1 <= choice <= n else None
 
 
+def vote_schema(n: int) -> dict:
+    """The voter's reply, sent as response_format where the server takes one."""
+    return {"type": "object", "properties": {"choice": {"type": "integer", "minimum": 1, "maximum": n},
+                                             "reason": {"type": "string"}},
+            "required": ["choice"], "additionalProperties": False}
+
+
 @dataclass
 class UserProxy:
     """The frozen user proxy: one utterance per call, by plain sampling or by multi-sample voting.
@@ -98,7 +105,8 @@ class UserProxy:
                      "history": [x.model_dump(include={"role", "content"}) for x in history],
                      "tool_names": [case.gold_tool.name, *(d.name for d in case.distractors)],
                      "parameter_keys": sorted({k for t in case.candidates for k in t.properties})}
-            reply = await self.gateway.chat("voter", messages, state=state, nonce=f"eval-vote/{case.id}/{turn}/{j}")
+            reply = await self.gateway.chat("voter", messages, state=state, nonce=f"eval-vote/{case.id}/{turn}/{j}",
+                                            schema=vote_schema(len(drafts)))
             self.usage.add(reply.usage)
             choice = parse_choice(reply.text, len(drafts))
             if choice is not None:
