@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from utcgen.pipeline import shortcuts
 from utcgen.pipeline.llm.offline import gold_values as values
