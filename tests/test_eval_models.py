@@ -189,3 +189,14 @@ def test_a_request_refused_for_good_marks_its_case_and_the_run_goes_on(tmp_path:
     assert [m.role for m in failed[0].messages] == ["user", "assistant", "user"]  # kept up to the failed call
     counts = compute_metrics(ev.cases, results, resamples=20).counts
     assert (counts["errored"], counts["scored"]) == (1, 2)
+
+
+def test_hf_checkpoint_in_the_dynamic_loop(checkpoint: Path, tmp_path: Path) -> None:
+    settings = EvalSettings(benchmark=str(benchmark(tmp_path)), model=f"hf:{checkpoint}", mode="dynamic",
+                            max_new_tokens=8, max_turns=2, limit=1, votes=(2, 1), rubric_model=None)
+    results, _ = _run(settings, tmp_path / "run")
+    (r,) = results
+    assert r.error is None and [m.role for m in r.messages][:2] == ["user", "assistant"]
+    assert sum(m.role == "assistant" for m in r.messages) <= 2
+    # model turns (local tokens) and proxy calls (2 drafts + 1 vote per user turn) are both charged
+    assert r.usage.calls == sum(m.role == "assistant" for m in r.messages) * 4

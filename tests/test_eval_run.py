@@ -197,3 +197,12 @@ def test_cli_build_run_compare(tmp_path: Path) -> None:
     assert code == 0, err[-2000:]
     text = (tmp_path / "cmp.md").read_text()
     assert "reference/oracle" in text and "reference/never-call" in text
+
+
+def test_offline_model_native_tool_format_calls_as_in_json(tmp_path: Path) -> None:
+    bench = benchmark(tmp_path)
+    base = EvalSettings(benchmark=str(bench), model="utcgen-offline/default", mode="static", rubric_model=None)
+    as_json, _ = _run(base, tmp_path / "json")
+    native, _ = _run(base.model_copy(update={"tool_format": "native"}), tmp_path / "native")
+    assert [r.first_calls for r in native] == [r.first_calls for r in as_json]
+    assert all(m.thought for r in native for m in r.messages if m.role == "assistant")  # reasoning_content read back
