@@ -233,6 +233,8 @@ class Dialogue(BaseModel):
     scenario: Literal["disambiguation", "explicit", "underspecified", "unavailable_tool", "infeasible_arguments",
                       "input_fault"] = "disambiguation"
     scenario_info: ScenarioInfo = Field(default_factory=ScenarioInfo)
+    # The minimal number of questions the dialogue needed (EVPI plan, pipeline/planning.py); None if not computed.
+    q_star: int | None = None
     validation: list[Verdict] = Field(default_factory=list)
     accepted: bool = False
     rejection_reason: str | None = None

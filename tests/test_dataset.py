@@ -441,7 +441,7 @@ def test_parquet_schemas_are_the_published_ones() -> None:
         [("id", s), ("seed_tool", s), ("seed_tool_spec", s), ("user_persona", persona), ("goal", s),
          ("gold_arguments", s), ("distractor_tools", pa.list_(s)), ("candidate_tools", pa.list_(s)),
          ("candidate_tool_specs", pa.list_(s)), ("messages", pa.list_(message)), ("validation", pa.list_(verdict)),
-         ("generation", generation), ("scenario", s), ("scenario_info", s), ("num_turns", i), ("tool_selection_turns", i), ("argument_filling_turns", i)]
+         ("generation", generation), ("scenario", s), ("scenario_info", s), ("q_star", i), ("num_turns", i), ("tool_selection_turns", i), ("argument_filling_turns", i)]
     )
     assert DIALOGUE_SCHEMA.equals(dialogue)
     assert REJECTED_SCHEMA.equals(dialogue.append(pa.field("rejection_reason", s)).append(pa.field("failed_validator", s)))

@@ -337,3 +337,44 @@ def test_the_shipped_default_config_lists_the_default_mix():
 
     listed = yaml.safe_load((REPO / "configs" / "default.yaml").read_text())
     assert listed["scenarios"] == {"disambiguation": 1.0} and listed["decision_styles"] == {}
+
+
+# ---- question planning (EVPI, Q*) -----------------------------------------------------------------
+
+def test_q_star_is_recorded_and_matches_each_scenario(run):
+    for d in run["accepted"]:
+        assert d.q_star is not None
+    assert all(d.q_star == 0 for d in _of(run, "unavailable_tool"))  # no candidate can do it: nothing to ask
+    assert all(d.q_star == 0 for d in _of(run, "explicit") if
+               all(a in d.messages[0].content for a in map(str, d.gold_arguments.values())))
+    assert all(d.q_star >= 1 for d in _of(run, "underspecified") + _of(run, "infeasible_arguments"))
+    assert all(d.q_star >= 1 for d in _of(run, "disambiguation"))  # at least which tool
+    stats = json.loads((run["out"] / "stats.json").read_text())["scenarios"]["by_scenario"]
+    assert stats["unavailable_tool"]["q_star"]["max"] == 0 and stats["disambiguation"]["q_star"]["min"] >= 1
+
+
+def test_evpi_follows_the_certainty_rules_and_the_degenerate_case():
+    from utcgen.pipeline.planning import EPSILON, TOOL, Belief, evpi, plan
+
+    one = Belief(tools={"t": {"a": 1.0}}, tool_known="t")
+    assert evpi(one, (TOOL, ""), "t") == 0 and evpi(one, ("t", "a"), "t") == 0 and plan(one, "t") == []
+    finite = Belief(tools={"t": {"mode": 1 / 4, "id": EPSILON}, "u": {"x": 1.0}})
+    # which tool first: every argument question waits for it; then the open id before the finite mode
+    assert plan(finite, "t") == [(TOOL, ""), ("t", "id"), ("t", "mode")]
+    known = Belief(tools={"t": {"a": 1.0, "b": 0.5}}, tool_known="t")
+    assert evpi(known, ("t", "a"), "t") == 0 and evpi(known, ("t", "b"), "t") == pytest.approx(0.5)
+
+
+def test_planning_validator_flags_known_questions_and_over_clarification():
+    from utcgen.validators.planning import check_planning
+
+    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
+    d.messages[0] = Message(role="user", content=f"I need a requisition: the quantity is {d.gold_arguments['quantity']}.")
+    d.messages[1] = _assistant("What quantity do you need?")
+    v = check_planning(d)
+    assert not v.passed and v.details["rule"] == "redundant_question" and "quantity" in v.reason
+    long = make_dialogue(tool_selection_turns=9, argument_filling_turns=1)
+    long.q_star = 1
+    v = check_planning(long)
+    assert not v.passed and v.details["rule"] == "over_clarified"
+    assert check_planning(make_dialogue()).passed

@@ -780,7 +780,7 @@ def test_accepted_needs_every_stage() -> None:
 
 def test_the_stage_list_is_the_order_the_cascade_runs() -> None:
     assert cascade.RULE_STAGES == ("format", "toolcall", "toolargs", "name_leak", "recitation", "param_keys",
-                                   "repetition", "plausibility", "persona_fit", "scenario")
+                                   "repetition", "plausibility", "persona_fit", "scenario", "planning")
     assert cascade.LLM_STAGES == ("relevancy", "critique")
     assert STAGES == cascade.RULE_STAGES + cascade.LLM_STAGES
     verdicts = run(run_cascade(GOOD, FakeGateway()))

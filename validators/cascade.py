@@ -3,7 +3,7 @@
 Format -> toolcall -> toolargs run in that order because each assumes the previous
 passed (toolargs reads the final call toolcall vouched for); then the shortcut and
 leakage rules (name_leak, recitation, param_keys, repetition, plausibility,
-persona_fit), then the scenario rule (scenario). The first failure stops the cascade and costs no LLM call. Relevancy and
+persona_fit), then the scenario rule (scenario) and question planning against Q* (planning). The first failure stops the cascade and costs no LLM call. Relevancy and
 critique are independent, so they run concurrently. Every verdict produced is returned; a skipped stage produces none.
 """
 
@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators import (critique, nameleak, paramkeys, personafit, plausibility, recitation, relevancy,
-                               repetition, scenario, toolargs, toolcall)
+from utcgen.validators import (critique, nameleak, paramkeys, personafit, planning, plausibility, recitation,
+                               relevancy, repetition, scenario, toolargs, toolcall)
 from utcgen.validators import format as fmt
 from utcgen.validators.judge import ChatGateway
 
@@ -32,6 +32,8 @@ RULES: tuple[tuple[str, Callable[[Dialogue], Verdict]], ...] = (
     (personafit.NAME, personafit.check_persona_fit),
     # the scenario type's own rule (explicit asks nothing, an unavailable tool ends without a call, ...)
     (scenario.NAME, scenario.check_scenario),
+    # no question about what is known, not far more questions than the EVPI plan needs (Q*)
+    (planning.NAME, planning.check_planning),
 )
 JUDGES: tuple[tuple[str, Callable[[Dialogue, ChatGateway], Awaitable[Verdict]]], ...] = (
     (relevancy.NAME, relevancy.check_relevancy),

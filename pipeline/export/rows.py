@@ -180,6 +180,10 @@ class DialogueRow(_Row):
         "faulted, arg, decoy}, replaceable, decision_style (rational, intuitive, dependent, avoidant, "
         "spontaneous); unused fields null."
     )
+    q_star: int | None = Field(
+        description="Minimal number of clarification questions the dialogue needed: the length of an EVPI "
+        "question plan over its candidate calls (utcgen.pipeline.planning); 0 when nothing was worth asking."
+    )
     num_turns: int = Field(description="Assistant turns in the dialogue.")
     tool_selection_turns: int = Field(description="Assistant turns in the tool-selection phase.")
     argument_filling_turns: int = Field(description="Assistant turns in the argument-filling phase.")
@@ -272,6 +276,7 @@ def _dialogue_fields(d: Dialogue) -> dict[str, Any]:
         ),
         scenario=d.scenario,
         scenario_info=_json(d.scenario_info.model_dump(mode="json")),
+        q_star=d.q_star,
         num_turns=num_turns(d),
         tool_selection_turns=d.turns_in_phase("tool_selection"),
         argument_filling_turns=d.turns_in_phase("argument_filling"),

@@ -72,6 +72,10 @@ def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[s
             "stages": {stage: {"evaluated": c["evaluated"], "passed": c["passed"], "pass_rate": c["pass_rate"]}
                        for stage, c in stage_counts(mine).items() if c["evaluated"]},
             "turns_per_dialogue": _numeric_distribution([num_turns(d) for d in kept]),
+            "q_star": _numeric_distribution([d.q_star for d in kept if d.q_star is not None]),
+            "questions": _numeric_distribution([sum(m.action == "ask" for m in
+                                                    (t if t.action else label_turn(t, []) for t in d.assistant_turns))
+                                                for d in kept]),
             "actions": dict(Counter(m.action for m in turns).most_common()),
             "acts": dict(Counter(m.act or "(none)" for m in turns).most_common()),
         }

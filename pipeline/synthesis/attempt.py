@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from utcgen.pipeline import __version__
 from utcgen.pipeline.labels import action_of, label_dialogue
+from utcgen.pipeline.planning import q_star
 from utcgen.pipeline.synthesis import scenarios
 from utcgen.pipeline.synthesis.roles import ReplyError, Roles
 from utcgen.pipeline.config import RunConfig
@@ -111,6 +112,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         ),
     )
     dialogue.messages = label_dialogue(dialogue)
+    dialogue.q_star = q_star(dialogue) if messages else None
     if not verdicts:
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage

@@ -188,7 +188,9 @@ def _faulted(state: dict, original: str, fault: dict, rng: random.Random) -> str
         text = _request(state, rng, [k for k in sorted(gold) if k != arg])
         return (f"{text} The {label(arg, state)} is either {values.say(gold[arg])} or {values.say(decoy)}, "
                 "I can't remember which.")
-    return _garble(original, rng)
+    # the request is garbled, the values are not: they stay as said (the fault is in how it is put)
+    request = _garble(_request(state, _rng(state, "opening"), []), rng)
+    return f"{request} {_values(state, sorted(gold))}".strip()
 
 
 def _answer(state: dict, rng: random.Random) -> str:
