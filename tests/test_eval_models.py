@@ -200,3 +200,17 @@ def test_hf_checkpoint_in_the_dynamic_loop(checkpoint: Path, tmp_path: Path) -> 
     assert sum(m.role == "assistant" for m in r.messages) <= 2
     # model turns (local tokens) and proxy calls (2 drafts + 1 vote per user turn) are both charged
     assert r.usage.calls == sum(m.role == "assistant" for m in r.messages) * 4
+
+
+@pytest.mark.slow
+def test_an_unparseable_reply_is_one_invalid_turn_not_retried(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(lambda request: '{"thought": "cut short') as srv:
+        settings = EvalSettings(benchmark=str(benchmark(tmp_path)), model="openai/local-test", mode="static",
+                                api_base=srv.base_url, rubric_model=None, limit=2)
+        results, ev = _run(settings, tmp_path / "run")
+        requests = len(srv.requests)
+    user_turns = sum(m.role == "user" for c in ev.cases for m in c.reference)
+    assert requests == user_turns  # one request per reference user turn
+    for r in results:
+        turns = [m for m in r.messages if m.role == "assistant"]
+        assert turns and all(m.parse_error for m in turns) and not r.first_calls

@@ -37,7 +37,9 @@ from utcgen.pipeline.synthesis.roles import ReplyError, parse_assistant, parse_n
 
 ToolFormat = Literal["json", "native"]
 ROLE = "under_test"  # the gateway role of the model under test (and the offline policy that plays it)
-REPLY_RETRIES = 2
+# One reply per turn: with greedy sampling a retry repeats the same reply, and a turn the model
+# cannot write in its format is what the invalid-format pattern counts, not something to hide.
+REPLY_RETRIES = 0
 DEFAULT_MAX_NEW_TOKENS = 256
 
 
