@@ -41,16 +41,32 @@ def _opening_balance(dialogues: list[Dialogue]) -> tuple[float, float, int]:
     return (seed_hits / n if n else 0.0), (distractor_hits / n if n else 0.0), n
 
 
+def _verdict(name: str, rule: Any, d: Dialogue) -> Verdict:
+    try:
+        return rule(d)
+    except Exception as exc:  # a malformed record fails the rule, it does not stop the audit
+        return Verdict(validator=name, passed=False, reason=str(exc), details={"rule": "error"})
+
+
+def by_scenario(dialogues: list[Dialogue]) -> dict[str, Any]:
+    """Per scenario type: dialogues, accepted, acceptance rate and every rule's pass rate over them."""
+    out: dict[str, Any] = {}
+    for scenario in sorted({d.scenario for d in dialogues}):
+        mine = [d for d in dialogues if d.scenario == scenario]
+        accepted = sum(d.accepted for d in mine)
+        out[scenario] = {"dialogues": len(mine), "accepted": accepted, "acceptance_rate": accepted / len(mine),
+                         "pass_rates": {name: sum(_verdict(name, rule, d).passed for d in mine) / len(mine)
+                                        for name, rule in RULES}}
+    return out
+
+
 def audit(dialogues: list[Dialogue]) -> dict[str, Any]:
-    """Per rule: dialogues checked, passed, pass rate and the commonest failure codes."""
+    """Per rule: dialogues checked, passed, pass rate and the commonest failure codes; the same per scenario."""
     stages: dict[str, dict[str, Any]] = {}
     for name, rule in RULES:
         passed, codes, unchecked = 0, Counter(), 0
         for d in dialogues:
-            try:
-                v = rule(d)
-            except Exception as exc:  # a malformed record fails the rule, it does not stop the audit
-                v = Verdict(validator=name, passed=False, reason=str(exc), details={"rule": "error"})
+            v = _verdict(name, rule, d)
             passed += v.passed
             unchecked += v.details.get("checked") is False
             if not v.passed:
@@ -72,6 +88,7 @@ def audit(dialogues: list[Dialogue]) -> dict[str, Any]:
         "openings_with_seed_only_name_token": seed_share,
         "openings_with_distractor_only_name_token": distractor_share,
         "validators": stages,
+        "scenarios": by_scenario(dialogues),
     }
 
 
@@ -92,6 +109,13 @@ def to_text(report: dict[str, Any], source: str) -> str:
         rate = "-" if s["pass_rate"] is None else f"{s['pass_rate']:.1%}"
         lines.append(f"{name:<14} {s['passed']:>8} {s['checked']:>8} {rate:>7}  {fails}")
     lines.append("every rule runs on every dialogue (no early stop), so rates are over all dialogues read")
+    scenarios = report.get("scenarios") or {}
+    if set(scenarios) - {"disambiguation"}:
+        lines += ["", "per scenario (rules below 100% listed):"]
+        for name, s in scenarios.items():
+            low = ", ".join(f"{k} {v:.1%}" for k, v in s["pass_rates"].items() if v < 1)
+            lines.append(f"{name:<21} {s['dialogues']:>5} dialogues, {s['accepted']:>4} accepted "
+                         f"({s['acceptance_rate']:.1%})" + (f"; {low}" if low else ""))
     return "\n".join(lines)
 
 

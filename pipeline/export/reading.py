@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, Tool, ToolCall, Verdict
+from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
 
 
 def _json(value: Any) -> Any:
@@ -43,7 +43,8 @@ def dialogue_from_row(row: dict[str, Any], accepted: bool) -> Dialogue:
     messages = [
         Message(role=m["role"], content=m.get("content") or "", thought=m.get("thought"), phase=m.get("phase"),
                 tool_calls=[ToolCall(name=c["name"], arguments=_json(c.get("arguments")) or {})
-                            for c in m.get("tool_calls") or []])
+                            for c in m.get("tool_calls") or []],
+                action=m.get("action"), act=m.get("act"), act_candidates=list(m.get("act_candidates") or []))
         for m in row.get("messages") or []
     ]
     g = row.get("generation") or {}
@@ -52,6 +53,9 @@ def dialogue_from_row(row: dict[str, Any], accepted: bool) -> Dialogue:
         gold_arguments=_json(row.get("gold_arguments")) or {},
         distractor_tools=[by_name.get(n) or Tool(name=n, description="") for n in row.get("distractor_tools") or []],
         candidate_tools=candidates, messages=messages,
+        # rows written before scenarios existed have none of these: a disambiguation dialogue
+        scenario=row.get("scenario") or "disambiguation",
+        scenario_info=ScenarioInfo.model_validate(_json(row.get("scenario_info")) or {}), q_star=row.get("q_star"),
         validation=[Verdict(validator=v["validator"], passed=v["passed"], reason=v.get("reason") or "",
                             details=_json(v.get("details")) or {}) for v in row.get("validation") or []],
         accepted=accepted, rejection_reason=row.get("rejection_reason"),

@@ -112,6 +112,8 @@ def _request(state: dict, rng: random.Random, keys: list[str], override: dict[st
     persona = state["persona"]
     topic = base._topic(state)
     area = (state["tool"].get("line_of_business") or persona.get("line_of_business") or "work").replace("_", " ")
+    if any(base.shortcuts.stem(w) in base._banned(state) for w in base.shortcuts.split_words(area)):
+        area = "day-to-day"  # the area's name would give the tool away
     about = " and ".join(topic) if topic else f"my {area} duties"
     parts = [rng.choice(["Hi. ", "Hello! ", ""]) + f"I need something done about {about}."]
     if detail:
