@@ -27,7 +27,7 @@ _REFUSAL = re.compile(
 _OFFER = re.compile(r"\b(instead|what i can do|i can (help|offer|also)|alternatively|if you can)\b", re.IGNORECASE)
 _REQUEST = re.compile(r"\b(please (provide|share|give|send|confirm|tell)|could you|can you|would you|"
                       r"let me know|what is|what's|which)\b", re.IGNORECASE)
-_BLOCKER = re.compile(r"\b(isn't valid|is not valid|not a valid|can't be used|cannot be used|outside|"
+_BLOCKER = re.compile(r"\b(isn't valid|is not valid|not a valid|can't be used|cannot be used|outside the allowed|"
                       r"not allowed|no record|don't have (access|any record)|same as the|two values|"
                       r"didn't quite follow|couldn't follow)\b", re.IGNORECASE)
 _CONFIRM = re.compile(r"\b(please confirm|can you confirm|could you confirm|are you sure|shall i go ahead)\b",
@@ -66,7 +66,8 @@ def label_turn(m: Message, candidates: list[str]) -> Message:
     if action == "refuse":
         act = "propose_solution" if _OFFER.search(m.content) else "report_blocker"
     elif action in ("ask", "answer") and m.content:
-        if _BLOCKER.search(m.content):
+        # the blocker is what the turn leads with; a listed option may hold the same words
+        if _BLOCKER.search(re.split(r"(?<=[.!?])\s", m.content.strip(), maxsplit=1)[0]):
             act = "report_blocker"
         elif _CONFIRM.search(m.content):
             act = "confirm_risk"

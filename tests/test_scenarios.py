@@ -378,3 +378,29 @@ def test_planning_validator_flags_known_questions_and_over_clarification():
     v = check_planning(long)
     assert not v.passed and v.details["rule"] == "over_clarified"
     assert check_planning(make_dialogue()).passed
+
+
+def test_a_blocker_is_what_a_turn_leads_with_not_words_of_a_listed_option():
+    from utcgen.pipeline.labels import label_turn
+
+    listing = _assistant("I see what it's about, but not what you want done. Which of these do you need: file a "
+                         "disclosure of outside employment; cancel a booking?", phase="tool_selection")
+    assert label_turn(listing, []).act == "disambiguate"
+    premise = _assistant("I don't have access to earlier requests, so I need the details again. Could you give me "
+                         "the quantity?")
+    assert (label_turn(premise, []).action, label_turn(premise, []).act) == ("ask", "report_blocker")
+
+
+def test_audit_reports_every_scenario_from_the_exported_folder(run):
+    from utcgen.pipeline.cli.audit import audit, to_text
+    from utcgen.pipeline.export.reading import load_dialogues
+    from utcgen.validators.scenario import check_scenario
+
+    dialogues, source = load_dialogues(run["out"])
+    report = audit(dialogues)
+    assert set(report["scenarios"]) == set(SCENARIOS)
+    unavailable = report["scenarios"]["unavailable_tool"]
+    assert unavailable["pass_rates"]["toolcall"] == 1.0  # no call expected: not a missing one
+    accepted = [d for d in dialogues if d.accepted]
+    assert all(check_scenario(d).passed for d in accepted)  # read back from parquet, the rules still hold
+    assert "per scenario" in to_text(report, source)
