@@ -13,12 +13,13 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import jsonschema  # noqa: E402
 import pytest  # noqa: E402
 
 from utcgen.pipeline.config import RunConfig  # noqa: E402
 from utcgen.pipeline.llm import replies, structured  # noqa: E402
 from utcgen.pipeline.llm.gateway import Gateway  # noqa: E402
-from utcgen.pipeline.records import Persona, Tool  # noqa: E402
+from utcgen.pipeline.records import Message, Persona, Tool  # noqa: E402
 from utcgen.pipeline.synthesis.roles import ReplyError, Roles, parse_assistant  # noqa: E402
 from tests.support.openai_server import (  # noqa: E402
     LLAMA_CPP_REFUSAL,
@@ -273,3 +274,17 @@ def test_slot_schemas_keep_anchored_patterns_and_drop_keywords_decoders_may_refu
     sent = replies.schema_of("slots", arguments=arguments)["properties"]["arguments"]["properties"]
     assert sent["building_id"] == {"type": "string", "pattern": "^BLD-[A-Z]{3}[0-9]{2}$"}
     assert sent["note"] == {"type": "string"}  # unanchored pattern, format and minLength are left out
+
+
+def test_the_generation_assistant_schema_allows_one_call_and_names_only_offered_tools(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(simulator_responder) as srv:
+        gw = gateway(srv, tmp_path, structured_output="json_object")
+        asyncio.run(Roles(gw).assistant("argument_filling", [TOOL], TOOL, [Message(role="user", content="hi")], 1))
+        gw.close()
+    calls = srv.requests[0].response_format["schema"]["properties"]["tool_calls"]
+    assert calls["maxItems"] == 1 and calls["items"]["properties"]["name"]["enum"] == [TOOL.name]
+    two = {"thought": "t", "content": "", "tool_calls": [{"name": TOOL.name, "arguments": {}}] * 2}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(two, srv.requests[0].response_format["schema"])
+    # evaluation leaves the number open: extra calls are what FTR counts
+    assert "maxItems" not in replies.schema_of("assistant", tool_names=[TOOL.name])["properties"]["tool_calls"]

@@ -254,7 +254,7 @@ class Roles:
                 reply = await self._call("assistant", messages, state, retry, tools=[t.openai_spec() for t in offered])
             else:
                 reply = await self._call("assistant", messages, state, retry,
-                                         schema=replies.schema_of("assistant", tool_names=names))
+                                         schema=replies.schema_of("assistant", tool_names=names, max_calls=1))
             try:
                 return parse_native(reply, phase) if native else parse_assistant(reply.text, phase)
             except ReplyError as exc:
