@@ -350,18 +350,10 @@ COLUMNS = {
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    schema = _parquet_schema()
-    table = pa.Table.from_pylist(rows, schema=schema)
+    from utcgen.pipeline.export.dataset import write_table
 
-    def write(tmp: Path) -> None:
-        if table.num_rows:
-            pq.write_table(table, tmp)
-        else:
-            pq.ParquetWriter(tmp, schema).close()
-
-    write_atomic(path, write)
+    write_table(path, pa.Table.from_pylist(rows, schema=_parquet_schema()))
 
 
 def write_benchmark(out: Path, cases: list[Case], split: Split, summary: BenchmarkSummary,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from utcgen.pipeline.evaluation.metrics import (
     compute_metrics,
 )
 from utcgen.pipeline.evaluation.patterns import PATTERNS, MissingAs, count_patterns
+from utcgen.pipeline.export.dataset import finite
 from utcgen.pipeline.files import write_atomic
 from utcgen.pipeline.records import Usage
 
@@ -147,18 +147,10 @@ def _schema():
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    schema = _schema()
-    table = pa.Table.from_pylist(rows, schema=schema)
+    from utcgen.pipeline.export.dataset import write_table
 
-    def write(tmp: Path) -> None:
-        if table.num_rows:
-            pq.write_table(table, tmp)
-        else:
-            pq.ParquetWriter(tmp, schema).close()
-
-    write_atomic(path, write)
+    write_table(path, pa.Table.from_pylist(rows, schema=_schema()))
 
 
 def tradeoff_png(points: list[tuple[str, dict[str, Any]]]) -> bytes:
@@ -190,16 +182,6 @@ def tradeoff_png(points: list[tuple[str, dict[str, Any]]]) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
     return buf.getvalue()
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def render_report(data: dict[str, Any]) -> str:
@@ -255,7 +237,7 @@ def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model:
     metrics = compute_metrics(cases, results)
     scored = [r for r in results if r.error is None and r.flagged is None]
     totals = {p: sum(r.patterns.get(p, 0) for r in scored) for p in PATTERNS}
-    data = _finite({
+    data = finite({
         "model": model, "mode": mode, "utcgen_version": __version__,
         "metrics": {k: metrics.metrics[k].model_dump() for k in METRIC_KEYS},
         "counts": metrics.counts,

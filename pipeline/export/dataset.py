@@ -57,21 +57,23 @@ class DatasetSummary(BaseModel):
     plot_paths: list[Path]
 
 
-def _write_parquet(path: Path, rows: list[BaseModel], schema: pa.Schema) -> None:
-    """Rows as one parquet shard; an empty config becomes a file with the schema and no row groups.
-
-    `pq.write_table` would write one zero-row row group for an empty table, which
-    `datasets` rejects (it sizes its read batches from the first row group).
-    """
-    table = pa.Table.from_pylist([storage_row(r) for r in rows], schema=storage_schema(schema)).cast(schema)
+def write_table(path: Path, table: pa.Table) -> None:
+    """A table as one parquet file, atomically; an empty table becomes a file with the schema and
+    no row groups (`pq.write_table` would write one zero-row row group, which `datasets` rejects:
+    it sizes its read batches from the first row group)."""
 
     def write(tmp: Path) -> None:
         if table.num_rows:
             pq.write_table(table, tmp)
         else:
-            pq.ParquetWriter(tmp, schema).close()
+            pq.ParquetWriter(tmp, table.schema).close()
 
     write_atomic(path, write)
+
+
+def _write_parquet(path: Path, rows: list[BaseModel], schema: pa.Schema) -> None:
+    """Rows as one parquet shard of the config's schema."""
+    write_table(path, pa.Table.from_pylist([storage_row(r) for r in rows], schema=storage_schema(schema)).cast(schema))
 
 
 def _drop_stale_shards(folder: Path, keep: Path) -> None:
@@ -81,14 +83,14 @@ def _drop_stale_shards(folder: Path, keep: Path) -> None:
             shard.unlink()
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
     """NaN/inf are not JSON; a stray one (e.g. a cost a provider could not price) becomes null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):
-        return {str(k): _finite(v) for k, v in value.items()}
+        return {str(k): finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 
@@ -136,7 +138,7 @@ def export_dataset(
     stats = compute_stats(accepted, rejected, len(sft), run)
     stats["sft_format"] = sft_format
     stats["lengths"] = length_stats(sft, str(tokenizer) if tokenizer else None)
-    stats = _finite(stats)
+    stats = finite(stats)
     stats_path = out_dir / "stats.json"
     write_atomic(stats_path, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
 
