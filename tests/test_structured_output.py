@@ -283,6 +283,10 @@ def test_the_generation_assistant_schema_allows_one_call_and_names_only_offered_
         gw.close()
     calls = srv.requests[0].response_format["schema"]["properties"]["tool_calls"]
     assert calls["maxItems"] == 1 and calls["items"]["properties"]["name"]["enum"] == [TOOL.name]
+    # once the tool is settled its calls may use only its parameter names
+    arguments = calls["items"]["properties"]["arguments"]
+    assert set(arguments["properties"]) == set(TOOL.properties) and arguments["additionalProperties"] is False
+    assert "required" not in arguments
     two = {"thought": "t", "content": "", "tool_calls": [{"name": TOOL.name, "arguments": {}}] * 2}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(two, srv.requests[0].response_format["schema"])

@@ -212,7 +212,8 @@ def portable(schema: Any) -> Any:
 def schema_of(role: str, *, arguments: dict[str, Any] | None = None,
               tool_names: list[str] | None = None, max_calls: int | None = None) -> dict[str, Any]:
     """The JSON Schema of `role`'s reply. `arguments` (an object schema) narrows the slot
-    generator's `arguments`; `tool_names` narrows the names the assistant may call and
+    generator's `arguments`, or the arguments of the assistant's calls when it is offered one
+    tool; `tool_names` narrows the names the assistant may call and
     `max_calls` how many calls one reply may hold (generation allows one; evaluation sets no
     limit, since extra calls are what FTR measures)."""
     schema = json.loads(json.dumps(_SCHEMAS[role]))
@@ -220,6 +221,8 @@ def schema_of(role: str, *, arguments: dict[str, Any] | None = None,
         schema["properties"]["arguments"] = portable(arguments)
     if role == "assistant" and tool_names:
         schema["properties"]["tool_calls"]["items"]["properties"]["name"] = {"type": "string", "enum": tool_names}
+    if role == "assistant" and arguments is not None:
+        schema["properties"]["tool_calls"]["items"]["properties"]["arguments"] = portable(arguments)
     if role == "assistant" and max_calls is not None:
         schema["properties"]["tool_calls"]["maxItems"] = max_calls
     return schema

@@ -254,7 +254,8 @@ class Roles:
                 reply = await self._call("assistant", messages, state, retry, tools=[t.openai_spec() for t in offered])
             else:
                 reply = await self._call("assistant", messages, state, retry,
-                                         schema=replies.schema_of("assistant", tool_names=names, max_calls=1))
+                                         schema=replies.schema_of("assistant", tool_names=names, max_calls=1,
+                                                                  arguments=_keys_of(tool) if tool else None))
             try:
                 return parse_native(reply, phase) if native else parse_assistant(reply.text, phase)
             except ReplyError as exc:
@@ -302,6 +303,13 @@ FAULT_HINTS = {
     "parameter": "it gives two different values for one detail, unsure which is right.",
     "expression": "it is garbled: misspelt words and clipped phrasing make it hard to follow.",
 }
+
+
+def _keys_of(tool: Tool) -> dict[str, Any]:
+    """The argument schema a constrained server enforces once the tool is settled: only its own
+    parameter names and types (no `required`: a value the user has not given must be asked for,
+    not made up to fill a slot)."""
+    return {"type": "object", "properties": tool.properties, "additionalProperties": False}
 
 
 def _clean_user(text: str) -> str:
