@@ -125,6 +125,7 @@ def _accepted(job: int, finished_at: float) -> JobRecord:
 @pytest.mark.parametrize(("validator", "reason", "details", "category"), [
     ("format", "assistant turn 1 could not be parsed: x", {"rule": "parse_error"}, "unparseable reply"),
     ("toolcall", "final call is to distractor 'a'", {"rule": "wrong_tool"}, "wrong tool selected"),
+    ("selection", "wrong tool selected: 'a' instead of 'b'", {}, "wrong tool selected"),
     ("toolargs", "value of 'x' differs", {"rule": "value_mismatch"}, "wrong argument value"),
     ("toolargs", "x: not a date", {"rule": "schema"}, "schema violation"),
     ("relevancy", "about something else", {"relevant": False}, "judge: off-topic"),

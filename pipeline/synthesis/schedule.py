@@ -87,6 +87,8 @@ def rejection_category(dialogue: Dialogue) -> tuple[str, str]:
         return stage, f"judge: {_JUDGES[stage]}"
     if (rule := details.get("rule")) in _RULE_CATEGORY:
         return stage, _RULE_CATEGORY[rule]
+    if stage == "selection":  # the loop's own check: the committing call named another tool
+        return stage, "wrong tool selected"
     if stage == "synthesis":
         if reason.startswith("unusable model reply"):
             return stage, "schema violation" if "failed their schema" in reason else "unparseable reply"
