@@ -28,7 +28,7 @@ _OFFER = re.compile(r"\b(instead|what i can do|i can (help|offer|also)|alternati
 _REQUEST = re.compile(r"\b(please (provide|share|give|send|confirm|tell)|could you|can you|would you|"
                       r"let me know|what is|what's|which)\b", re.IGNORECASE)
 _BLOCKER = re.compile(r"\b(isn't valid|is not valid|not a valid|can't be used|cannot be used|outside the allowed|"
-                      r"not allowed|no record|don't have (access|any record)|same as the|two values|"
+                      r"not allowed|no record|don't have (access|any record)|same as the|"
                       r"didn't quite follow|couldn't follow)\b", re.IGNORECASE)
 _CONFIRM = re.compile(r"\b(please confirm|can you confirm|could you confirm|are you sure|shall i go ahead)\b",
                       re.IGNORECASE)
