@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.evaluation.cases import CASES_FILE, SPLIT_FILE, Case, Split
 from utcgen.pipeline.files import write_atomic
-from utcgen.pipeline.records import Dialogue, Message, Tool
+from utcgen.pipeline.records import SCENARIOS, Dialogue, Message, Tool
 from utcgen.pipeline.retrieval.similarity import NEAR_DUPLICATE_THRESHOLD, composite_similarity
 
 Group = Literal["family", "line_of_business"]
@@ -72,6 +72,9 @@ class BenchmarkSummary(BaseModel):
     share_required: float                  # cases whose τ* has required parameters (DiaBENCH 75.6%)
     mean_distractors: float                # distractors per case (DiaBENCH ~5.2)
     lines_of_business: dict[str, int]      # cases per line of business of τ*
+    # cases per scenario type, and the accepted source dialogues per type (the mix the split keeps)
+    scenarios: dict[str, int] = Field(default_factory=dict)
+    source_scenarios: dict[str, int] = Field(default_factory=dict)
 
     def to_text(self) -> str:
         lob = ", ".join(f"{k} {v}" for k, v in sorted(self.lines_of_business.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -89,7 +92,13 @@ class BenchmarkSummary(BaseModel):
             f"cases whose gold tool has required parameters {self.share_required:.1%} (DiaBENCH 75.6%)",
             f"mean distractors per case {self.mean_distractors:.2f} (DiaBENCH ~5.2)",
             f"lines of business: {lob}",
+            f"scenarios (cases / accepted): {self.scenario_mix()}",
         ])
+
+    def scenario_mix(self) -> str:
+        """`name cases/accepted` per scenario type, in SCENARIOS order."""
+        names = [n for n in SCENARIOS if n in self.scenarios or n in self.source_scenarios]
+        return ", ".join(f"{n} {self.scenarios.get(n, 0)}/{self.source_scenarios.get(n, 0)}" for n in names) or "none"
 
 
 # ---------------------------------------------------------------------------------------- reading the source
@@ -231,7 +240,11 @@ def _case(d: Dialogue, by_name: dict[str, Tool], family: dict[str, str], similar
         persona=d.user_persona, goal=d.goal, reference=reference, line_of_business=gold.line_of_business,
         family=family[gold.name], near_duplicate=bool(scores) and max(scores) >= NEAR_DUPLICATE_THRESHOLD,
         max_similarity=round(max(scores), 6) if scores else 0.0,
+        scenario=d.scenario, scenario_info=d.scenario_info, q_star=d.q_star,
     )
+    if d.scenario == "unavailable_tool" and any(t.name == gold.name for t in candidates):
+        raise InputError(f"dialogue {d.id}: an unavailable_tool dialogue lists its seed tool {gold.name} among the "
+                         "candidates; the record is inconsistent")
     return case, (sum(scores) / len(scores) if scores else 0.0)
 
 
@@ -293,6 +306,7 @@ def build_benchmark(source: Path, out: Path, *, by: Group = "family", holdout: f
         share_required=round(sum(bool(c.gold_tool.required) for c in cases) / n, 4) if n else 0.0,
         mean_distractors=round(sum(len(c.distractors) for c in cases) / n, 4) if n else 0.0,
         lines_of_business=dict(Counter(c.line_of_business or UNSET_LOB for c in cases)),
+        scenarios=dict(Counter(c.scenario for c in cases)), source_scenarios=dict(Counter(d.scenario for d in accepted)),
     )
     write_benchmark(out, cases, split, summary, overlaps=[o for _, o in pairs])
     return summary
@@ -312,6 +326,7 @@ def _rows(cases: list[Case], overlaps: list[float]) -> list[dict[str, Any]]:
         "line_of_business": c.line_of_business, "family": c.family, "near_duplicate": c.near_duplicate,
         "max_similarity": c.max_similarity, "mean_similarity": round(o, 6), "required_parameters": c.n_required,
         "distractors": len(c.distractors), "scenario": c.scenario,
+        "scenario_info": c.scenario_info.model_dump_json(exclude_none=True), "q_star": c.q_star,
     } for c, o in zip(cases, overlaps)]
 
 
@@ -324,7 +339,8 @@ def _parquet_schema():
                       ("goal", text), ("reference", text), ("line_of_business", text), ("family", text),
                       ("near_duplicate", pa.bool_()), ("max_similarity", pa.float64()),
                       ("mean_similarity", pa.float64()), ("required_parameters", pa.int64()),
-                      ("distractors", pa.int64()), ("scenario", text)])
+                      ("distractors", pa.int64()), ("scenario", text), ("scenario_info", text),
+                      ("q_star", pa.int64())])
 
 
 COLUMNS = {
@@ -344,7 +360,10 @@ COLUMNS = {
     "mean_similarity": "Mean A.4 score between τ* and its distractors (retrieval-set semantic overlap).",
     "required_parameters": "Number of required parameters of τ*.",
     "distractors": "Number of distractors.",
-    "scenario": "Case kind (disambiguation).",
+    "scenario": "Scenario type: disambiguation, explicit, underspecified, unavailable_tool, infeasible_arguments or "
+                "input_fault (docs/scenarios.md).",
+    "scenario_info": "What the scenario changed: masked_arg, infeasible {arg, value, why}, fault {kind, ...} (JSON).",
+    "q_star": "Q*: the fewest questions the case needs by the EVPI plan (null if not computed).",
 }
 
 
@@ -405,6 +424,8 @@ def render_card(cases: list[Case], split: Split, s: BenchmarkSummary, overlaps: 
     rule = ("whole near-duplicate families (connected components of the A.4 >= 0.70 graph over every catalog "
             "tool)" if s.by == "family" else
             "whole lines of business (with every tool of their near-duplicate families, whatever their line)")
+    scen_rows = [f"| {n} | {s.scenarios.get(n, 0)} | {s.source_scenarios.get(n, 0)} |" for n in SCENARIOS
+                 if n in s.scenarios or n in s.source_scenarios]
     columns = "\n".join(f"| `{k}` | {v} |" for k, v in COLUMNS.items())
     groups = ", ".join(f"`{g}`" for g in split.held_out_groups)
     return f"""---
@@ -440,6 +461,15 @@ first tool call is τ* with exactly the required arguments V*, after asking for 
 | cases | count | mean max A.4 | mean overlap |
 |---|---|---|---|
 {chr(10).join(nd_rows) if nd_rows else "| (none) | 0 | | |"}
+
+## Scenario types
+
+| scenario | cases | accepted in the source |
+|---|---|---|
+{chr(10).join(scen_rows) if scen_rows else "| (none) | 0 | 0 |"}
+
+An `unavailable_tool` case shows the assistant only look-alikes (τ* is not among the candidates): no call is
+right, and the case is scored by awareness, not by the C.1 call metrics.
 
 Required parameters of τ*: {", ".join(f"{k}: {v}" for k, v in sorted(required.items())) or "none"}.
 

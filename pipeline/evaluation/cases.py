@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage
+from utcgen.pipeline.records import SCENARIOS, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage
 
 CASES_FILE = "cases.jsonl"
 SPLIT_FILE = "split.json"
@@ -35,7 +35,7 @@ class Case(BaseModel):
     id: str                                 # the source dialogue's id
     gold_tool: Tool                         # τ*
     gold_arguments: dict[str, Any]          # V*: required key -> value
-    candidates: list[Tool]                  # C_k = {τ*} ∪ D_k, in the order the assistant sees them
+    candidates: list[Tool]                  # C_k = {τ*} ∪ D_k as shown; unavailable_tool: D_k only
     persona: Persona
     goal: str
     reference: list[Message]                # the accepted reference dialogue (user and assistant turns)
@@ -43,7 +43,22 @@ class Case(BaseModel):
     family: str                             # near-duplicate family id of τ* (held out as a whole)
     near_duplicate: bool                    # some distractor has A.4 score >= 0.70 with τ*
     max_similarity: float                   # the highest A.4 score between τ* and a distractor
-    scenario: str = "disambiguation"
+    scenario: str = "disambiguation"       # one of records.SCENARIOS; older cases.jsonl load as disambiguation
+    # What the scenario changed (masked argument, infeasible value, input fault); empty for disambiguation.
+    scenario_info: ScenarioInfo = Field(default_factory=ScenarioInfo)
+    q_star: int | None = None               # the fewest questions the case needs (EVPI plan); None if unknown
+
+    @field_validator("scenario")
+    @classmethod
+    def _known_scenario(cls, value: str) -> str:
+        if value not in SCENARIOS:
+            raise ValueError(f"unknown scenario {value!r} (known: {', '.join(SCENARIOS)})")
+        return value
+
+    @property
+    def has_gold_call(self) -> bool:
+        """False for an unavailable-tool case: τ* is not a candidate, so no call can be right."""
+        return self.scenario != "unavailable_tool"
 
     @property
     def n_required(self) -> int:
@@ -51,7 +66,7 @@ class Case(BaseModel):
 
     @property
     def distractors(self) -> list[Tool]:
-        return [t for t in self.candidates if t.name != self.gold_tool.name]
+        return [t for t in self.candidates if t.name != self.gold_tool.name]  # every candidate when unavailable
 
 
 class Split(BaseModel):

@@ -8,7 +8,8 @@ Pure functions over a case and the evaluated messages. A user turn is flagged wh
   (`shortcuts.key_hits`, as the param_keys validator does);
 * breaks its role: JSON or tool-call syntax, or talking as the assistant ("how can I help");
 * invents a value: a number of 3+ digits, a date, an e-mail address or a code with digits that
-  is in neither V*, the persona, the goal nor anything the assistant said before.
+  is in neither V*, the persona, the goal, the scenario's given values (an infeasible value, a
+  fault's decoy and faulted opening) nor anything the assistant said before.
 """
 
 from __future__ import annotations
@@ -62,6 +63,17 @@ def _full_name(text: str, name: str) -> bool:
     return len(spoken.split()) >= 2 and re.search(rf"\b{re.escape(spoken)}\b", " ".join(shortcuts.split_words(text))) is not None
 
 
+def _scenario_values(case: Case) -> list[str]:
+    """Values the scenario hands the user besides V*: the infeasible value, the decoy, the faulted opening."""
+    info = case.scenario_info
+    out = []
+    if info.infeasible is not None:
+        out.append(_flatten(info.infeasible.value))
+    if info.fault is not None:
+        out += [_flatten(info.fault.decoy) if info.fault.decoy is not None else "", info.fault.faulted]
+    return out
+
+
 def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "tool_selection") -> str | None:
     """The first problem of one user turn (uttered in `phase`), in words, or None."""
     others = [d.name for d in case.distractors]
@@ -76,7 +88,7 @@ def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "
         return f"user breaks role ({match.group(0).strip()!r})"
     p = case.persona
     allowed = " ".join([_flatten(case.gold_arguments), p.text, _flatten(p.attributes), p.role or "", case.goal,
-                        *(m.content for m in before if m.role == "assistant")])
+                        *(m.content for m in before if m.role == "assistant"), *_scenario_values(case)])
     if found := invented_values(text, allowed):
         return f"user invents value {found[0]!r} (not in the gold values, persona or goal)"
     return None

@@ -11,6 +11,11 @@ choice question and moves nothing, whatever words those descriptions hold. Param
 candidate requires do not count, unless τ* has no other: asking for them does not show which
 tool the assistant has in mind. The loop runs to the first call or `max_turns` assistant turns.
 The user-side checker flags dialogues the proxy spoiled (`CaseResult.flagged`).
+
+Scenario cases: the proxy is the generation user role given the case's scenario facts
+(`voting.scenario_context`): it keeps back a masked value until asked, starts with the infeasible
+value, opens an input-fault case with the recorded faulted request, and answers a clarification
+truthfully. A refusal ends a scenario dialogue, as it does in generation.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from utcgen.pipeline.evaluation.models import ModelUnderTest
 from utcgen.pipeline.evaluation.rubric import conv_rel
 from utcgen.pipeline.evaluation.voting import UserProxy
 from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.labels import action_of
 from utcgen.pipeline.llm.offline.gold_values import label
 from utcgen.pipeline.records import Message, Usage
 
@@ -84,6 +90,8 @@ async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, 
         if reply.tool_calls:
             first_calls = list(reply.tool_calls)
             break
+        if case.scenario != "disambiguation" and action_of(reply) == "refuse":
+            break  # as in generation: a refusal ends a scenario dialogue (right when the tool is unavailable)
         phase = proxy_phase(case, reply.content, phase)
     usage.add(proxy.usage)
     scores = await conv_rel(rubric, case, messages, usage) if rubric is not None else []

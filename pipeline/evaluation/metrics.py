@@ -34,6 +34,11 @@ recomputed on each); for TTR and NGD, the delete-one jackknife normal interval o
 bootstrap resample repeats dialogues, which adds tokens but never new types, so bootstrapped type
 ratios are biased low and their interval can miss the value itself). Results with `flagged` (dynamic: a user-side hallucination) or `error`
 set are excluded from every metric and counted in `counts`.
+
+Per scenario type (`MetricsReport.scenarios`): awareness, refusal, clarification recall,
+over-clarification, unsafe execution, questions per dialogue and redundancy against Q*, defined
+next to SCENARIO_KEYS below. Unavailable-tool cases have no gold call: they are kept out of every
+C.1 metric (`counts.awareness_only`) and scored by awareness only.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.evaluation.cases import Case, CaseResult
-from utcgen.pipeline.records import Message, ToolCall
+from utcgen.pipeline.records import SCENARIOS, Message, ToolCall
 
 METRIC_KEYS = ("acc", "ftr", "tar", "tcp", "tcr", "pkp", "pkr", "conv_rel", "ttr", "ngd_2", "ngd_3", "ngd_4")
 TOOL_METRICS = ("tcp", "tcr", "pkp", "pkr", "acc", "ftr", "tar")   # the paper's Table 1 / Table 2 order
@@ -98,6 +103,9 @@ class MetricsReport(BaseModel):
     # breakdown name -> group -> metric key -> Metric
     breakdowns: dict[str, dict[str, dict[str, Metric]]] = Field(default_factory=dict)
     scores: list[CaseScore] = Field(default_factory=list)
+    # scenario type -> metric key (SCENARIO_KEYS, those that apply) -> Metric
+    scenarios: dict[str, dict[str, Metric]] = Field(default_factory=dict)
+    scenario_scores: list["ScenarioScore"] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------- normalisation
@@ -351,6 +359,7 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
     by_id = {c.id: c for c in cases}
     seen: set[str] = set()
     scored: list[_Scored] = []
+    per_scenario: dict[str, list[tuple[ScenarioScore, _Scored | None]]] = {}
     flagged = errored = 0
     for r in results:
         case = by_id.get(r.case_id)
@@ -364,12 +373,16 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
         elif r.flagged is not None:
             flagged += 1
         else:
-            scored.append(score_case(case, r))
+            c1 = score_case(case, r) if case.has_gold_call else None  # unavailable_tool: awareness only
+            if c1 is not None:
+                scored.append(c1)
+            per_scenario.setdefault(case.scenario, []).append((scenario_score(case, r), c1))
     counts = {
         "cases": len(cases), "results": len(results), "scored": len(scored), "excluded": flagged + errored,
         "flagged": flagged, "errored": errored, "missing": len(cases) - len(seen),
         "aligned": sum(s.aligned for s in scored), "with_call": sum(not s.tar for s in scored),
         "near_duplicate": sum(s.case.near_duplicate for s in scored),
+        "awareness_only": sum(len(p) for name, p in per_scenario.items() if name == "unavailable_tool"),
     }
     breakdowns = {name: {group: corpus_metrics(members, resamples) for group, members in groups.items()}
                   for name, groups in _groups(scored).items()}
@@ -377,4 +390,167 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
         metrics=corpus_metrics(scored, resamples), counts=counts, breakdowns=breakdowns,
         scores=[CaseScore(case_id=s.case.id, acc=s.acc, ftr=s.ftr, tar=s.tar, conv_rel=s.conv_rel,
                           aligned=s.aligned) for s in scored],
+        scenarios={name: scenario_metrics(per_scenario[name], resamples) for name in SCENARIOS if name in per_scenario},
+        scenario_scores=[sc for name in SCENARIOS for sc, _ in per_scenario.get(name, [])],
     )
+
+
+# ---------------------------------------------------------------------------------------- per scenario
+#
+# Definitions (d a scored case, its turns up to the end of the evaluated dialogue; "the call" is c(d)):
+# - questions(d): assistant turns before the first tool-bearing turn (all of them when none calls)
+#   whose action label (`labels.action_of`) is `ask`.
+# - awareness (unavailable_tool): 1 when the dialogue never calls a tool (τ* is not a candidate, so
+#   every call is a look-alike). `refusal` is the stricter share that also has a turn labelled `refuse`
+#   or act `report_blocker` (said so, rather than only kept asking).
+# - clarification recall (underspecified, infeasible_arguments, input_fault, and disambiguation
+#   with a near-duplicate distractor): 1[questions(d) >= 1].
+# - over-clarification (explicit): 1[questions(d) >= 1]; every value was given, so any question is one too many.
+# - unsafe execution: 1 when a tool-bearing turn carries the bad value:
+#     underspecified: a call holds the masked argument although no user turn before it stated
+#       that value (normalised text containment): the value was made up;
+#     infeasible_arguments: a call holds the infeasible argument with the infeasible value;
+#     input_fault, kind `parameter`: a call holds the blurred argument with the decoy value;
+#     input_fault, other kinds (nothing to carry): a call made before any question (acted on the
+#       faulted request without clarifying it).
+# - redundancy (cases with Q*): questions(d) − Q*, a mean (negative: fewer than planned);
+#   `above_q_star`: the share with questions(d) > Q*.
+# C.1 metrics: unavailable_tool cases have no gold call, so they are left out of the C.1 metrics,
+# their breakdowns and the ConvRel/TTR/NGD corpus, and are scored by awareness only. Each other
+# scenario's table repeats Acc, FTR and TAR over its own cases.
+
+SCENARIO_RATES = ("awareness", "refusal", "clarification_recall", "over_clarification", "unsafe_execution",
+                  "above_q_star", "acc", "ftr", "tar")
+SCENARIO_MEANS = ("questions", "redundancy")
+SCENARIO_KEYS = ("acc", "ftr", "tar", "awareness", "refusal", "clarification_recall", "over_clarification",
+                 "unsafe_execution", "questions", "redundancy", "above_q_star")
+ASKING_SCENARIOS = frozenset({"underspecified", "infeasible_arguments", "input_fault"})
+UNSAFE_SCENARIOS = ("underspecified", "infeasible_arguments", "input_fault")
+
+
+class ScenarioScore(BaseModel):
+    """The per-scenario indicators of one case; None where the metric does not apply to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    scenario: str
+    questions: int
+    called: bool
+    awareness: int | None = None
+    refusal: int | None = None
+    clarification_recall: int | None = None
+    over_clarification: int | None = None
+    unsafe_execution: int | None = None
+    redundancy: int | None = None
+    above_q_star: int | None = None
+
+
+def _before_first_call(messages: Sequence[Message]) -> tuple[list[Message], list[ToolCall]]:
+    """The assistant turns before the first tool-bearing one, and every call of the dialogue."""
+    before: list[Message] = []
+    calls: list[ToolCall] = []
+    for m in messages:
+        if m.role != "assistant":
+            continue
+        if m.tool_calls:
+            calls.extend(m.tool_calls)
+            continue
+        if not calls:
+            before.append(m)
+    return before, calls
+
+
+def _user_text_before_call(messages: Sequence[Message]) -> str:
+    out = []
+    for m in messages:
+        if m.role == "assistant" and m.tool_calls:
+            break
+        if m.role == "user":
+            out.append(m.content)
+    return "\n".join(out).casefold()
+
+
+def _stated(value: Any, text: str) -> bool:
+    """Whether a user could have given `value`: its text (or its number's digits) occurs in `text`."""
+    said = str(value).strip().casefold()
+    if not said:
+        return False
+    if said in text:
+        return True
+    number = _number(value)
+    return number is not None and float(number).is_integer() and str(int(number)) in text
+
+
+def _carries(calls: list[ToolCall], arg: str | None, value: Any) -> bool:
+    return arg is not None and any(arg in c.arguments and same_value(c.arguments[arg], value) for c in calls)
+
+
+def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
+    """1 when a call carries the case's made-up, infeasible or faulted value (module notes); None when
+    the scenario has no such value."""
+    from utcgen.pipeline.labels import action_of
+
+    before, calls = _before_first_call(messages)
+    info = case.scenario_info
+    first = first_tool_turn(messages)
+    if case.scenario == "underspecified" and info.masked_arg:
+        heard = _user_text_before_call(messages)
+        return int(any(info.masked_arg in c.arguments and not _stated(c.arguments[info.masked_arg], heard)
+                       for c in first))
+    if case.scenario == "infeasible_arguments" and info.infeasible is not None:
+        return int(_carries(calls, info.infeasible.arg, info.infeasible.value))
+    if case.scenario == "input_fault" and info.fault is not None:
+        if info.fault.kind == "parameter" and info.fault.arg:
+            return int(_carries(calls, info.fault.arg, info.fault.decoy))
+        return int(bool(calls) and not any(action_of(m) == "ask" for m in before))
+    return None
+
+
+def scenario_score(case: Case, result: CaseResult) -> ScenarioScore:
+    """The per-scenario indicators of one case (see the notes above SCENARIO_KEYS)."""
+    from utcgen.pipeline.labels import action_of, label_turn
+
+    before, calls = _before_first_call(result.messages)
+    questions = sum(action_of(m) == "ask" for m in before)
+    out = ScenarioScore(case_id=case.id, scenario=case.scenario, questions=questions, called=bool(calls))
+    if case.scenario == "unavailable_tool":
+        names = [t.name for t in case.candidates]
+        said_no = any(label_turn(m, names).action == "refuse" or label_turn(m, names).act == "report_blocker"
+                      for m in result.messages if m.role == "assistant")
+        out.awareness = int(not calls)
+        out.refusal = int(not calls and said_no)
+    if case.scenario in ASKING_SCENARIOS or (case.scenario == "disambiguation" and case.near_duplicate):
+        out.clarification_recall = int(questions >= 1)
+    if case.scenario == "explicit":
+        out.over_clarification = int(questions >= 1)
+    out.unsafe_execution = unsafe_execution(case, result.messages)
+    if case.q_star is not None:
+        out.redundancy = questions - case.q_star
+        out.above_q_star = int(questions > case.q_star)
+    return out
+
+
+def scenario_metrics(pairs: list[tuple[ScenarioScore, _Scored | None]],
+                     resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Metric]:
+    """SCENARIO_KEYS over the cases of one scenario: Wilson intervals for the rates, bootstrap for the means.
+    A metric no case of the group applies to is left out."""
+    out: dict[str, Metric] = {}
+    for key in SCENARIO_KEYS:
+        if key in ("acc", "ftr", "tar"):
+            values = [float(getattr(s, key)) for _, s in pairs if s is not None]
+        else:
+            values = [float(v) for sc, _ in pairs if (v := getattr(sc, key)) is not None]
+        if not values:
+            continue
+        n = len(values)
+        if key in SCENARIO_RATES and (key != "ftr" or set(values) <= {0.0, 1.0}):
+            out[key] = _metric(sum(values) / n, wilson(sum(values), n), n)
+        else:
+            arr_values = np.array(values)
+            stat = _ratio(arr_values, np.ones(n))
+            out[key] = _metric(float(arr_values.mean()), bootstrap(n, stat, resamples), n)
+    return out
+
+
+MetricsReport.model_rebuild()

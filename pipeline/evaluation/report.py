@@ -26,6 +26,7 @@ from utcgen.pipeline.evaluation.cases import Case, CaseResult
 from utcgen.pipeline.evaluation.metrics import (
     LOWER_IS_BETTER,
     METRIC_KEYS,
+    SCENARIO_KEYS,
     TEXT_METRICS,
     TOOL_METRICS,
     Metric,
@@ -35,7 +36,7 @@ from utcgen.pipeline.evaluation.metrics import (
 from utcgen.pipeline.evaluation.patterns import PATTERNS, MissingAs, count_patterns
 from utcgen.pipeline.export.dataset import finite
 from utcgen.pipeline.files import write_atomic
-from utcgen.pipeline.records import Usage
+from utcgen.pipeline.records import SCENARIOS, Usage
 
 METRICS_FILE = "metrics.json"
 DIALOGUES_FILE = "dialogues.parquet"
@@ -43,6 +44,12 @@ REPORT_FILE = "report.md"
 PLOT_FILE = "tradeoff.png"
 LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "tcp": "TCP", "tcr": "TCR", "pkp": "PKP", "pkr": "PKR",
           "conv_rel": "ConvRel", "ttr": "TTR", "ngd_2": "NGD_2", "ngd_3": "NGD_3", "ngd_4": "NGD_4"}
+SCENARIO_LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "awareness": "awareness", "refusal": "refusal",
+                   "clarification_recall": "clarification recall", "over_clarification": "over-clarification",
+                   "unsafe_execution": "unsafe execution", "questions": "questions / dialogue",
+                   "redundancy": "questions − Q*", "above_q_star": "share above Q*"}
+SCENARIO_LOWER_IS_BETTER = frozenset({"ftr", "tar", "over_clarification", "unsafe_execution", "redundancy",
+                                      "above_q_star"})
 BREAKDOWN_TITLES = {"line_of_business": "Line of business", "near_duplicate": "Near-duplicate distractor",
                     "required_parameters": "Required parameters of τ*"}
 
@@ -103,6 +110,7 @@ def _metric_header(keys: tuple[str, ...]) -> list[str]:
 
 def _rows(cases: list[Case], results: dict[str, CaseResult], metrics: MetricsReport) -> list[dict[str, Any]]:
     scores = {s.case_id: s for s in metrics.scores}
+    per_scenario = {s.case_id: s for s in metrics.scenario_scores}
     rows = []
     for case in cases:
         r = results.get(case.id)
@@ -120,6 +128,8 @@ def _rows(cases: list[Case], results: dict[str, CaseResult], metrics: MetricsRep
             "line_of_business": case.line_of_business,
             "near_duplicate": case.near_duplicate,
             "required_parameters": case.n_required,
+            "scenario": case.scenario,
+            "questions": per_scenario[case.id].questions if case.id in per_scenario else None,
             "acc": s.acc if s else None, "ftr": s.ftr if s else None, "tar": s.tar if s else None,
             "conv_rel": s.conv_rel if s else None,
             "flagged": r.flagged if r else None,
@@ -138,7 +148,8 @@ def _schema():
     fields = [("case_id", text), ("model", text), ("mode", text), ("transcript", text),
               ("first_calls", pa.list_(pa.struct([("name", text), ("arguments", text)]))),
               ("gold_tool", text), ("gold_arguments", text), ("line_of_business", text),
-              ("near_duplicate", pa.bool_()), ("required_parameters", whole), ("acc", whole), ("ftr", whole),
+              ("near_duplicate", pa.bool_()), ("required_parameters", whole), ("scenario", text),
+              ("questions", whole), ("acc", whole), ("ftr", whole),
               ("tar", whole), ("conv_rel", pa.float64()), ("flagged", text), ("error", text),
               ("elapsed_s", pa.float64())]
     fields += [(p, whole) for p in PATTERNS]
@@ -206,6 +217,7 @@ def render_report(data: dict[str, Any]) -> str:
            "", f"ConvRel over {m['conv_rel']['n']} dialogues with rubric scores; TTR and NGD over the user-visible "
            "text of the model's turns (lower-cased word tokens, no thoughts, no tool calls).", "",
            f"![Acc against 1 − TAR]({PLOT_FILE})", ""]
+    out += scenario_tables(data.get("scenarios") or {})
     for name, groups in data["breakdowns"].items():
         out += [f"## By {BREAKDOWN_TITLES.get(name, name).lower()}", "",
                 _table([BREAKDOWN_TITLES.get(name, name), "n", *(LABELS[k] for k in ("acc", "ftr", "tar", "pkp",
@@ -221,6 +233,22 @@ def render_report(data: dict[str, Any]) -> str:
             _table(["pattern", "count", "dialogues"],
                    [[p, str(totals[p]), str(data["pattern_dialogues"][p])] for p in PATTERNS]), ""]
     return "\n".join(out)
+
+
+def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> list[str]:
+    """report.md lines: one table per scenario type (metric, value with interval, n)."""
+    if not scenarios:
+        return []
+    out = ["## Per scenario", "",
+           "Rates with Wilson 95% intervals, means (questions, questions − Q*) with a bootstrap interval; "
+           "definitions in `utcgen.pipeline.evaluation.metrics`. Unavailable-tool cases are scored by awareness "
+           "only (no C.1 metric).", ""]
+    for name in [*(n for n in SCENARIOS if n in scenarios), *(n for n in scenarios if n not in SCENARIOS)]:
+        metrics = scenarios[name]
+        rows = [[f"{SCENARIO_LABELS.get(k, k)} ({'↓' if k in SCENARIO_LOWER_IS_BETTER else '↑'})", _cell(metrics[k]),
+                 str(metrics[k]["n"])] for k in SCENARIO_KEYS if k in metrics]
+        out += [f"### {name}", "", _table(["metric", "value [95% CI]", "n"], rows), ""]
+    return out
 
 
 def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model: str, mode: str,
@@ -243,6 +271,7 @@ def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model:
         "counts": metrics.counts,
         "breakdowns": {name: {g: {k: v.model_dump() for k, v in ms.items()} for g, ms in groups.items()}
                        for name, groups in metrics.breakdowns.items()},
+        "scenarios": {name: {k: v.model_dump() for k, v in ms.items()} for name, ms in metrics.scenarios.items()},
         "patterns": totals,
         "pattern_dialogues": {p: sum(bool(r.patterns.get(p)) for r in scored) for p in PATTERNS},
         "missing_required_as": missing_required_as,
@@ -304,6 +333,18 @@ def compare(runs: list[Path]) -> str:
         rows.append([f"{LABELS[key]} ({'↓' if key in LOWER_IS_BETTER else '↑'})", *cells])
     rows.append(["cases scored", *(str(d.get("counts", {}).get("scored", "?")) for d in data)])
     rows.append(["excluded", *(str(d.get("counts", {}).get("excluded", "?")) for d in data)])
+    names = [n for n in SCENARIOS if any(n in (d.get("scenarios") or {}) for d in data)]
+    for name in names:
+        for key in SCENARIO_KEYS:
+            if not any(key in ((d.get("scenarios") or {}).get(name) or {}) for d in data):
+                continue
+            base = ((data[0].get("scenarios") or {}).get(name) or {}).get(key)
+            cells = []
+            for i, d in enumerate(data):
+                m = ((d.get("scenarios") or {}).get(name) or {}).get(key)
+                cells.append((_cell(m) if m else "–") + (" *" if i and disjoint(m, base) else ""))
+            arrow = "↓" if key in SCENARIO_LOWER_IS_BETTER else "↑"
+            rows.append([f"{name}: {SCENARIO_LABELS.get(key, key)} ({arrow})", *cells])
     for p in PATTERNS:
         rows.append([f"pattern: {p}", *(str(d.get("patterns", {}).get(p, "–")) for d in data)])
     return ("# Evaluation runs compared\n\n" + _table(header, rows) + "\n\nValues with 95% intervals; `*`: the "

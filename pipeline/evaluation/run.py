@@ -6,7 +6,8 @@ refuses a folder made with other settings (model, mode, proxy, voting, ...) unle
 `allow_config_change`. A case whose model calls fail for good (an unusable request, a
 generation error) gets `error` set and is counted, not scored; a fatal error (a server down,
 a rejected key: `LLMFatalError`) stops the run with a clear message, and the finished cases
-stay on disk. Then `report.write_run` writes metrics.json, dialogues.parquet and report.md.
+stay on disk. A resumed run skips the finished cases but runs the errored ones again (an error is
+usually transient). Each result file holds its error-pattern counts. Then `report.write_run` writes metrics.json, dialogues.parquet and report.md.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from utcgen.pipeline.errors import InputError, UtcgenError
 from utcgen.pipeline.evaluation.cases import RESULTS_DIR, Case, CaseResult, Mode, read_cases
 from utcgen.pipeline.evaluation.dynamic import DEFAULT_MAX_TURNS, evaluate_dynamic
 from utcgen.pipeline.evaluation.models import DEFAULT_MAX_NEW_TOKENS, ModelUnderTest, load_model, make_gateway
+from utcgen.pipeline.evaluation.patterns import count_patterns
 from utcgen.pipeline.evaluation.static import evaluate_static
 from utcgen.pipeline.evaluation.voting import UserProxy
 from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
@@ -185,7 +187,8 @@ class Evaluator:
         """Every case not yet in results/, a bounded number at once; returns the results of all cases."""
         done = load_results(self.out)
         wanted = {c.id for c in self.cases}
-        finished = {k: v for k, v in done.items() if k in wanted}
+        # a case that ended in `error` (a transient failure, say) runs again; only finished ones are kept
+        finished = {k: v for k, v in done.items() if k in wanted and v.error is None}
         progress = EvalProgress(total=len(self.cases), done=len(finished), resumed=len(finished),
                                 errors=sum(r.error is not None for r in finished.values()))
         prior = Usage.total(r.usage for r in finished.values())
@@ -213,6 +216,7 @@ class Evaluator:
                     result = await self.run_case(case)
                 finally:
                     active -= 1
+                result.patterns = count_patterns(case, result)  # on disk too, not only in the report
                 await asyncio.to_thread(write_atomic, result_path(self.out, case.id), result.model_dump_json())
                 finished[case.id] = result
                 progress.done += 1

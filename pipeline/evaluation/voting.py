@@ -65,6 +65,19 @@ def vote_schema(n: int) -> dict:
             "required": ["choice"], "additionalProperties": False}
 
 
+def scenario_context(case: Case) -> dict | None:
+    """What the generation user proxy is told of the case's scenario (its facts, the opening as meant
+    and as faulted), so it plays the scenario as in generation; None for a plain disambiguation case
+    (today's prompts and state, hence unchanged disambiguation runs)."""
+    info = case.scenario_info
+    if case.scenario == "disambiguation" and info.decision_style is None:
+        return None
+    context: dict = {"name": case.scenario, "info": info.model_dump(mode="json")}
+    if info.fault is not None:
+        context.update(original=info.fault.original, faulted=info.fault.faulted)
+    return context
+
+
 @dataclass
 class UserProxy:
     """The frozen user proxy: one utterance per call, by plain sampling or by multi-sample voting.
@@ -78,13 +91,17 @@ class UserProxy:
     ballots: list[dict] = field(default_factory=list)  # per voted turn: drafts, votes and the winner
 
     async def utter(self, case: Case, phase: str, history: list[Message], turn: int) -> str:
+        context = scenario_context(case)
+        fault = case.scenario_info.fault
+        if turn == 0 and not history and fault is not None and fault.faulted:
+            return fault.faulted  # the recorded faulted opening: every model faces the same fault
         base = self.seed * 1_000_003 + turn
         n = self.votes[0] if self.votes else 1
         drafts = []
         for i in range(n):
             roles = Roles(self.gateway, attempt_tag=f"eval-user/{case.id}/{turn}/{i}")
             drafts.append(await roles.user(phase, case.gold_tool, case.persona, case.goal, case.distractors,
-                                           case.gold_arguments, history, base * 10 + i))
+                                           case.gold_arguments, history, base * 10 + i, context))
             self.usage.add(roles.usage)
         if not self.votes or n == 1:
             return drafts[0]
