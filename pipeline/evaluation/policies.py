@@ -3,7 +3,11 @@
 Each is a pure function `(case, history) -> assistant Message` (history: the dialogue so far,
 ending with the user turn to answer). They calibrate the metrics and the runners end to end:
 `oracle` must score Acc 1, FTR 0, TAR 0; `never-call` TAR 1; `extra-key` PKP < 1 with PKR 1;
-`first-candidate` scores exactly what its candidate order gives.
+`first-candidate` scores exactly what its candidate order gives; `scenario-oracle` does what each
+scenario asks (docs/scenarios.md): awareness and refusal 1 on unavailable-tool cases,
+over-clarification 0 on explicit ones, clarification recall 1 and unsafe execution 0 where a
+question is needed, and on disambiguation cases exactly the oracle. It reads the scenario from the
+case, as `oracle` reads τ*: a yardstick, not a model.
 """
 
 from __future__ import annotations
@@ -50,9 +54,33 @@ def extra_key(case: Case, history: list[Message]) -> Message:
     return _call(case.gold_tool.name, arguments)
 
 
+def _asked(history: list[Message]) -> bool:
+    return any(m.role == "assistant" and not m.tool_calls for m in history)
+
+
+def scenario_oracle(case: Case, history: list[Message]) -> Message:
+    """Refuses when τ* is unavailable; asks once where the scenario needs a question, then calls τ* with V*."""
+    info = case.scenario_info
+    if case.scenario == "unavailable_tool":
+        return Message(role="assistant", thought="reference policy: unavailable tool",
+                       content="None of the tools I have can do that. What I can do instead is help with a related "
+                               "request, or you can look it up and share the result with me.")
+    if case.scenario in ("underspecified", "infeasible_arguments", "input_fault") and not _asked(history):
+        if case.scenario == "underspecified" and info.masked_arg:
+            question = f"Could you tell me the {info.masked_arg.replace('_', ' ')}?"
+        elif case.scenario == "infeasible_arguments" and info.infeasible is not None:
+            question = (f"The {info.infeasible.arg.replace('_', ' ')} you gave is not valid here. Could you give me "
+                        "another value?")
+        else:
+            question = "Could you tell me exactly what you need, with the details?"
+        return Message(role="assistant", content=question, thought="reference policy: clarify first")
+    return _call(case.gold_tool.name, case.gold_arguments)
+
+
 POLICIES: dict[str, Policy] = {
     "reference/oracle": oracle,
     "reference/never-call": never_call,
     "reference/first-candidate": first_candidate,
     "reference/extra-key": extra_key,
+    "reference/scenario-oracle": scenario_oracle,
 }
