@@ -16,7 +16,7 @@ from utcgen.pipeline.evaluation.cases import CASES_FILE, Case, CaseResult, read_
 from utcgen.pipeline.evaluation.metrics import compute_metrics, scenario_score, wilson
 from utcgen.pipeline.records import SCENARIOS, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 
-LINES = {"procurement", "supply_chain", "finance"}
+LINES = {"procurement", "finance"}
 MIX = {name: 1.0 for name in SCENARIOS}
 
 
@@ -177,13 +177,12 @@ def test_report_has_one_table_per_scenario_and_compare_shows_them(tmp_path: Path
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> dict[str, Any]:
-    """A benchmark built by `build_benchmark` from an offline run of 36 dialogues mixing every scenario."""
+def bench(tmp_path_factory, embedder) -> dict[str, Any]:
+    """A benchmark built by `build_benchmark` from an offline run of 30 dialogues mixing every scenario."""
     from utcgen.pipeline.catalog.reader import load_catalog
     from utcgen.pipeline.config import load_config
     from utcgen.pipeline.evaluation.benchmark import build_benchmark
     from utcgen.pipeline.resources import shipped
-    from utcgen.pipeline.retrieval.embeddings import Embedder
     from utcgen.pipeline.synthesis.run import Engine
 
     root = tmp_path_factory.mktemp("evalscen")
@@ -193,10 +192,9 @@ def bench(tmp_path_factory) -> dict[str, Any]:
     mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
             if json.loads(line).get("line_of_business") in LINES]
     personas.write_text("".join(line + "\n" for line in mine[::3]))
-    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 36, "seed": 5, "catalog": str(catalog),
+    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 30, "seed": 5, "catalog": str(catalog),
                                 "personas": str(personas), "scenarios": MIX})
     config.llm.cache_dir = str(root / "cache")
-    embedder = Embedder(cache_dir=root / "cache" / "embeddings")
     engine = Engine(config, embedder=embedder)
     try:
         records = asyncio.run(engine.run())
