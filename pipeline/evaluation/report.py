@@ -3,11 +3,12 @@
 `write_run` writes, each atomically, into the run folder:
 - `metrics.json`: every C.1 metric as {value, low, high, n} under `metrics`, the counts (scored,
   excluded: flagged and errored, missing), breakdowns (line of business, near-duplicate or not,
-  required parameters), error-pattern totals over the scored cases, usage, wall time, model, mode;
+  required parameters), the per-scenario metrics under `scenarios` ({name: {metric: {value, low, high,
+  n}}}), error-pattern totals over the scored cases, usage, wall time, model, mode;
 - `dialogues.parquet`: one row per case (transcript, the first tool turn's calls, the reference,
   the dialogue-level indicators and the pattern counts), for reading failures one by one;
 - `report.md`: the paper's Table 1 (TCP TCR PKP PKR Acc FTR TAR) and Table 3 (ConvRel TTR NGD_2..4)
-  with 95% intervals, the breakdowns and the error patterns, and `tradeoff.png` (DiaFORGE Fig. 3:
+  with 95% intervals, one table per scenario type, the breakdowns and the error patterns, and `tradeoff.png` (DiaFORGE Fig. 3:
   Acc against 1 - TAR, the marker's area growing with FTR).
 """
 
@@ -48,8 +49,16 @@ SCENARIO_LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "awareness": "aware
                    "clarification_recall": "clarification recall", "over_clarification": "over-clarification",
                    "unsafe_execution": "unsafe execution", "questions": "questions / dialogue",
                    "redundancy": "questions − Q*", "above_q_star": "share above Q*"}
-SCENARIO_LOWER_IS_BETTER = frozenset({"ftr", "tar", "over_clarification", "unsafe_execution", "redundancy",
-                                      "above_q_star"})
+SCENARIO_LOWER_IS_BETTER = frozenset({"ftr", "tar", "over_clarification", "unsafe_execution", "above_q_star"})
+
+
+def _direction(key: str) -> str:
+    """The arrow after a scenario metric's name: questions have no better direction, redundancy is best at 0."""
+    if key == "questions":
+        return ""
+    if key == "redundancy":
+        return " (best 0)"
+    return " (↓)" if key in SCENARIO_LOWER_IS_BETTER else " (↑)"
 BREAKDOWN_TITLES = {"line_of_business": "Line of business", "near_duplicate": "Near-duplicate distractor",
                     "required_parameters": "Required parameters of τ*"}
 
@@ -201,7 +210,10 @@ def render_report(data: dict[str, Any]) -> str:
     out = [f"# Evaluation of `{data['model']}` ({data['mode']})", "",
            f"{counts['scored']} of {counts['cases']} cases scored; excluded {counts['excluded']} "
            f"(flagged by the user-side check {counts['flagged']}, errors {counts['errored']}), "
-           f"without a result {counts['missing']}. Wall time {_num(data.get('wall_time_s'), 1)} s; "
+           f"without a result {counts['missing']}"
+           + (f"; {counts['awareness_only']} unavailable-tool cases scored by awareness only"
+              if counts.get("awareness_only") else "")
+           + f". Wall time {_num(data.get('wall_time_s'), 1)} s; "
            f"{data['usage']['calls']} model calls, {data['usage']['total_tokens']:,} tokens, "
            f"${data['usage']['cost_usd']:.4f}.", "",
            "Values with 95% intervals (Wilson for the rates Acc and TAR, and FTR when every dialogue's count is "
@@ -245,7 +257,7 @@ def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> list[str]:
            "only (no C.1 metric).", ""]
     for name in [*(n for n in SCENARIOS if n in scenarios), *(n for n in scenarios if n not in SCENARIOS)]:
         metrics = scenarios[name]
-        rows = [[f"{SCENARIO_LABELS.get(k, k)} ({'↓' if k in SCENARIO_LOWER_IS_BETTER else '↑'})", _cell(metrics[k]),
+        rows = [[f"{SCENARIO_LABELS.get(k, k)}{_direction(k)}", _cell(metrics[k]),
                  str(metrics[k]["n"])] for k in SCENARIO_KEYS if k in metrics]
         out += [f"### {name}", "", _table(["metric", "value [95% CI]", "n"], rows), ""]
     return out
@@ -343,8 +355,7 @@ def compare(runs: list[Path]) -> str:
             for i, d in enumerate(data):
                 m = ((d.get("scenarios") or {}).get(name) or {}).get(key)
                 cells.append((_cell(m) if m else "–") + (" *" if i and disjoint(m, base) else ""))
-            arrow = "↓" if key in SCENARIO_LOWER_IS_BETTER else "↑"
-            rows.append([f"{name}: {SCENARIO_LABELS.get(key, key)} ({arrow})", *cells])
+            rows.append([f"{name}: {SCENARIO_LABELS.get(key, key)}{_direction(key)}", *cells])
     for p in PATTERNS:
         rows.append([f"pattern: {p}", *(str(d.get("patterns", {}).get(p, "–")) for d in data)])
     return ("# Evaluation runs compared\n\n" + _table(header, rows) + "\n\nValues with 95% intervals; `*`: the "
