@@ -156,8 +156,12 @@ def test_cases_written_before_scenarios_still_load_and_bad_names_are_refused(tmp
 def test_report_has_one_table_per_scenario_and_compare_shows_them(tmp_path: Path) -> None:
     from utcgen.pipeline.evaluation.report import compare, write_run
 
+    from utcgen.pipeline.cli.eval import summary_line
+
     cases, results = _hand_run()
-    write_run(tmp_path / "a", cases, results, model="hand", mode="static", wall_time_s=1.0)
+    run = write_run(tmp_path / "a", cases, results, model="hand", mode="static", wall_time_s=1.0)
+    line = summary_line(run, tmp_path / "a", 1.0)
+    assert "unavailable_tool awareness 0.67 (n=3)" in line and "explicit over clarification 0.50 (n=2)" in line
     data = json.loads((tmp_path / "a" / "metrics.json").read_text())
     assert set(data["scenarios"]) == set(SCENARIOS)
     aware = data["scenarios"]["unavailable_tool"]["awareness"]

@@ -74,6 +74,7 @@ class RunReport(BaseModel):
     metrics: dict[str, Metric]
     counts: dict[str, int]
     patterns: dict[str, int]
+    scenarios: dict[str, dict[str, Metric]] = {}
     metrics_path: str
     dialogues_path: str
     report_path: str
@@ -298,6 +299,7 @@ def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model:
     write_atomic(paths[PLOT_FILE], tradeoff_png([(model, data["metrics"])]))
     write_atomic(paths[REPORT_FILE], render_report(data))
     return RunReport(out_dir=str(out), model=model, mode=mode, metrics=metrics.metrics, counts=metrics.counts,
+                     scenarios=metrics.scenarios,
                      patterns=totals, metrics_path=str(paths[METRICS_FILE]),
                      dialogues_path=str(paths[DIALOGUES_FILE]), report_path=str(paths[REPORT_FILE]),
                      plot_path=str(paths[PLOT_FILE]))
