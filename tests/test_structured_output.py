@@ -274,6 +274,11 @@ def test_slot_schemas_keep_anchored_patterns_and_drop_keywords_decoders_may_refu
     sent = replies.schema_of("slots", arguments=arguments)["properties"]["arguments"]["properties"]
     assert sent["building_id"] == {"type": "string", "pattern": "^BLD-[A-Z]{3}[0-9]{2}$"}
     assert sent["note"] == {"type": "string"}  # unanchored pattern, format and minLength are left out
+    dated = replies.schema_of("slots", arguments={"type": "object", "properties": {
+        "day": {"type": "string", "format": "date"}}})["properties"]["arguments"]["properties"]["day"]
+    assert dated == {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}  # a format as a pattern
+    import re
+    assert re.match(dated["pattern"], "2026-05-19") and not re.match(dated["pattern"], "2023-05-19T14:18:17.6Z")
 
 
 def test_the_generation_assistant_schema_allows_one_call_and_names_only_offered_tools(tmp_path: Path) -> None:

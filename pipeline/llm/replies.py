@@ -183,6 +183,15 @@ _PORTABLE = {"type", "properties", "required", "items", "enum", "const", "descri
              "minimum", "maximum", "minItems", "maxItems", "additionalProperties"}
 
 
+# Formats a decoder cannot know, spelled as the anchored patterns it can (only when the
+# parameter has no pattern of its own): a date comes out as 2026-05-19, not a timestamp.
+_FORMAT_PATTERNS = {
+    "date": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+    "date-time": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})$",
+    "time": "^[0-9]{2}:[0-9]{2}(:[0-9]{2})?$",
+}
+
+
 def _anchored(pattern: Any) -> bool:
     return isinstance(pattern, str) and pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")
 
@@ -194,6 +203,8 @@ def portable(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
+    if "pattern" not in schema and schema.get("format") in _FORMAT_PATTERNS:
+        out["pattern"] = _FORMAT_PATTERNS[schema["format"]]
     for key, value in schema.items():
         if key == "pattern" and _anchored(value):
             out[key] = value
