@@ -123,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
             for key in sorted(set(ra) | set(rb)):
                 if ra.get(key) != rb.get(key):
                     differing[key] = differing.get(key, 0) + 1
+                    if key == "generation":  # say which part of it
+                        ga, gb = json.loads(ra[key]), json.loads(rb[key])
+                        for sub in sorted(set(ga) | set(gb)):
+                            if ga.get(sub) != gb.get(sub):
+                                name = f"generation.{sub}"
+                                differing[name] = differing.get(name, 0) + 1
+                                print(f"{ra['id']} {name}: {ga.get(sub)} != {gb.get(sub)}", file=sys.stderr)
         leftovers = list((out / "journal").glob(".*.tmp"))
         result = {
             "dialogues": args.dialogues, "seed": args.seed, "kills": len(kills), "runs": resumes + 1,

@@ -103,7 +103,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         generation=GenerationInfo(
             utcgen_version=__version__,
             backend=config.backend(),
-            models={**config.models.model_dump(), **roles.formats},
+            models=_models(config, roles),
             prompt_versions=prompt_versions(),
             seed=config.seed,
             attempt=seed.attempt,
@@ -116,12 +116,18 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     if not verdicts:
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage
-        dialogue.generation.models = {**config.models.model_dump(), **roles.formats}
+        dialogue.generation.models = _models(config, roles)
     dialogue.validation = verdicts
     failed = first_failure(verdicts)
     dialogue.accepted = failed is None
     dialogue.rejection_reason = None if failed is None else f"{failed.validator}: {failed.reason}"
     return dialogue
+
+
+def _models(config: RunConfig, roles: Roles) -> dict[str, str]:
+    """role -> model, then the request forms used, sorted: the judges run concurrently, and the
+    record must not depend on which answered first (a resumed run writes the same bytes)."""
+    return {**config.models.model_dump(), **dict(sorted(roles.formats.items()))}
 
 
 def _with_fit(persona: Persona, fit: float | None) -> Persona:
