@@ -161,18 +161,7 @@ class Roles:
         state = {"phase": phase, "tool": tool.model_dump(), "persona": persona.model_dump(), "goal": goal,
                  "distractors": [d.model_dump() for d in distractors], "gold_arguments": gold,
                  "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed}
-        last = ""
-        for retry in range(self.reply_retries + 1):
-            text = await self._chat("user", messages, state, retry, schema=replies.schema_of("user"))
-            try:
-                message = _clean_user(replies.parse("user", text).message)
-            except ReplyError as exc:
-                # a plain-text message is what the user means, unless it is broken JSON
-                message = "" if "{" in text else _clean_user(text)
-                last = f"{exc}; reply was {text[:160]!r}"
-            if message:
-                return message
-        raise ReplyError(f"user proxy gave no usable message: {last or 'empty message'}")
+        return await self._user_reply(messages, state)
 
     async def _scenario_user(self, phase: str, tool: Tool, persona: Persona, goal: str, distractors: list[Tool],
                              gold: dict[str, Any], history: list[Message], seed: int, scenario: dict) -> str:
@@ -214,6 +203,7 @@ class Roles:
             try:
                 message = _clean_user(replies.parse("user", text).message)
             except ReplyError as exc:
+                # a plain-text message is what the user means, unless it is broken JSON
                 message = "" if "{" in text else _clean_user(text)
                 last = f"{exc}; reply was {text[:160]!r}"
             if message:
