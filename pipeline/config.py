@@ -190,7 +190,8 @@ class RunConfig(Strict):
         data["llm"] = {k: v for k, v in data["llm"].items() if k not in _LLM_TRANSPORT}
         if self.backend() == "offline":
             data["llm"].pop("api_base")
-        versions = prompt_versions()
+        # evaluation prompts (eval_*) never shape a generated dialogue
+        versions = {k: v for k, v in prompt_versions().items() if not k.startswith("eval_")}
         if self.default_scenarios():
             # runs without scenarios keep their fingerprint: the scenario settings and prompts do not count
             data.pop("scenarios", None)

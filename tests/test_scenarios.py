@@ -404,3 +404,15 @@ def test_audit_reports_every_scenario_from_the_exported_folder(run):
     accepted = [d for d in dialogues if d.accepted]
     assert all(check_scenario(d).passed for d in accepted)  # read back from parquet, the rules still hold
     assert "per scenario" in to_text(report, source)
+
+
+def test_evaluation_prompts_never_change_a_generation_fingerprint(monkeypatch):
+    import utcgen.pipeline.prompts as prompts
+    from utcgen.pipeline.config import RunConfig
+
+    before = RunConfig().fingerprint()
+    real = prompts.prompt_versions
+    monkeypatch.setattr(prompts, "prompt_versions", lambda *a: {**real(*a), "eval_new_judge": "eval_new_judge/1"})
+    assert RunConfig().fingerprint() == before
+    monkeypatch.setattr(prompts, "prompt_versions", lambda *a: {**real(*a), "goal": "goal/99"})
+    assert RunConfig().fingerprint() != before  # a generation prompt does count

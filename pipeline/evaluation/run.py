@@ -38,7 +38,7 @@ from utcgen.pipeline.records import Message, Usage
 MANIFEST = "run.json"
 # The prompts whose wording changes an evaluation's replies (what the model under test, the proxy,
 # the voters and the rubric are shown); other prompt files may change without touching a run.
-PROMPTS_USED = ("sft_system", "sft_system_chat", "user_tool_selection", "user_argument_filling", "user_vote",
+PROMPTS_USED = ("sft_system", "sft_system_chat", "user_tool_selection", "user_argument_filling", "eval_user_vote",
                 "eval_conv_rel", "scenario_user_explicit", "scenario_user_underspecified", "scenario_user_unavailable",
                 "scenario_user_infeasible", "scenario_user_fault")  # the scenario ones: the dynamic proxy of scenario cases
 OFFLINE = "utcgen-offline/default"

@@ -1,7 +1,7 @@
 """The voting user proxy of dynamic evaluation (App. C.3).
 
 For each user turn, n drafts come from the generator (the user-proxy role, n different
-nonces and seeds), then m voters (role `voter`, prompt `user_vote`) each see the drafts in
+nonces and seeds), then m voters (role `voter`, prompt `eval_user_vote`) each see the drafts in
 their own seeded random order and pick one; a vote is mapped back through its permutation to
 the draft's original index, and the mode wins (ties: the lowest original index). A voter whose
 reply names no draft abstains; with no vote at all the first draft is used.
@@ -116,7 +116,7 @@ class UserProxy:
         for j in range(m):
             shown = permutation(rng, len(drafts))
             listed = "\n".join(f"{k + 1}. {json.dumps(drafts[i], ensure_ascii=False)}" for k, i in enumerate(shown))
-            messages = load_prompt("user_vote").render(persona=persona_text(case.persona), goal=case.goal,
+            messages = load_prompt("eval_user_vote").render(persona=persona_text(case.persona), goal=case.goal,
                                                        transcript=transcript(history), drafts=listed)
             state = {"shown": [drafts[i] for i in shown],
                      "history": [x.model_dump(include={"role", "content"}) for x in history],
