@@ -569,3 +569,17 @@ def test_without_run_usage_stats_sum_the_dialogues(tmp_path: Path) -> None:
     assert stats["usage"] == stats["usage_in_dialogues"]
     assert stats["usage"]["calls"] == 9 * len(dialogues)
     assert stats["usage"]["cost_usd"] == round(0.0123 * len(dialogues), 6)
+
+
+def test_reexported_folder_loads_its_new_rows_through_the_same_cache(tmp_path: Path) -> None:
+    """A resumed run rewrites its folder; `datasets` must not serve the rows of the first load."""
+    out, cache = tmp_path / "out", tmp_path / "hf-cache"
+    export_dataset([make_dialogue(id="a1")], out, _run())
+    first = load_split(out, "sft", cache_dir=cache)
+    export_dataset([make_dialogue(id="a1"), make_dialogue(id="a2")], out, _run())
+    again = load_split(out, "sft", cache_dir=cache)
+    assert (first.num_rows, again.num_rows) == (3, 6)
+    assert sorted(set(again["dialogue_id"])) == ["a1", "a2"]
+    info = {i["config_name"]: i for i in _front_matter((out / "README.md").read_text())["dataset_info"]}
+    assert info["sft"]["splits"] == [{"name": "train", "num_examples": 6}]
+    assert info["sft"]["download_size"] == (out / "data" / "sft" / "train-00000-of-00001.parquet").stat().st_size

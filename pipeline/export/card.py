@@ -49,9 +49,25 @@ def features_yaml(config: str) -> list[dict[str, Any]]:
     return Features.from_arrow_schema(schema(config))._to_yaml_list()
 
 
-def front_matter(stats: dict[str, Any], run: RunInfo) -> dict[str, Any]:
+def _dataset_info(name: str, rows: int, file_bytes: int | None) -> dict[str, Any]:
+    """One config's `dataset_info`: features, and the split's rows and file bytes when known.
+
+    `datasets` keys its local cache on these, not on the data files, so without them
+    a folder re-exported after a resume would load the rows of its first load.
+    """
+    info: dict[str, Any] = {"config_name": name, "features": features_yaml(name)}
+    if file_bytes is not None:
+        info["splits"] = [{"name": "train", "num_examples": rows}]
+        info["download_size"] = file_bytes
+    return info
+
+
+def front_matter(stats: dict[str, Any], run: RunInfo, file_bytes: dict[str, int] | None = None) -> dict[str, Any]:
     """The card's YAML metadata; `configs:` is what tells `datasets` where each config's files are,
-    `dataset_info:` the features of each (the `sft` messages and tools are `Json`, decoded on load)."""
+    `dataset_info:` the features of each (the `sft` messages and tools are `Json`, decoded on load),
+    and with `file_bytes` (parquet bytes per config) each split's size."""
+    rows = rows_per_config(stats)
+    file_bytes = file_bytes or {}
     return {
         "pretty_name": run.pretty_name,
         "license": run.license,
@@ -67,7 +83,7 @@ def front_matter(stats: dict[str, Any], run: RunInfo) -> dict[str, Any]:
             }
             for name in CONFIGS
         ],
-        "dataset_info": [{"config_name": name, "features": features_yaml(name)} for name in CONFIGS],
+        "dataset_info": [_dataset_info(name, rows[name], file_bytes.get(name)) for name in CONFIGS],
     }
 
 
@@ -118,12 +134,15 @@ def render_summary(stats: dict[str, Any]) -> str:
     return _templates().get_template(SUMMARY_TEMPLATE).render(stats=stats)
 
 
-def render_card(stats: dict[str, Any], run: RunInfo, plots: list[str]) -> str:
-    """README.md for an exported folder whose stats.json is `stats` and whose plots/ holds `plots`."""
+def render_card(
+    stats: dict[str, Any], run: RunInfo, plots: list[str], file_bytes: dict[str, int] | None = None
+) -> str:
+    """README.md for an exported folder whose stats.json is `stats`, whose plots/ holds `plots`
+    and whose parquet files per config weigh `file_bytes`."""
     ks = stats["run"]["distractor_counts"]
     k_text = f"k={ks[0]}" if len(ks) == 1 else ("k=" + "/".join(map(str, ks)) if ks else "k (5 in the paper)")
     return _templates().get_template(TEMPLATE).render(
-        front_matter=yaml.safe_dump(front_matter(stats, run), sort_keys=False, allow_unicode=True).rstrip(),
+        front_matter=yaml.safe_dump(front_matter(stats, run, file_bytes), sort_keys=False, allow_unicode=True).rstrip(),
         run=run,
         stats=stats,
         k_text=k_text,

@@ -149,7 +149,8 @@ def export_dataset(
         plot_paths.append(path)
 
     card_path = out_dir / "README.md"
-    write_atomic(card_path, render_card(stats, run, [p.name for p in plot_paths]))
+    file_bytes = {name: path.stat().st_size for name, path in paths.items()}
+    write_atomic(card_path, render_card(stats, run, [p.name for p in plot_paths], file_bytes))
 
     return DatasetSummary(
         out_dir=out_dir,
