@@ -15,14 +15,14 @@ Rules (code: meaning):
   never given / a call used it / no assistant turn raised it before the call.
 * fault_missing / fault_not_clarified: the opening is not the faulted request (or the fault
   is not visible in it) / the assistant called without asking anything first.
-* user_invented: a user turn states a number or code the user was never given.
+* user_invented: a user turn states a value the user was never given (`shortcuts.invented_values`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from utcgen.pipeline import shortcuts
 from utcgen.pipeline.arguments import equal, mentioned
 from utcgen.pipeline.labels import action_of, label_turn
 from utcgen.pipeline.records import Dialogue, Message
@@ -101,12 +101,9 @@ def problems(d: Dialogue) -> list[tuple[str, str]]:
     return out
 
 
-_CODE = re.compile(r"\b[A-Za-z]*-?\d[\d\-.:/]{2,}\b")
-
-
 def _invented(d: Dialogue, users: list[Message]) -> list[tuple[str, str]]:
-    """Numbers and codes of 3+ characters the user says but was never given (gold values, the scenario's
-    wrong value or decoy, the persona, the goal)."""
+    """Values the user says but was never given (`shortcuts.invented_values` against the gold values,
+    the scenario's wrong value or decoy, the persona, the goal)."""
     info = d.scenario_info
     held = [*map(str, _flatten(d.gold_arguments)), d.user_persona.text, d.goal,
             *d.user_persona.attributes.values()]
@@ -116,9 +113,8 @@ def _invented(d: Dialogue, users: list[Message]) -> list[tuple[str, str]]:
         held.append(str(info.fault.decoy))
     given = " ".join(held)
     for m in users:
-        for code in _CODE.findall(m.content):
-            if code.strip(".-:/") and code.strip(".-:/") not in given:
-                return [("user_invented", f"the user states '{code}', which it was never given")]
+        if found := shortcuts.invented_values(m.content, given):
+            return [("user_invented", f"the user states '{found[0]}', which it was never given")]
     return []
 
 

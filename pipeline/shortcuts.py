@@ -14,7 +14,11 @@ sides hold one definition of each problem:
   words, or two where one is an abbreviation: `po number`, `gl account`);
 * implausible values: a value that its parameter's name says cannot be right (a year
   far from today, a date outside PLAUSIBLE_DATES, a month 13, a phone number without
-  digits, a surname of two unrelated words, a negative amount, ...).
+  digits, a surname of two unrelated words, a negative amount, ...);
+* invented values: a number of 3+ digits, an ISO date, an e-mail address or a code with
+  digits that a user says although the text it was given does not hold it (digits said
+  with other separators, "1,250.50" for 1250.5 or "04/03/2026" for 2026-03-04, count as
+  given; short numbers such as the parts of a time of day are not checked).
 """
 
 from __future__ import annotations
@@ -214,3 +218,28 @@ def implausible(key: str, value: Any, schema: dict | None = None) -> str | None:
         if len(plain) > 1 and not any(p.lower() in NAME_PARTICLES for p in parts) and "-" not in text:
             return f"'{text}' is two names, not one {' '.join(ws)}"
     return None
+
+
+VALUE_LIKE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b\d{4}-\d{2}-\d{2}\b|\b[A-Za-z]*-?\d[\w-]*\b")
+
+
+def _value_digits(text: str) -> str:
+    return re.sub(r"[^0-9a-z@.]", "", text.lower())
+
+
+def invented_values(text: str, allowed: str) -> list[str]:
+    """Value-like tokens of `text` (3+ digits, dates, e-mails, codes) that `allowed` does not contain."""
+    known = _value_digits(allowed)
+    plain = allowed.lower()
+    out = []
+    for token in VALUE_LIKE.findall(text):
+        digits = re.sub(r"\D", "", token)
+        if "@" not in token and len(digits) < 3:
+            continue
+        if token.lower() in plain or _value_digits(token) in known:
+            continue
+        # a number said with separators ("1,250") or a date said in parts is fine if its digits are known
+        if digits and all(part in known for part in re.findall(r"\d{3,}", token)):
+            continue
+        out.append(token)
+    return out

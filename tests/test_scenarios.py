@@ -228,6 +228,16 @@ def test_user_stating_a_value_it_was_never_given_is_rejected():
     assert not v.passed and v.details["rule"] == "user_invented" and "CC-99871" in v.reason
 
 
+def test_user_saying_a_given_value_in_other_words_invents_nothing():
+    """A time of day, a given number with separators, a given date in another order: nothing invented."""
+    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=0)
+    d.scenario = "explicit"
+    d.gold_arguments = {**d.gold_arguments, "amount": 1250.5, "due": "2026-03-04"}
+    d.messages[0] = Message(role="user", content=d.messages[0].content
+                            + " Around 10:30 if possible; it is 1,250.50 due 04/03/2026.")
+    assert "user_invented" not in {p["rule"] for p in _verdict(d).details.get("problems", [])}
+
+
 def test_offline_critic_rejects_what_the_scenario_validator_rejects():
     from utcgen.pipeline.llm.offline.judges import critic
 

@@ -23,7 +23,6 @@ from utcgen.pipeline.records import Message
 
 ROLE_BREAK = re.compile(r"how can i (help|assist)|as an ai\b|i('m| am) (an|the|your) assistant|<tool_call>|"
                         r"\"(tool_calls|arguments)\"\s*:|^\s*(assistant|system)\s*:|\{\s*\"", re.IGNORECASE | re.MULTILINE)
-VALUE_LIKE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b\d{4}-\d{2}-\d{2}\b|\b[A-Za-z]*\d[\w-]*\b")
 
 
 def _flatten(value: Any) -> str:
@@ -32,28 +31,6 @@ def _flatten(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return " ".join(_flatten(v) for v in value)
     return str(value)
-
-
-def _digits(text: str) -> str:
-    return re.sub(r"[^0-9a-z@.]", "", text.lower())
-
-
-def invented_values(text: str, allowed: str) -> list[str]:
-    """Value-like tokens of `text` (3+ digits, dates, e-mails, codes) that `allowed` does not contain."""
-    known = _digits(allowed)
-    plain = allowed.lower()
-    out = []
-    for token in VALUE_LIKE.findall(text):
-        digits = re.sub(r"\D", "", token)
-        if "@" not in token and len(digits) < 3:
-            continue
-        if token.lower() in plain or _digits(token) in known:
-            continue
-        # a number said with separators ("1,250") or a date said in parts is fine if its digits are known
-        if digits and all(part in known for part in re.findall(r"\d{3,}", token)):
-            continue
-        out.append(token)
-    return out
 
 
 def _full_name(text: str, name: str) -> bool:
@@ -89,7 +66,7 @@ def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "
     p = case.persona
     allowed = " ".join([_flatten(case.gold_arguments), p.text, _flatten(p.attributes), p.role or "", case.goal,
                         *(m.content for m in before if m.role == "assistant"), *_scenario_values(case)])
-    if found := invented_values(text, allowed):
+    if found := shortcuts.invented_values(text, allowed):
         return f"user invents value {found[0]!r} (not in the gold values, persona or goal)"
     return None
 
