@@ -471,15 +471,20 @@ def _user_text_before_call(messages: Sequence[Message]) -> str:
     return "\n".join(out).casefold()
 
 
+def _said_as_word(said: str, text: str) -> bool:
+    return re.search(rf"(?<![0-9a-z]){re.escape(said)}(?![0-9a-z])", text) is not None
+
+
 def _stated(value: Any, text: str) -> bool:
-    """Whether a user could have given `value`: its text (or its number's digits) occurs in `text`."""
+    """Whether a user could have given `value`: its text (or its whole number) occurs in `text` as a
+    word of its own, so 5 is not heard in "15 units" nor "CC-1" in "CC-17"."""
     said = str(value).strip().casefold()
     if not said:
         return False
-    if said in text:
+    if _said_as_word(said, text):
         return True
     number = _number(value)
-    return number is not None and float(number).is_integer() and str(int(number)) in text
+    return number is not None and float(number).is_integer() and _said_as_word(str(int(number)), text)
 
 
 def _carries(calls: list[ToolCall], arg: str | None, value: Any) -> bool:
