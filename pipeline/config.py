@@ -33,6 +33,9 @@ class SynthesisSettings(Strict):
     # Stop the run when this many jobs in a row (in order of completion) were rejected for the same
     # reason category (e.g. "unparseable reply"): the model or prompt is failing the same way. 0 = never.
     stop_after_same_rejections: int = Field(20, ge=0)
+    # Give the assistant the question planner's best next question (`planning.next_question`) as a
+    # private note in its prompt (prompts/assistant_hint_*.txt). Off: the prompts are today's.
+    plan_hint: bool = False
 
 
 class Models(Strict):
@@ -187,11 +190,15 @@ class RunConfig(Strict):
         data["synthesis"].pop("max_jobs_in_flight")
         data.pop("export")
         data["synthesis"].pop("stop_after_same_rejections")
+        if not self.synthesis.plan_hint:  # runs without hints keep their fingerprint
+            data["synthesis"].pop("plan_hint")
         data["llm"] = {k: v for k, v in data["llm"].items() if k not in _LLM_TRANSPORT}
         if self.backend() == "offline":
             data["llm"].pop("api_base")
         # evaluation prompts (eval_*) never shape a generated dialogue
         versions = {k: v for k, v in prompt_versions().items() if not k.startswith("eval_")}
+        if not self.synthesis.plan_hint:
+            versions = {k: v for k, v in versions.items() if not k.startswith("assistant_hint_")}
         if self.default_scenarios():
             # runs without scenarios keep their fingerprint: the scenario settings and prompts do not count
             data.pop("scenarios", None)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utcgen.pipeline.arguments import mentioned
-from utcgen.pipeline.records import Dialogue, Tool
+from utcgen.pipeline.records import Dialogue, Message, ScenarioInfo, Tool
 
 EPSILON = 1e-3  # certainty of an unknown value in an open domain
 LAMBDA = 0.5  # redundancy cost per earlier ask of the same aspect (SAGE's operating point)
@@ -115,27 +115,69 @@ def plan(belief: Belief, intended: str, limit: int = 20) -> list[tuple[str, str]
 
 def initial_belief(d: Dialogue) -> Belief | None:
     """The belief after the opening; None when the needed tool is not a candidate (nothing to plan)."""
-    seed = d.seed_tool
-    if seed.name not in {t.name for t in d.candidate_tools}:
-        return None
     opening = next((m.content for m in d.messages if m.role == "user"), "")
-    info, scenario = d.scenario_info, d.scenario
+    return belief_after(d.seed_tool, d.candidate_tools, d.gold_arguments, opening, d.scenario, d.scenario_info)
+
+
+def belief_after(seed: Tool, candidates: list[Tool], gold: dict[str, Any], heard: str, scenario: str,
+                 info: ScenarioInfo) -> Belief | None:
+    """The belief once the user has said `heard`; None when the needed tool is not a candidate."""
+    if seed.name not in {t.name for t in candidates}:
+        return None
     specific = scenario in ("explicit", "underspecified", "infeasible_arguments") or (
         info.fault is not None and info.fault.kind in ("premise", "parameter"))
-    tools: dict[str, dict[str, float]] = {seed.name: _arguments(seed, d.gold_arguments, opening)}
-    for t in d.candidate_tools:
+    tools: dict[str, dict[str, float]] = {seed.name: _arguments(seed, gold, heard)}
+    for t in candidates:
         if t.name != seed.name:
             tools[t.name] = {a: domain_certainty(t.properties.get(a) or {}) for a in t.required}
-    if info.infeasible is not None:  # said, but not usable: unknown again
-        tools[seed.name][info.infeasible.arg] = domain_certainty(seed.properties.get(info.infeasible.arg) or {})
+    bad = info.infeasible
+    if bad is not None and tools[seed.name].get(bad.arg) != 1.0:  # said, but not usable: unknown again
+        tools[seed.name][bad.arg] = domain_certainty(seed.properties.get(bad.arg) or {})
     if info.fault is not None and info.fault.kind == "parameter" and info.fault.arg:
         tools[seed.name][info.fault.arg] = 0.5  # two values, one right
     return Belief(tools=tools, tool_known=seed.name if specific or len(tools) == 1 else None)
 
 
+def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], history: list[Message],
+                  scenario: str, info: ScenarioInfo, phase: str) -> tuple[str, str] | None | bool:
+    """The planner's best next question for the dialogue so far: an aspect ((TOOL, "") or (tool,
+    argument)); None when nothing is worth asking (act now); False when there is nothing to plan
+    (the needed tool is not a candidate).
+
+    The belief is the one after every user turn so far; a question asked earlier adds its redundancy
+    cost, and an argument asked and answered counts as resolved when its domain keeps the answer
+    uncheckable (a fault's two values)."""
+    heard = "\n".join(m.content for m in history if m.role == "user")
+    belief = belief_after(seed, candidates, gold, heard, scenario, info)
+    if belief is None:
+        return False
+    if phase == "argument_filling":
+        belief.tool_known = seed.name
+    for i, m in enumerate(history):
+        if m.role != "assistant" or m.tool_calls:
+            continue
+        answered = any(n.role == "user" for n in history[i + 1:])
+        if m.phase == "tool_selection" and not belief.tool_known:
+            belief.asked[TOOL + "/"] = belief.asked.get(TOOL + "/", 0) + 1
+        for arg in asked_arguments(m.content, seed):
+            key = f"{seed.name}/{arg}"
+            belief.asked[key] = belief.asked.get(key, 0) + 1
+            fault = info.fault
+            if answered and fault is not None and fault.kind == "parameter" and fault.arg == arg:
+                belief.tools[seed.name][arg] = 1.0
+    steps = plan(belief, seed.name, limit=1)
+    return steps[0] if steps else None
+
+
+def given_arguments(tool: Tool, gold: dict[str, Any], heard: str) -> list[str]:
+    """The required arguments whose intended value `heard` states."""
+    return [a for a in tool.required
+            if a in gold and mentioned(gold[a], tool.properties.get(a) or {}, heard) == "found"]
+
+
 def _arguments(tool: Tool, gold: dict[str, Any], opening: str) -> dict[str, float]:
-    return {a: 1.0 if a in gold and mentioned(gold[a], tool.properties.get(a) or {}, opening) == "found"
-            else domain_certainty(tool.properties.get(a) or {}) for a in tool.required}
+    given = set(given_arguments(tool, gold, opening))
+    return {a: 1.0 if a in given else domain_certainty(tool.properties.get(a) or {}) for a in tool.required}
 
 
 def q_star(d: Dialogue) -> int:

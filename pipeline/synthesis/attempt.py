@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from utcgen.pipeline import __version__
 from utcgen.pipeline.labels import action_of, label_dialogue
-from utcgen.pipeline.planning import q_star
+from utcgen.pipeline.planning import next_question, q_star
 from utcgen.pipeline.synthesis import scenarios
-from utcgen.pipeline.synthesis.roles import ReplyError, Roles
+from utcgen.pipeline.synthesis.roles import ReplyError, Roles, plan_hint
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError
 from utcgen.pipeline.prompts import prompt_versions
@@ -79,7 +79,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         gold = await roles.slots(tool, persona, rng_seed, s.slot_retries)
         scenario, info = scenarios.prepare(scenario, tool, gold, random.Random(f"{rng_seed}:scenario"),
                                            seed.decision_style)
-        await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info)
+        await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info, s.plan_hint)
     except _Reject as reject:
         verdicts.append(Verdict(validator=reject.stage, passed=False, reason=reject.reason))
     except ReplyError as exc:
@@ -164,7 +164,7 @@ def _context(scenario: str, info: ScenarioInfo) -> dict | None:
 
 async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: list[Message],
                     max_turns: int, rng_seed: int, scenario: str = "disambiguation",
-                    info: ScenarioInfo | None = None) -> None:
+                    info: ScenarioInfo | None = None, hints: bool = False) -> None:
     tool, phase = seed.tool, "tool_selection"
     distractors = seed.distractors
     info = info or ScenarioInfo()
@@ -180,8 +180,10 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
         if need_user:
             text = await roles.user(phase, tool, seed.persona, goal, distractors, gold, messages, rng_seed, context)
             messages.append(Message(role="user", content=text))
+        hint = plan_hint(next_question(tool, seed.candidates, gold, messages, scenario, info, phase),
+                         phase, tool, gold, messages) if hints else None
         reply = await roles.assistant(phase, seed.candidates, tool if phase == "argument_filling" else None,
-                                      messages, rng_seed, context)
+                                      messages, rng_seed, context, hint)
         if reply.parse_error:
             messages.append(reply)
             return

@@ -29,6 +29,7 @@ import jsonschema
 from utcgen.pipeline.llm import replies
 from utcgen.pipeline.llm.gateway import Gateway, LLMReply
 from utcgen.pipeline.llm.replies import ReplyError
+from utcgen.pipeline.planning import TOOL, given_arguments
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage, tools_json
 
@@ -211,7 +212,9 @@ class Roles:
         raise ReplyError(f"user proxy gave no usable message: {last or 'empty message'}")
 
     async def assistant(self, phase: str, candidates: list[Tool], tool: Tool | None,
-                        history: list[Message], seed: int, scenario: dict | None = None) -> Message:
+                        history: list[Message], seed: int, scenario: dict | None = None,
+                        hint: str | None = None) -> Message:
+        """One assistant turn; `hint` (see `plan_hint`) is added to the system prompt when given."""
         native = self.tool_format == "native"
         reply_format = load_prompt("assistant_reply_native" if native else "assistant_reply_json").render()
         reply_format = reply_format[0]["content"]
@@ -227,6 +230,8 @@ class Roles:
             offered = [tool]
             system = load_prompt(prefix + "assistant_argument_filling").render(tool=tool.spec_json(),
                                                                                reply_format=reply_format)
+        if hint:
+            system = [{**system[0], "content": f"{system[0]['content']}\n\n{hint}"}, *system[1:]]
         messages = system + [
             {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
             for m in history
@@ -252,6 +257,27 @@ class Roles:
                 shown = reply.text if not reply.tool_calls else f"{reply.text} + tool_calls {reply.tool_calls}"
                 error = f"{exc}; reply was {shown[:160]!r}"
         return Message(role="assistant", content="", phase=phase, parse_error=error)
+
+
+def plan_hint(question: tuple[str, str] | None | bool, phase: str, tool: Tool, gold: dict[str, Any],
+              history: list[Message]) -> str | None:
+    """The private note that tells the assistant the planner's best next question
+    (`planning.next_question`): which tool, which argument, or act now; None when there is
+    nothing to plan (the needed tool is not a candidate: the assistant must find that out itself).
+    In tool selection an argument question means the tool is clear: the note says to act (select
+    it), so no argument of a tool not yet chosen is named."""
+    if question is False:
+        return None
+    if question is None or (phase == "tool_selection" and question[0] != TOOL):
+        return load_prompt("assistant_hint_act").render()[0]["content"]
+    if question[0] == TOOL:
+        return load_prompt("assistant_hint_tool").render()[0]["content"]
+    arg = question[1]
+    heard = "\n".join(m.content for m in history if m.role == "user")
+    given = [a for a in given_arguments(tool, gold, heard) if a != arg]
+    about = str((tool.properties.get(arg) or {}).get("description") or "no description").rstrip(".")
+    return load_prompt("assistant_hint_argument").render(
+        argument=arg, about=about, given=", ".join(given) or "nothing yet")[0]["content"]
 
 
 _USER_PROMPTS = {"explicit": "scenario_user_explicit", "underspecified": "scenario_user_underspecified",
