@@ -147,8 +147,7 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
     The belief is the one after every user turn so far; a question asked earlier adds its redundancy
     cost, and an argument asked and answered counts as resolved when its domain keeps the answer
     uncheckable (a fault's two values)."""
-    heard = "\n".join(m.content for m in history if m.role == "user")
-    belief = belief_after(seed, candidates, gold, heard, scenario, info)
+    belief = belief_after(seed, candidates, gold, heard(history), scenario, info)
     if belief is None:
         return False
     if phase == "argument_filling":
@@ -167,6 +166,11 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
                 belief.tools[seed.name][arg] = 1.0
     steps = plan(belief, seed.name, limit=1)
     return steps[0] if steps else None
+
+
+def heard(history: list[Message]) -> str:
+    """Everything the user has said so far."""
+    return "\n".join(m.content for m in history if m.role == "user")
 
 
 def given_arguments(tool: Tool, gold: dict[str, Any], heard: str) -> list[str]:
