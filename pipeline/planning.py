@@ -147,7 +147,7 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
     The belief is the one after every user turn so far; a question asked earlier adds its redundancy
     cost, and an argument asked and answered counts as resolved when its domain keeps the answer
     uncheckable (a fault's two values)."""
-    belief = belief_after(seed, candidates, gold, heard(history), scenario, info)
+    belief = belief_after(seed, candidates, gold, user_text(history), scenario, info)
     if belief is None:
         return False
     if phase == "argument_filling":
@@ -168,7 +168,7 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
     return steps[0] if steps else None
 
 
-def heard(history: list[Message]) -> str:
+def user_text(history: list[Message]) -> str:
     """Everything the user has said so far."""
     return "\n".join(m.content for m in history if m.role == "user")
 

@@ -29,7 +29,7 @@ import jsonschema
 from utcgen.pipeline.llm import replies
 from utcgen.pipeline.llm.gateway import Gateway, LLMReply
 from utcgen.pipeline.llm.replies import ReplyError
-from utcgen.pipeline.planning import TOOL, given_arguments, heard
+from utcgen.pipeline.planning import TOOL, given_arguments, user_text
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage, tools_json
 
@@ -273,7 +273,7 @@ def plan_hint(question: tuple[str, str] | None | bool, phase: str, tool: Tool, g
     if question[0] == TOOL:
         return load_prompt("assistant_hint_tool").render()[0]["content"]
     arg = question[1]
-    given = [a for a in given_arguments(tool, gold, heard(history)) if a != arg]
+    given = [a for a in given_arguments(tool, gold, user_text(history)) if a != arg]
     about = str((tool.properties.get(arg) or {}).get("description") or "no description").rstrip(".")
     return load_prompt("assistant_hint_argument").render(
         argument=arg, about=about, given=", ".join(given) or "nothing yet")[0]["content"]
