@@ -152,17 +152,16 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
         return False
     if phase == "argument_filling":
         belief.tool_known = seed.name
+    fault_arg = info.fault.arg if info.fault is not None and info.fault.kind == "parameter" else None
     for i, m in enumerate(history):
         if m.role != "assistant" or m.tool_calls:
             continue
-        answered = any(n.role == "user" for n in history[i + 1:])
         if m.phase == "tool_selection" and not belief.tool_known:
             belief.asked[TOOL + "/"] = belief.asked.get(TOOL + "/", 0) + 1
         for arg in asked_arguments(m.content, seed):
             key = f"{seed.name}/{arg}"
             belief.asked[key] = belief.asked.get(key, 0) + 1
-            fault = info.fault
-            if answered and fault is not None and fault.kind == "parameter" and fault.arg == arg:
+            if arg == fault_arg and any(n.role == "user" for n in history[i + 1:]):
                 belief.tools[seed.name][arg] = 1.0
     steps = plan(belief, seed.name, limit=1)
     return steps[0] if steps else None
