@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from utcgen.pipeline.retrieval.embeddings import Embedder  # noqa: E402
-from utcgen.pipeline.retrieval.index import ToolIndex  # noqa: E402
-from utcgen.pipeline.records import Tool  # noqa: E402
-from utcgen.pipeline.retrieval.stats import catalog_stats  # noqa: E402
+from utcgen.pipeline.records import Tool
+from utcgen.pipeline.retrieval.embeddings import Embedder
+from utcgen.pipeline.retrieval.index import ToolIndex
+from utcgen.pipeline.retrieval.stats import catalog_stats
 
 VERBS = ["get", "list", "create", "update", "approve", "reject", "cancel", "search", "export", "assign"]
 OBJECTS = ["invoice", "purchase_order", "ticket", "expense_report", "leave_request", "shipment", "contract",

@@ -154,10 +154,10 @@ class SimulatorProcess:
 def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work: Path,
             profile: bool, faults: bool = False) -> dict[str, Any]:
     """Generates `dialogues` accepted dialogues with `in_flight` calls and jobs; returns the figures."""
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.synthesis.run import Engine, select
-    from utcgen.pipeline.records import Usage
     from tests.support.simulator import simulator_config
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.records import Usage
+    from utcgen.pipeline.synthesis.run import Engine, select
 
     server = SimulatorProcess(latency, faults)
     tag = f"{in_flight}{'-faults' if faults else ''}"

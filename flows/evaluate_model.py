@@ -15,7 +15,7 @@ from typing import Any, Literal
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from utcgen.pipeline.evaluation.run import EvalSettings, evaluate
+from ..pipeline.evaluation.run import EvalSettings, evaluate
 
 ARTIFACT_KEY = "utcgen-evaluation-report"
 
@@ -78,6 +78,3 @@ def evaluate_model(
                                  description=f"utcgen eval: {model} ({mode}) on {benchmark}")
     return result
 
-
-if __name__ == "__main__":
-    evaluate_model()

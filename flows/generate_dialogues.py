@@ -19,14 +19,14 @@ from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from utcgen.pipeline.config import RunConfig, load_config
-from utcgen.pipeline.errors import InputError, UtcgenError
-from utcgen.pipeline.export.card import render_summary
-from utcgen.pipeline.llm.gateway import check_models
-from utcgen.pipeline.synthesis.batch import run_batch
-from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
-from utcgen.pipeline.synthesis.run import export_run
-from utcgen.pipeline.synthesis.schedule import run_waves
+from ..pipeline.config import RunConfig, load_config
+from ..pipeline.errors import InputError, UtcgenError
+from ..pipeline.export.card import render_summary
+from ..pipeline.llm.gateway import check_models
+from ..pipeline.synthesis.batch import run_batch
+from ..pipeline.synthesis.journal import JobRecord, Journal, select
+from ..pipeline.synthesis.run import export_run
+from ..pipeline.synthesis.schedule import run_waves
 
 DEFAULT_BATCH_SIZE = 8
 ARTIFACT_KEY = "utcgen-dataset-summary"
@@ -73,7 +73,7 @@ def _task_runner(kind: str, dask_address: str | None, dask_workers: int) -> Task
         return ThreadPoolTaskRunner(max_workers=LOCAL_THREADS)
     if kind != "dask":
         raise InputError(f"task_runner must be 'local' or 'dask', not {kind!r}")
-    from prefect_dask import DaskTaskRunner
+    from prefect_dask.task_runners import DaskTaskRunner
 
     if dask_address:
         return DaskTaskRunner(address=dask_address)
@@ -159,7 +159,7 @@ def generate_dialogues(
                 if task_runner == "dask":
                     _api_url_for_remote_tasks(stack)
                 stack.enter_context(runner)
-            futures = runner.map(synthesise_batch, {"config": unmapped(payload), "jobs": batches})
+            futures = runner.map(synthesise_batch, {"config": unmapped(payload), "jobs": batches})  # pyright: ignore[reportArgumentType]
             futures.wait()
             failed = [f for f in futures if not f.state.is_completed()]
             if failed:

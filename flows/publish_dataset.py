@@ -9,13 +9,13 @@ environment. It is never logged; `utcgen.pipeline.export.hub` scrubs it from eve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from prefect import flow, get_run_logger
 
-from utcgen.flows.generate_dialogues import DEFAULT_BATCH_SIZE, generate_dialogues
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.export.hub import bounded_connect, publish_dataset
+from ..pipeline.errors import InputError
+from ..pipeline.export.hub import bounded_connect, publish_dataset
+from .generate_dialogues import DEFAULT_BATCH_SIZE, generate_dialogues
 
 DEFAULT_CONNECT_TIMEOUT = 20.0
 
@@ -27,7 +27,7 @@ def load_token(token_secret: str | None) -> str | None:
     from prefect.blocks.system import Secret
 
     try:
-        block = Secret.load(token_secret)
+        block = cast(Secret, Secret.load(token_secret))  # sync in a sync flow
     except ValueError as exc:  # Block.load raises ValueError for a missing block
         raise InputError(f"no Prefect Secret block named {token_secret!r}: create it with "
                          f"Secret(value=...).save({token_secret!r}) or in the UI (Blocks > Secret)") from exc
@@ -84,7 +84,7 @@ def generate_and_publish(
     """`generate-dialogues`, then `publish-dataset` on the folder it wrote (both as subflows).
 
     The repo id is checked before generating, so a typo does not cost a whole run."""
-    from utcgen.pipeline.export.hub import validate_dataset_repo_id
+    from ..pipeline.export.hub import validate_dataset_repo_id
 
     validate_dataset_repo_id(repo_id)
     generated = generate_dialogues(config=config, catalog=catalog, num_dialogues=num_dialogues, out=out,

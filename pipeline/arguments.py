@@ -31,7 +31,7 @@ from typing import Any, Literal
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from utcgen.pipeline.records import Tool
+from .records import Tool
 
 Schema = dict[str, Any]
 Mention = Literal["found", "absent", "unverifiable"]
@@ -128,7 +128,7 @@ def _to_datetime(value: Any) -> str:
     else:
         raise _Unconvertible
     if moment.tzinfo is not None:
-        moment = moment.astimezone(dt.timezone.utc)
+        moment = moment.astimezone(dt.UTC)
     return moment.isoformat()
 
 

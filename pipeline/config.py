@@ -11,8 +11,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.resources import resolve, shipped
+from .errors import InputError
+from .resources import resolve, shipped
 
 ROLES = ("goal", "slots", "user", "assistant", "relevancy", "critic")
 OFFLINE_MODEL = "utcgen-offline/default"
@@ -144,16 +144,16 @@ class RunConfig(Strict):
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
     # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
     decision_styles: dict[str, float] = Field(default_factory=dict)
-    synthesis: SynthesisSettings = SynthesisSettings()
-    models: Models = Models()
-    llm: LLMSettings = LLMSettings()
-    export: ExportSettings = ExportSettings()
-    budget: BudgetSettings = BudgetSettings()
+    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)
+    models: Models = Field(default_factory=Models)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    export: ExportSettings = Field(default_factory=ExportSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
 
     @field_validator("scenarios", mode="before")
     @classmethod
     def _scenario_mix(cls, value: Any) -> Any:
-        from utcgen.pipeline.records import SCENARIOS
+        from .records import SCENARIOS
 
         mix = _weights(value, SCENARIOS, "scenarios")
         if not mix:
@@ -163,7 +163,7 @@ class RunConfig(Strict):
     @field_validator("decision_styles", mode="before")
     @classmethod
     def _style_mix(cls, value: Any) -> Any:
-        from utcgen.pipeline.records import DECISION_STYLES
+        from .records import DECISION_STYLES
 
         return _weights(value or {}, DECISION_STYLES, "decision_styles")
 
@@ -182,7 +182,7 @@ class RunConfig(Strict):
         The target count, output folder, budget, concurrency, timeouts, retries and cache may
         change; the API base, sampling and every other request setting, and the prompt versions,
         may not (an offline run's API base is never used, so it does not count)."""
-        from utcgen.pipeline.prompts import prompt_versions
+        from .prompts import prompt_versions
 
         data = self.model_dump(exclude={"num_dialogues", "out", "budget"})
         if data.get("exclude_split") is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from utcgen.pipeline.records import Dialogue, Message
+from .records import Dialogue, Message
 
 _REFUSAL = re.compile(
     r"\b(none of (the|my) tools|no tool (i|that)|not able to (do|help with) th|cannot do th|can't do th|"

@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from utcgen.pipeline.arguments import mentioned
-from utcgen.pipeline.records import Dialogue, Message, ScenarioInfo, Tool
+from .arguments import mentioned
+from .records import Dialogue, Message, ScenarioInfo, Tool
 
 EPSILON = 1e-3  # certainty of an unknown value in an open domain
 LAMBDA = 0.5  # redundancy cost per earlier ask of the same aspect (SAGE's operating point)
@@ -139,7 +139,7 @@ def belief_after(seed: Tool, candidates: list[Tool], gold: dict[str, Any], heard
 
 
 def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], history: list[Message],
-                  scenario: str, info: ScenarioInfo, phase: str) -> tuple[str, str] | None | bool:
+                  scenario: str, info: ScenarioInfo, phase: str) -> tuple[str, str] | bool | None:
     """The planner's best next question for the dialogue so far: an aspect ((TOOL, "") or (tool,
     argument)); None when nothing is worth asking (act now); False when there is nothing to plan
     (the needed tool is not a candidate).

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from utcgen.pipeline.errors import UtcgenError
-from utcgen.pipeline.resources import shipped
+from .errors import UtcgenError
+from .resources import shipped
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
 _SECTION = re.compile(r"^=== (system|user|assistant)\s*$", re.MULTILINE)
@@ -55,7 +55,7 @@ def parse_prompt(name: str, text: str) -> Prompt:
     return Prompt(name=name, version=first.split(":", 1)[1].strip(), sections=sections)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _prompt_names(directory: Path | None = None) -> tuple[str, ...]:
     return tuple(sorted(path.stem for path in (directory or shipped("prompts")).glob("*.txt")))
 
@@ -65,7 +65,7 @@ def prompt_versions(directory: Path | None = None) -> dict[str, str]:
     return {name: load_prompt(name, directory).version for name in _prompt_names(directory)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str, directory: Path | None = None) -> Prompt:
     path = (directory or shipped("prompts")) / f"{name}.txt"
     try:

@@ -140,7 +140,7 @@ class Usage(BaseModel):
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
@@ -148,7 +148,7 @@ class Usage(BaseModel):
         self.cached_calls += other.cached_calls
 
     @classmethod
-    def total(cls, usages: Iterable["Usage"]) -> "Usage":
+    def total(cls, usages: Iterable[Usage]) -> Usage:
         """The sum of `usages` (a new record; the inputs are left alone)."""
         out = cls()
         for usage in usages:

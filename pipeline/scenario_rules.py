@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.arguments import equal, mentioned
-from utcgen.pipeline.labels import action_of, label_turn
-from utcgen.pipeline.records import Dialogue, Message
+from . import shortcuts
+from .arguments import equal, mentioned
+from .labels import action_of, label_turn
+from .records import Dialogue, Message
 
 
 def _labelled(d: Dialogue) -> list[Message]:

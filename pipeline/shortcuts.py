@@ -204,11 +204,11 @@ def implausible(key: str, value: Any, schema: dict | None = None) -> str | None:
         year = int(text[-4:])
         if not (PLAUSIBLE_YEARS[0] <= year <= PLAUSIBLE_YEARS[1]):
             return f"year {text} is outside {PLAUSIBLE_YEARS[0]}-{PLAUSIBLE_YEARS[1]}"
-    if any(w in ws for w in ("phone", "mobile", "telephone", "fax")) and "id" not in ws:
-        if not _PHONE.match(text) or sum(c.isdigit() for c in text) < 7:
+    if (any(w in ws for w in ("phone", "mobile", "telephone", "fax")) and "id" not in ws
+            and (not _PHONE.match(text) or sum(c.isdigit() for c in text) < 7)):
             return f"'{text}' is not a phone number"
-    if fmt == "email" or "email" in ws:
-        if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", text, re.IGNORECASE):
+    if ((fmt == "email" or "email" in ws)
+            and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", text, re.IGNORECASE)):
             return f"'{text}' is not an email address"
     if "name" in ws and any(w in ws for w in ("first", "last", "given", "family", "surname")):
         parts = text.split()

@@ -23,7 +23,6 @@ from utcgen.pipeline.records import (
 from utcgen.validators.cascade import LLM_STAGES, RULE_STAGES
 
 
-
 def make_tool(
     name: str = "create_purchase_requisition",
     description: str = "Create a purchase requisition for a material at a plant.",

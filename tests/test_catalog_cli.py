@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import UTCGEN
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.errors import InputError
-from tests.support.cli import UTCGEN
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = "tests/fixtures/catalogs"

@@ -6,17 +6,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from tests.support.cli import UTCGEN
 from utcgen.pipeline.catalog.reader import read_catalog
 from utcgen.pipeline.catalog.writer import native_text, write_native
 from utcgen.pipeline.cli import main
 from utcgen.pipeline.errors import InputError
-from tests.support.cli import UTCGEN
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "catalogs"

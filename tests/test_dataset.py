@@ -15,13 +15,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-from utcgen.pipeline.export import dataset as ds_mod  # noqa: E402
-from utcgen.pipeline.export.dataset import export_dataset, load_split  # noqa: E402
-from utcgen.pipeline.export.rows import schema  # noqa: E402
-from utcgen.pipeline.export.run_info import RunInfo  # noqa: E402
-from utcgen.pipeline.prompts import prompt_versions  # noqa: E402
-from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict  # noqa: E402
-from tests.factories import make_dialogue, make_tool, wrong_selection  # noqa: E402
+from tests.factories import make_dialogue, make_tool, wrong_selection
+from utcgen.pipeline.export import dataset as ds_mod
+from utcgen.pipeline.export.dataset import export_dataset, load_split
+from utcgen.pipeline.export.rows import schema
+from utcgen.pipeline.export.run_info import RunInfo
+from utcgen.pipeline.prompts import prompt_versions
+from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict
 
 DIALOGUE_SCHEMA, SFT_SCHEMA, REJECTED_SCHEMA = schema("dialogues"), schema("sft"), schema("rejected")
 MODELS = {"user": "offline/template", "assistant": "offline/template"}
@@ -256,11 +256,11 @@ def test_nothing_accepted_still_writes_every_config(tmp_path: Path) -> None:
     out = tmp_path / "out"
     summary = export_dataset([make_dialogue(id="x", fail_at="format")], out, _run())
     assert (summary.accepted, summary.sft_rows, summary.rejected) == (0, 0, 1)
-    for name, schema in (("sft", SFT_SCHEMA), ("dialogues", DIALOGUE_SCHEMA)):
+    for name, expected in (("sft", SFT_SCHEMA), ("dialogues", DIALOGUE_SCHEMA)):
         loaded = load_split(out, name)
-        assert (loaded.num_rows, loaded.column_names) == (0, schema.names)
+        assert (loaded.num_rows, loaded.column_names) == (0, expected.names)
         assert pq.read_schema(out / "data" / name / "train-00000-of-00001.parquet").equals(
-            schema, check_metadata=False
+            expected, check_metadata=False
         )
     assert _load(out, "rejected", tmp_path).num_rows == 1
     stats = json.loads(summary.stats_path.read_text())
@@ -331,7 +331,7 @@ def _front_matter(card: str) -> dict[str, Any]:
 
 
 def test_card_yaml_declares_three_configs(exported: tuple[Path, list[Dialogue], Any]) -> None:
-    out, _, summary = exported
+    _, _, summary = exported
     card = summary.card_path.read_text()
     meta = _front_matter(card)
     configs = {c["config_name"]: c for c in meta["configs"]}

@@ -10,10 +10,10 @@ import pytest
 from tests.support.eval_bench import cases
 from utcgen.pipeline.evaluation import voting
 from utcgen.pipeline.evaluation.checker import check_dialogue, check_user_turn
-from utcgen.pipeline.shortcuts import invented_values
 from utcgen.pipeline.evaluation.dynamic import proxy_phase
 from utcgen.pipeline.evaluation.models import make_gateway
 from utcgen.pipeline.records import Message
+from utcgen.pipeline.shortcuts import invented_values
 
 
 def test_votes_map_back_through_the_permutation() -> None:

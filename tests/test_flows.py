@@ -16,7 +16,6 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-
 TOKEN = "hf_FLOWtokenDoNotLeak0123456789abcdef"
 
 
@@ -101,6 +100,7 @@ def test_failed_batch_is_retried_without_redoing_finished_jobs(
     prefect_api: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from utcgen.flows.generate_dialogues import generate_dialogues
+    from utcgen.pipeline.synthesis.journal import JobRecord
     from utcgen.pipeline.synthesis.run import Engine
 
     calls: list[int] = []
@@ -178,8 +178,8 @@ def test_publish_flow_takes_the_token_from_a_secret_block_and_never_logs_it(
 ) -> None:
     from prefect.blocks.system import Secret
 
-    from utcgen.flows.publish_dataset import publish_dataset_flow
     from tests.test_publish import write_dataset
+    from utcgen.flows.publish_dataset import publish_dataset_flow
 
     Secret(value=TOKEN).save("utcgen-test-hf-token", overwrite=True)
     folder = write_dataset(tmp_path / "ds")
@@ -195,9 +195,9 @@ def test_publish_flow_takes_the_token_from_a_secret_block_and_never_logs_it(
 
 
 def test_publish_flow_reports_a_missing_secret_block(prefect_api: None, tmp_path: Path, recording_hub: Any) -> None:
+    from tests.test_publish import write_dataset
     from utcgen.flows.publish_dataset import publish_dataset_flow
     from utcgen.pipeline.errors import InputError
-    from tests.test_publish import write_dataset
 
     with pytest.raises(InputError, match="no Prefect Secret block named 'nope'"):
         publish_dataset_flow(folder=str(write_dataset(tmp_path / "ds")), repo_id="utcgen-org/flows",

@@ -14,12 +14,9 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import pytest  # noqa: E402
+import pytest
 
-from utcgen.pipeline.llm import offline  # noqa: E402
-from utcgen.pipeline.config import RunConfig  # noqa: E402
-from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply  # noqa: E402
-from tests.support.openai_server import (  # noqa: E402
+from tests.support.openai_server import (
     FaultPlan,
     Malformed,
     RateLimited,
@@ -28,13 +25,16 @@ from tests.support.openai_server import (  # noqa: E402
     Slow,
     rough_tokens,
 )
-from tests.support.simulator import (  # noqa: E402
+from tests.support.simulator import (
     ConcurrencyProbe,
     peak_overlap,
     role_of,
     simulator_config,
     simulator_responder,
 )
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.llm import offline
+from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
 
 pytestmark = pytest.mark.slow  # starts real servers
 

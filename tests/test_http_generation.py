@@ -19,14 +19,12 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import pytest  # noqa: E402
-import yaml  # noqa: E402
+import pytest
+import yaml
 
-from utcgen.pipeline.config import load_config  # noqa: E402
-from utcgen.pipeline.synthesis.journal import JobRecord, select  # noqa: E402
-from utcgen.pipeline.synthesis.run import Engine  # noqa: E402
-from tests.conftest import REPO  # noqa: E402
-from tests.support.openai_server import (  # noqa: E402
+from tests.conftest import REPO
+from tests.support.cli import UTCGEN
+from tests.support.openai_server import (
     ChatRequest,
     FaultPlan,
     Malformed,
@@ -36,8 +34,7 @@ from tests.support.openai_server import (  # noqa: E402
     ServerError,
     Slow,
 )
-from tests.support.cli import UTCGEN  # noqa: E402
-from tests.support.simulator import (  # noqa: E402
+from tests.support.simulator import (
     FaultLog,
     decoded,
     for_job,
@@ -46,6 +43,9 @@ from tests.support.simulator import (  # noqa: E402
     simulator_config,
     simulator_responder,
 )
+from utcgen.pipeline.config import load_config
+from utcgen.pipeline.synthesis.journal import JobRecord, select
+from utcgen.pipeline.synthesis.run import Engine
 
 pytestmark = pytest.mark.slow  # real servers, a full engine, a subprocess
 

@@ -15,7 +15,6 @@ from utcgen.pipeline.records import Dialogue, Verdict
 from utcgen.pipeline.synthesis.journal import JobRecord, Journal
 from utcgen.pipeline.synthesis.schedule import check_fruitless, rejection_category
 
-
 # --------------------------------------------------------------------------- AIMD
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from utcgen.pipeline.config import ROLES, RunConfig, load_config
-from utcgen.pipeline.llm.gateway import check_models
 from tests.conftest import REPO
 from tests.support.cli import UTCGEN
+from utcgen.pipeline.config import ROLES, RunConfig, load_config
+from utcgen.pipeline.llm.gateway import check_models
 
 ALL_ROLES = "models." + "/".join(ROLES)
 

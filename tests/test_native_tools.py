@@ -12,16 +12,16 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import pytest  # noqa: E402
+import pytest
 
-from utcgen.pipeline.config import RunConfig  # noqa: E402
-from utcgen.pipeline.llm.gateway import Gateway, LLMReply  # noqa: E402
-from utcgen.pipeline.records import Dialogue, Usage  # noqa: E402
-from utcgen.pipeline.synthesis.attempt import synthesize  # noqa: E402
-from utcgen.pipeline.synthesis.roles import ReplyError, parse_native  # noqa: E402
-from utcgen.pipeline.synthesis.run import Engine  # noqa: E402
-from tests.support.openai_server import ScriptedOpenAIServer  # noqa: E402
-from tests.support.simulator import role_of, simulator_config, simulator_responder, think_tag_responder  # noqa: E402
+from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.simulator import role_of, simulator_config, simulator_responder, think_tag_responder
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.llm.gateway import Gateway, LLMReply
+from utcgen.pipeline.records import Dialogue, Usage
+from utcgen.pipeline.synthesis.attempt import synthesize
+from utcgen.pipeline.synthesis.roles import ReplyError, parse_native
+from utcgen.pipeline.synthesis.run import Engine
 
 JOBS = 4
 

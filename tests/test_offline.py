@@ -9,11 +9,11 @@ import re
 import jsonschema
 import pytest
 
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.llm.offline import gold_values as values, policies
-from utcgen.pipeline.retrieval.personas import load_personas
 from tests.conftest import REPO
-
+from utcgen.pipeline.catalog.reader import load_catalog
+from utcgen.pipeline.llm.offline import gold_values as values
+from utcgen.pipeline.llm.offline import policies
+from utcgen.pipeline.retrieval.personas import load_personas
 
 
 # Loaded when a test runs, not at collection.

@@ -11,10 +11,10 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import httpx  # noqa: E402
-import pytest  # noqa: E402
+import httpx
+import pytest
 
-from tests.support.openai_server import (  # noqa: E402
+from tests.support.openai_server import (
     ChatRequest,
     FaultPlan,
     Malformed,
@@ -144,9 +144,8 @@ def test_litellm_retry_waits_for_retry_after() -> None:
 
 
 def test_litellm_raises_rate_limit_without_retries() -> None:
-    with ScriptedOpenAIServer(faults={0: RateLimited(1.0)}) as srv:
-        with pytest.raises(error_class("litellm.RateLimitError")):
-            acompletion(srv, num_retries=0)
+    with ScriptedOpenAIServer(faults={0: RateLimited(1.0)}) as srv, pytest.raises(error_class("litellm.RateLimitError")):
+        acompletion(srv, num_retries=0)
     assert srv.status_counts == {429: 1}
 
 

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
+from tests.conftest import REPO
 from utcgen.pipeline.config import load_config
 from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.retrieval.personas import PersonaSampler, load_personas
 from utcgen.pipeline.prompts import PromptError, load_prompt, parse_prompt
 from utcgen.pipeline.records import Tool
-from tests.conftest import REPO
+from utcgen.pipeline.retrieval.personas import PersonaSampler, load_personas
 
 
 def write_lines(path, items):

@@ -16,7 +16,6 @@ import shutil
 import socket
 import struct
 import subprocess
-import sys
 import threading
 import time
 import zlib
@@ -34,9 +33,9 @@ from huggingface_hub import CommitInfo, CommitOperationAdd, CommitOperationDelet
 from huggingface_hub.hf_api import DatasetInfo, RepoUrl
 from huggingface_hub.utils import hf_raise_for_status
 
+from tests.support.cli import UTCGEN
 from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.export.hub import PublishError, publish_dataset
-from tests.support.cli import UTCGEN
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "hf_TESTtokenDoNotLeak0123456789abcd"
@@ -581,9 +580,8 @@ class _AuthFailServer:
 def test_auth_failure_from_a_real_http_server(dataset_dir: Path, status: int, monkeypatch: pytest.MonkeyPatch,
                                              _no_real_hub: list[str]) -> None:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    with _AuthFailServer(status) as server:
-        with pytest.raises(PublishError, match=r"^unauthorised: check HF_TOKEN") as info:
-            publish_dataset(dataset_dir, REPO_ID, token=TOKEN, api=HfApi(endpoint=server.url))
+    with _AuthFailServer(status) as server, pytest.raises(PublishError, match=r"^unauthorised: check HF_TOKEN") as info:
+        publish_dataset(dataset_dir, REPO_ID, token=TOKEN, api=HfApi(endpoint=server.url))
     assert info.value.exit_code == 3 and TOKEN not in str(info.value)
     # The token travelled only as a bearer header, and the repo was being created as a dataset.
     assert server.seen[0][:2] == ("POST", "/api/repos/create")
@@ -685,10 +683,10 @@ def test_cli_bad_folder_exits_2(tmp_path: Path) -> None:
 
 def test_cli_success_prints_commit_url(dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from huggingface_hub.utils import get_session
+
     import utcgen.pipeline.export.hub
     from utcgen.pipeline.cli import main
-
-    from huggingface_hub.utils import get_session
 
     session = get_session()
     monkeypatch.setattr(session, "timeout", session.timeout)  # the CLI bounds it; restore afterwards

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-from utcgen.pipeline.config import RunConfig, load_config
-from utcgen.pipeline.synthesis.journal import select
-from utcgen.pipeline.synthesis.run import Engine
 from tests.conftest import REPO
 from tests.support.cli import UTCGEN
 from tests.support.openai_server import ChatRequest, Malformed, RateLimited, ScriptedOpenAIServer, ServerError, Slow
 from tests.support.simulator import FaultLog, simulator_config, simulator_responder
+from utcgen.pipeline.config import RunConfig, load_config
+from utcgen.pipeline.synthesis.journal import select
+from utcgen.pipeline.synthesis.run import Engine
 
 pytestmark = pytest.mark.slow  # real servers, a full engine, a subprocess
 

@@ -11,8 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.factories import make_dialogue, make_tool
-from utcgen.pipeline.records import (SCENARIOS, Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo,
-                                     ToolCall)
+from utcgen.pipeline.records import SCENARIOS, Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 
 LINES = {"procurement", "supply_chain", "finance"}
 MIX = {name: 1.0 for name in SCENARIOS}

@@ -13,7 +13,7 @@ import pytest
 from tests.factories import make_dialogue
 from utcgen.pipeline import shortcuts
 from utcgen.pipeline.llm.offline import gold_values, judges, policies
-from utcgen.pipeline.records import Message, ToolCall, Tool
+from utcgen.pipeline.records import Message, Tool, ToolCall
 from utcgen.validators import nameleak, paramkeys, personafit, plausibility, recitation, repetition
 
 GOOD = make_dialogue()

@@ -13,15 +13,10 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import jsonschema  # noqa: E402
-import pytest  # noqa: E402
+import jsonschema
+import pytest
 
-from utcgen.pipeline.config import RunConfig  # noqa: E402
-from utcgen.pipeline.llm import replies, structured  # noqa: E402
-from utcgen.pipeline.llm.gateway import Gateway  # noqa: E402
-from utcgen.pipeline.records import Message, Persona, Tool  # noqa: E402
-from utcgen.pipeline.synthesis.roles import ReplyError, Roles, parse_assistant  # noqa: E402
-from tests.support.openai_server import (  # noqa: E402
+from tests.support.openai_server import (
     LLAMA_CPP_REFUSAL,
     FaultPlan,
     Reply,
@@ -29,7 +24,12 @@ from tests.support.openai_server import (  # noqa: E402
     llama_cpp_refuses,
     needs_json,
 )
-from tests.support.simulator import role_of, simulator_config, simulator_responder  # noqa: E402
+from tests.support.simulator import role_of, simulator_config, simulator_responder
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.llm import replies, structured
+from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.records import Message, Persona, Tool
+from utcgen.pipeline.synthesis.roles import ReplyError, Roles, parse_assistant
 
 TOOL = Tool(name="list_open_tickets", description="Lists open service tickets for a queue.",
             parameters={"type": "object", "properties": {"queue": {"type": "string", "enum": ["hr", "it"]}},

@@ -13,14 +13,17 @@ from typing import Any
 
 import pytest
 
+from tests.factories import make_dialogue, make_distractors, make_tool
+from tests.support.openai_server import FaultPlan, Reply, ScriptedOpenAIServer, ServerError
+from utcgen.pipeline import arguments as values
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
 from utcgen.pipeline.llm.offline import judges
 from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict
-from tests.factories import make_dialogue, make_distractors, make_tool
-from tests.support.openai_server import FaultPlan, Reply, ScriptedOpenAIServer, ServerError
-from utcgen.pipeline import arguments as values
-from utcgen.validators import cascade, format as format_mod, toolargs as toolargs_mod, toolcall as toolcall_mod
+from utcgen.validators import cascade
+from utcgen.validators import format as format_mod
+from utcgen.validators import toolargs as toolargs_mod
+from utcgen.validators import toolcall as toolcall_mod
 from utcgen.validators.cascade import STAGES, accepted, first_failure, run_cascade
 from utcgen.validators.critique import check_critique
 from utcgen.validators.critique import render as render_critique
@@ -30,7 +33,6 @@ from utcgen.validators.relevancy import check_relevancy
 from utcgen.validators.relevancy import render as render_relevancy
 from utcgen.validators.toolargs import check_toolargs
 from utcgen.validators.toolcall import check_toolcall
-
 
 # ---------------------------------------------------------------------------------------- helpers
 
@@ -826,8 +828,8 @@ def test_zero_parameter_tool_dialogue_passes_the_rules() -> None:
 
 def test_offline_relevancy_separates_on_topic_from_swapped_needs_across_the_catalog() -> None:
     """For every bundled tool: a need stated in its own terms is relevant; another domain's need is not."""
-    from utcgen.pipeline.catalog.reader import load_catalog
     from tests.conftest import REPO
+    from utcgen.pipeline.catalog.reader import load_catalog
 
     tools = load_catalog(REPO / "catalog" / "tools")
 

@@ -12,11 +12,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators import (critique, nameleak, paramkeys, personafit, planning, plausibility, recitation,
-                               relevancy, repetition, scenario, toolargs, toolcall)
-from utcgen.validators import format as fmt
-from utcgen.validators.judge import ChatGateway
+from ..pipeline.records import Dialogue, Verdict
+from . import (
+    critique,
+    nameleak,
+    paramkeys,
+    personafit,
+    planning,
+    plausibility,
+    recitation,
+    relevancy,
+    repetition,
+    scenario,
+    toolargs,
+    toolcall,
+)
+from . import format as fmt
+from .judge import ChatGateway
 
 # The stages, in cascade order; a stage's name is the `validator` of the verdicts it writes.
 RULES: tuple[tuple[str, Callable[[Dialogue], Verdict]], ...] = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from utcgen.pipeline.records import Dialogue, Message, ToolCall, Verdict
+from ..pipeline.records import Dialogue, Message, ToolCall, Verdict
 
 
 @dataclass(frozen=True)

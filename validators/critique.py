@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline.prompts import load_prompt
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.judge import ChatGateway, ask, transcript
+from ..pipeline.prompts import load_prompt
+from ..pipeline.records import Dialogue, Verdict
+from .judge import ChatGateway, ask, transcript
 
 NAME = "critique"
 

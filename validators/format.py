@@ -12,8 +12,8 @@ call_name, call_arguments, multiple_calls.
 
 from __future__ import annotations
 
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, verdict
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, verdict
 
 NAME = "format"
 

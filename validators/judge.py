@@ -16,9 +16,9 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from utcgen.pipeline.llm import replies
-from utcgen.pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
-from utcgen.pipeline.records import Dialogue, Verdict
+from ..pipeline.llm import replies
+from ..pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
+from ..pipeline.records import Dialogue, Verdict
 
 log = logging.getLogger("utcgen.validators")
 

@@ -9,9 +9,9 @@ turns learns to match names instead of asking. Rule code: name_token.
 
 from __future__ import annotations
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, verdict
+from ..pipeline import shortcuts
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, verdict
 
 NAME = "name_leak"
 

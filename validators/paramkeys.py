@@ -10,9 +10,9 @@ calls are private and not checked. Rule codes: user_key, assistant_key.
 
 from __future__ import annotations
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, verdict
+from ..pipeline import shortcuts
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, verdict
 
 NAME = "param_keys"
 

@@ -8,8 +8,8 @@ made elsewhere) passes, noted as unchecked. Rule code: low_fit.
 
 from __future__ import annotations
 
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, verdict
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, verdict
 
 NAME = "persona_fit"
 ATTRIBUTE = "tool_fit"

@@ -10,11 +10,11 @@ EVPI plan over its candidate calls. Two rules:
 
 from __future__ import annotations
 
-from utcgen.pipeline.arguments import mentioned
-from utcgen.pipeline.labels import action_of
-from utcgen.pipeline.planning import asked_arguments, q_star
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, verdict
+from ..pipeline.arguments import mentioned
+from ..pipeline.labels import action_of
+from ..pipeline.planning import asked_arguments, q_star
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, verdict
 
 NAME = "planning"
 SLACK = 2

@@ -9,9 +9,9 @@ percentages within 0-100. Values the rules say nothing about pass. Rule code: im
 
 from __future__ import annotations
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, verdict
+from ..pipeline import shortcuts
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, verdict
 
 NAME = "plausibility"
 

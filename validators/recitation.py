@@ -7,9 +7,9 @@ tool: a user who recites the spec makes selection a string match. Rule code: rec
 
 from __future__ import annotations
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, verdict
+from ..pipeline import shortcuts
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, verdict
 
 NAME = "recitation"
 

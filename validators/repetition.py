@@ -7,9 +7,9 @@ question teaches a model to loop. Rule code: repeated_question.
 
 from __future__ import annotations
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, assistant_turns, verdict
+from ..pipeline import shortcuts
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, assistant_turns, verdict
 
 NAME = "repetition"
 
@@ -17,7 +17,7 @@ NAME = "repetition"
 def check_repetition(d: Dialogue) -> Verdict:
     seen: dict[str, int] = {}
     problems: list[Problem] = []
-    for turn, index, m in assistant_turns(d):
+    for turn, _index, m in assistant_turns(d):
         text = shortcuts.normal_question(m.content)
         if m.tool_calls or not text:
             continue

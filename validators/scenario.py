@@ -7,9 +7,9 @@ Disambiguation dialogues pass: the earlier stages already judge them.
 
 from __future__ import annotations
 
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.pipeline.scenario_rules import problems
-from utcgen.validators.common import Problem, verdict
+from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.scenario_rules import problems
+from .common import Problem, verdict
 
 NAME = "scenario"
 

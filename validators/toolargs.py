@@ -16,9 +16,9 @@ Rule codes: no_call, missing_key, extra_key, value_mismatch, schema, hallucinate
 
 from __future__ import annotations
 
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.pipeline import arguments as values
-from utcgen.validators.common import Problem, final_call, user_text, verdict
+from ..pipeline import arguments as values
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, final_call, user_text, verdict
 
 NAME = "toolargs"
 

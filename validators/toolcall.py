@@ -10,8 +10,8 @@ Rule codes: no_final_call, wrong_tool, not_candidate, earlier_distractor, earlie
 
 from __future__ import annotations
 
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.common import Problem, assistant_turns, final_call, verdict
+from ..pipeline.records import Dialogue, Verdict
+from .common import Problem, assistant_turns, final_call, verdict
 
 NAME = "toolcall"
 

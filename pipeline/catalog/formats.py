@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline.catalog.common import (
+from .common import (
     JSON_TYPES,
     Candidate,
     Extracted,
@@ -36,9 +36,9 @@ from utcgen.pipeline.catalog.common import (
     kind_of,
     walk_schema,
 )
-from utcgen.pipeline.catalog.importers import bfcl, mcp, native, openai, openapi
-from utcgen.pipeline.catalog.importers.bfcl import BFCL_TYPE_MAP
-from utcgen.pipeline.catalog.importers.openapi import HTTP_METHODS, RefError, resolve_pointer
+from .importers import bfcl, mcp, native, openai, openapi
+from .importers.bfcl import BFCL_TYPE_MAP
+from .importers.openapi import HTTP_METHODS, RefError, resolve_pointer
 
 __all__ = [
     "BFCL_TYPE_MAP",

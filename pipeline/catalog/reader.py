@@ -28,8 +28,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.catalog.formats import (
+from ..errors import InputError
+from ..records import Tool
+from .formats import (
     FORMATS,
     JSON_TYPES,
     Candidate,
@@ -42,7 +43,6 @@ from utcgen.pipeline.catalog.formats import (
     resolve_pointer,
     walk_schema,
 )
-from utcgen.pipeline.records import Tool
 
 __all__ = [
     "CATALOG_SUFFIXES",
@@ -342,10 +342,10 @@ def check_parameters(params: Any) -> list[Problem]:
             problems.append((path, f"must be a schema object, got a {kind_of(node)}"))
             continue
         problems += _check_node(node, path, params, is_root=path == "parameters")
-    ours = [field for field, _ in problems]
-    for field, message in _metaschema_errors(params):
-        if not any(_overlaps(field, other) for other in ours):
-            problems.append((field, message))
+    ours = [where for where, _ in problems]
+    for where, message in _metaschema_errors(params):
+        if not any(_overlaps(where, other) for other in ours):
+            problems.append((where, message))
     return list(dict.fromkeys(problems))
 
 

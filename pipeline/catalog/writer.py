@@ -12,9 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.files import write_atomic
-from utcgen.pipeline.records import Tool
+from ..errors import InputError
+from ..files import write_atomic
+from ..records import Tool
 
 NATIVE_SUFFIXES: tuple[str, ...] = (".json", ".jsonl", ".yaml", ".yml")
 

@@ -6,8 +6,8 @@ import argparse
 import importlib
 import sys
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.errors import UtcgenError
+from .. import __version__
+from ..errors import UtcgenError
 
 # Sub-command modules; each defines `register(subparsers)` and sets `func` on its parser.
 COMMANDS = ["utcgen.pipeline.cli.audit", "utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.eval", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.publish"]

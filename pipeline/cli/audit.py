@@ -18,11 +18,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.export.reading import dialogue_from_row, load_dialogues  # noqa: F401 (re-exported)
-from utcgen.pipeline.records import Dialogue, Verdict
-from utcgen.validators.cascade import RULES
+from ...validators.cascade import RULES
+from .. import shortcuts
+from ..errors import InputError
+from ..export.reading import dialogue_from_row, load_dialogues  # noqa: F401 (re-exported)
+from ..records import Dialogue, Verdict
 
 
 def _opening_balance(dialogues: list[Dialogue]) -> tuple[float, float, int]:

@@ -8,11 +8,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.catalog.formats import FORMATS
+from ..catalog.formats import FORMATS
+from ..errors import InputError
 
 if TYPE_CHECKING:
-    from utcgen.pipeline.catalog.reader import Catalog
+    from ..catalog.reader import Catalog
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -58,7 +58,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _read(args: argparse.Namespace) -> Catalog:
     """The catalog (its warnings printed on stderr), or an InputError whose first line says
     how many problems follow."""
-    from utcgen.pipeline.catalog.reader import read_catalog
+    from ..catalog.reader import read_catalog
 
     try:
         catalog = read_catalog(args.file, format=args.format)
@@ -92,7 +92,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.retrieval.stats import catalog_stats
+    from ..retrieval.stats import catalog_stats
 
     stats = catalog_stats(_read(args).tools)
     print(stats.model_dump_json(indent=2) if args.json else stats.to_text())
@@ -100,7 +100,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.catalog.writer import check_native_path, write_native
+    from ..catalog.writer import check_native_path, write_native
 
     check_native_path(args.out)  # before reading: a wrong suffix needs no catalog
     catalog = _read(args)

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from utcgen.pipeline.errors import InputError
+from ..errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def build(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.evaluation import benchmark
+    from ..evaluation import benchmark
 
     source = Path(args.source)
     if not source.is_dir():
@@ -88,7 +88,7 @@ def parse_votes(text: str) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.evaluation.run import EvalSettings, evaluate
+    from ..evaluation.run import EvalSettings, evaluate
 
     for flag, value in (("--max-turns", args.max_turns), ("--max-in-flight", args.max_in_flight),
                         ("--max-new-tokens", args.max_new_tokens), ("--limit", args.limit)):
@@ -141,7 +141,7 @@ HEADLINE = {"disambiguation": "acc", "explicit": "over_clarification", "underspe
 
 
 def compare(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.evaluation import report
+    from ..evaluation import report
 
     runs = [Path(r) for r in args.runs]
     for folder in runs:
@@ -149,7 +149,7 @@ def compare(args: argparse.Namespace) -> int:
             raise InputError(f"{folder}: not an evaluation run folder (no metrics.json); make one with `utcgen eval run`")
     text = report.compare(runs)
     if args.out:
-        from utcgen.pipeline.files import write_atomic
+        from ..files import write_atomic
 
         write_atomic(Path(args.out), text)
         print(f"comparison written to {args.out}", file=sys.stderr)

@@ -47,8 +47,8 @@ ESTIMATE_JOBS = 3
 
 
 def run(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.synthesis.run import Engine
+    from ..config import load_config
+    from ..synthesis.run import Engine
 
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
                                        "persona_field": args.persona_field,
@@ -93,9 +93,9 @@ def _estimate(config) -> int:
     """Runs the first seed jobs into a temporary folder and scales their spend to the whole run."""
     import tempfile
 
-    from utcgen.pipeline.records import Usage
-    from utcgen.pipeline.synthesis.run import Engine
-    from utcgen.pipeline.synthesis.schedule import MIN_RATE
+    from ..records import Usage
+    from ..synthesis.run import Engine
+    from ..synthesis.schedule import MIN_RATE
 
     n = config.num_dialogues
     with tempfile.TemporaryDirectory(prefix="utcgen-estimate-") as tmp:
@@ -125,7 +125,7 @@ def _estimate(config) -> int:
 
 
 async def _sample(engine, jobs: int):
-    from utcgen.pipeline.llm.gateway import shutdown
+    from ..llm.gateway import shutdown
 
     try:
         return await asyncio.gather(*(engine.run_job(job) for job in range(jobs)))
@@ -134,7 +134,7 @@ async def _sample(engine, jobs: int):
 
 
 async def _run(engine, on_progress):
-    from utcgen.pipeline.llm.gateway import shutdown
+    from ..llm.gateway import shutdown
 
     try:
         return await engine.run(on_progress)

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from utcgen.pipeline.export.hub import bounded_connect, publish_dataset
+    from ..export.hub import bounded_connect, publish_dataset
 
     with bounded_connect(args.connect_timeout):
         result = publish_dataset(args.folder, args.repo_id, private=args.private, revision=args.revision,

@@ -32,11 +32,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.evaluation.cases import CASES_FILE, SPLIT_FILE, Case, Split
-from utcgen.pipeline.files import write_atomic
-from utcgen.pipeline.records import SCENARIOS, Dialogue, Message, Tool
-from utcgen.pipeline.retrieval.similarity import NEAR_DUPLICATE_THRESHOLD, composite_similarity
+from ..errors import InputError
+from ..files import write_atomic
+from ..records import SCENARIOS, Dialogue, Message, Tool
+from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD, composite_similarity
+from .cases import CASES_FILE, SPLIT_FILE, Case, Split
 
 Group = Literal["family", "line_of_business"]
 ALL_PAIRS_LIMIT = 4000
@@ -105,7 +105,7 @@ class BenchmarkSummary(BaseModel):
 
 
 def _source_dialogues(source: Path) -> list[Dialogue]:
-    from utcgen.pipeline.export.reading import load_dialogues
+    from ..export.reading import load_dialogues
 
     if not source.is_dir():
         raise InputError(f"{source}: no such folder (expected a `utcgen generate` output folder)")
@@ -134,7 +134,7 @@ def _recorded_catalog(source: Path) -> str | None:
 
 def resolve_catalog(source: Path, catalog: Path | None) -> Path:
     """The source's recorded catalog if it exists, else `catalog`, else the shipped catalog/tools."""
-    from utcgen.pipeline.resources import resolve, shipped
+    from ..resources import resolve, shipped
 
     recorded = _recorded_catalog(source)
     if recorded and Path(resolve(recorded)).exists():  # a relative `catalog/tools` names the shipped one
@@ -251,8 +251,8 @@ def _case(d: Dialogue, by_name: dict[str, Tool], family: dict[str, str], similar
 def build_benchmark(source: Path, out: Path, *, by: Group = "family", holdout: float = 0.2, seed: int = 0,
                     catalog: Path | None = None, embedder: Any = None) -> BenchmarkSummary:
     """Write the benchmark folder `out` from the accepted dialogues of `source` (see the module docstring)."""
-    from utcgen.pipeline.catalog.reader import load_catalog
-    from utcgen.pipeline.retrieval.embeddings import Embedder
+    from ..catalog.reader import load_catalog
+    from ..retrieval.embeddings import Embedder
 
     source, out = Path(source), Path(out)
     if not 0 < holdout < 1:
@@ -370,7 +370,7 @@ COLUMNS = {
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
 
-    from utcgen.pipeline.export.dataset import write_table
+    from ..export.dataset import write_table
 
     write_table(path, pa.Table.from_pylist(rows, schema=_parquet_schema()))
 

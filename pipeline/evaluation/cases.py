@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.records import SCENARIOS, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage
+from ..errors import InputError
+from ..records import SCENARIOS, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage
 
 CASES_FILE = "cases.jsonl"
 SPLIT_FILE = "split.json"

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.evaluation.cases import Case
-from utcgen.pipeline.records import Message
+from .. import shortcuts
+from ..records import Message
+from .cases import Case
 
 ROLE_BREAK = re.compile(r"how can i (help|assist)|as an ai\b|i('m| am) (an|the|your) assistant|<tool_call>|"
                         r"\"(tool_calls|arguments)\"\s*:|^\s*(assistant|system)\s*:|\{\s*\"", re.IGNORECASE | re.MULTILINE)

@@ -23,16 +23,16 @@ from __future__ import annotations
 import re
 import time
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.evaluation.cases import Case, CaseResult
-from utcgen.pipeline.evaluation.checker import check_dialogue
-from utcgen.pipeline.evaluation.models import ModelUnderTest
-from utcgen.pipeline.evaluation.rubric import conv_rel
-from utcgen.pipeline.evaluation.voting import UserProxy
-from utcgen.pipeline.llm.gateway import Gateway
-from utcgen.pipeline.labels import action_of
-from utcgen.pipeline.llm.offline.gold_values import label
-from utcgen.pipeline.records import Message, Usage
+from .. import shortcuts
+from ..labels import action_of
+from ..llm.gateway import Gateway
+from ..llm.offline.gold_values import label
+from ..records import Message, Usage
+from .cases import Case, CaseResult
+from .checker import check_dialogue
+from .models import ModelUnderTest
+from .rubric import conv_rel
+from .voting import UserProxy
 
 DEFAULT_MAX_TURNS = 10
 

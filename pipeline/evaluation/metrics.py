@@ -53,9 +53,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.evaluation.cases import Case, CaseResult
-from utcgen.pipeline.records import SCENARIOS, Message, ToolCall
+from ..errors import InputError
+from ..records import SCENARIOS, Message, ToolCall
+from .cases import Case, CaseResult
 
 METRIC_KEYS = ("acc", "ftr", "tar", "tcp", "tcr", "pkp", "pkr", "conv_rel", "ttr", "ngd_2", "ngd_3", "ngd_4")
 TOOL_METRICS = ("tcp", "tcr", "pkp", "pkr", "acc", "ftr", "tar")   # the paper's Table 1 / Table 2 order
@@ -105,7 +105,7 @@ class MetricsReport(BaseModel):
     scores: list[CaseScore] = Field(default_factory=list)
     # scenario type -> metric key (SCENARIO_KEYS, those that apply) -> Metric
     scenarios: dict[str, dict[str, Metric]] = Field(default_factory=dict)
-    scenario_scores: list["ScenarioScore"] = Field(default_factory=list)
+    scenario_scores: list[ScenarioScore] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------- normalisation
@@ -494,7 +494,7 @@ def _carries(calls: list[ToolCall], arg: str | None, value: Any) -> bool:
 def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
     """1 when a call carries the case's made-up, infeasible or faulted value (module notes); None when
     the scenario has no such value."""
-    from utcgen.pipeline.labels import action_of
+    from ..labels import action_of
 
     before, calls = _before_first_call(messages)
     info = case.scenario_info
@@ -514,7 +514,7 @@ def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
 
 def scenario_score(case: Case, result: CaseResult) -> ScenarioScore:
     """The per-scenario indicators of one case (see the notes above SCENARIO_KEYS)."""
-    from utcgen.pipeline.labels import action_of, label_turn
+    from ..labels import action_of, label_turn
 
     before, calls = _before_first_call(result.messages)
     questions = sum(action_of(m) == "ask" for m in before)

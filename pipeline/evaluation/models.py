@@ -24,16 +24,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.evaluation.cases import Case
-from utcgen.pipeline.export.slicing import build_system_prompt, chat_message
-from utcgen.pipeline.llm import replies
-from utcgen.pipeline.llm.gateway import Gateway, LLMError
-from utcgen.pipeline.records import Message, ToolCall, Usage
-from utcgen.pipeline.synthesis.roles import ReplyError, parse_assistant, parse_native
+from ..errors import InputError
+from ..export.slicing import build_system_prompt, chat_message
+from ..llm import replies
+from ..llm.gateway import Gateway, LLMError
+from ..records import Message, ToolCall, Usage
+from ..synthesis.roles import ReplyError, parse_assistant, parse_native
+from .cases import Case
 
 ToolFormat = Literal["json", "native"]
 ROLE = "under_test"  # the gateway role of the model under test (and the offline policy that plays it)
@@ -65,9 +66,9 @@ def make_gateway(roles: dict[str, str], *, config: str | Path | None = None, api
                  tool_format: ToolFormat = "json", temperature: float | None = None,
                  max_in_flight: int | None = None, cache: bool | None = None) -> Gateway:
     """A gateway whose roles call the given models; every model is checked (provider, key, server up) first."""
-    from utcgen.pipeline.config import ROLES, Models, load_config
-    from utcgen.pipeline.llm.gateway import check_models
-    from utcgen.pipeline.llm.probe import probe_servers
+    from ..config import ROLES, Models, load_config
+    from ..llm.gateway import check_models
+    from ..llm.probe import probe_servers
 
     first = next(iter(roles.values()))
     cfg = load_config(config, model=first)
@@ -287,7 +288,7 @@ class HFModel(ModelUnderTest):
 
 def reference_policies() -> dict[str, Callable[[Case, list[Message]], Message]]:
     """name -> policy function of `evaluation.policies` (its own table)."""
-    from utcgen.pipeline.evaluation import policies
+    from . import policies
 
     table = getattr(policies, "POLICIES", None) or getattr(policies, "REFERENCE_POLICIES", None)
     if table is None:

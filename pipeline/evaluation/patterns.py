@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from utcgen.pipeline.evaluation.cases import Case, CaseResult
-from utcgen.pipeline.evaluation.metrics import normalise, same_value
-from utcgen.pipeline.records import Tool
+from ..records import Tool
+from .cases import Case, CaseResult
+from .metrics import normalise, same_value
 
 PATTERNS = ("invalid_format", "hallucinated_function", "hallucinated_argument", "wrong_argument_type",
             "repeated_call", "insufficient_calls", "wrong_argument_value", "missing_argument")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from utcgen.pipeline.evaluation.cases import Case
-from utcgen.pipeline.records import Message, ToolCall
+from ..records import Message, ToolCall
+from .cases import Case
 
 Policy = Callable[[Case, list[Message]], Message]
 EXTRA_KEY = "comment"

@@ -21,10 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.evaluation.cases import Case, CaseResult
-from utcgen.pipeline.evaluation.metrics import (
+from .. import __version__
+from ..errors import InputError
+from ..export.dataset import finite
+from ..files import write_atomic
+from ..records import SCENARIOS, Usage
+from .cases import Case, CaseResult
+from .metrics import (
     LOWER_IS_BETTER,
     METRIC_KEYS,
     SCENARIO_KEYS,
@@ -34,10 +37,7 @@ from utcgen.pipeline.evaluation.metrics import (
     MetricsReport,
     compute_metrics,
 )
-from utcgen.pipeline.evaluation.patterns import PATTERNS, MissingAs, count_patterns
-from utcgen.pipeline.export.dataset import finite
-from utcgen.pipeline.files import write_atomic
-from utcgen.pipeline.records import SCENARIOS, Usage
+from .patterns import PATTERNS, MissingAs, count_patterns
 
 METRICS_FILE = "metrics.json"
 DIALOGUES_FILE = "dialogues.parquet"
@@ -169,7 +169,7 @@ def _schema():
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
 
-    from utcgen.pipeline.export.dataset import write_table
+    from ..export.dataset import write_table
 
     write_table(path, pa.Table.from_pylist(rows, schema=_schema()))
 

@@ -8,12 +8,12 @@ import asyncio
 import json
 import re
 
-from utcgen.pipeline.evaluation.cases import Case
-from utcgen.pipeline.llm.gateway import Gateway
-from utcgen.pipeline.llm.replies import ReplyError, find_object
-from utcgen.pipeline.prompts import load_prompt
-from utcgen.pipeline.records import Message, Usage, tools_json
-from utcgen.pipeline.synthesis.roles import transcript
+from ..llm.gateway import Gateway
+from ..llm.replies import ReplyError, find_object
+from ..prompts import load_prompt
+from ..records import Message, Usage, tools_json
+from ..synthesis.roles import transcript
+from .cases import Case
 
 SCORE = {1: 0.0, 2: 0.5, 3: 1.0}
 GRADE_SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "enum": [1, 2, 3]},

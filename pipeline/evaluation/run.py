@@ -22,18 +22,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.errors import InputError, UtcgenError
-from utcgen.pipeline.evaluation.cases import RESULTS_DIR, Case, CaseResult, Mode, read_cases
-from utcgen.pipeline.evaluation.dynamic import DEFAULT_MAX_TURNS, evaluate_dynamic
-from utcgen.pipeline.evaluation.models import DEFAULT_MAX_NEW_TOKENS, ModelUnderTest, load_model, make_gateway
-from utcgen.pipeline.evaluation.patterns import count_patterns
-from utcgen.pipeline.evaluation.static import evaluate_static
-from utcgen.pipeline.evaluation.voting import UserProxy
-from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
-from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError
-from utcgen.pipeline.llm.replies import ReplyError
-from utcgen.pipeline.records import Message, Usage
+from .. import __version__
+from ..errors import InputError, UtcgenError
+from ..files import remove_stale_temporaries, write_atomic
+from ..llm.gateway import Gateway, LLMError, LLMFatalError
+from ..llm.replies import ReplyError
+from ..records import Message, Usage
+from .cases import RESULTS_DIR, Case, CaseResult, Mode, read_cases
+from .dynamic import DEFAULT_MAX_TURNS, evaluate_dynamic
+from .models import DEFAULT_MAX_NEW_TOKENS, ModelUnderTest, load_model, make_gateway
+from .patterns import count_patterns
+from .static import evaluate_static
+from .voting import UserProxy
 
 MANIFEST = "run.json"
 # The prompts whose wording changes an evaluation's replies (what the model under test, the proxy,
@@ -69,7 +69,7 @@ class EvalSettings(BaseModel):
         if self.mode == "static":
             for key in ("user_model", "voter_model", "votes", "max_turns"):
                 data.pop(key)
-        from utcgen.pipeline.prompts import load_prompt
+        from ..prompts import load_prompt
 
         data["prompt_versions"] = {name: load_prompt(name).version for name in PROMPTS_USED}
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -242,7 +242,7 @@ class Evaluator:
         return [finished[c.id] for c in self.cases if c.id in finished]
 
     def report(self, results: list[CaseResult], wall_time_s: float) -> Any:
-        from utcgen.pipeline.evaluation import report
+        from . import report
 
         by_id = {r.case_id: r for r in results}
         cases = [c for c in self.cases if c.id in by_id]
@@ -259,7 +259,7 @@ class Evaluator:
 async def evaluate(settings: EvalSettings, out: Path, *, max_in_flight: int = 8, allow_config_change: bool = False,
                    on_progress: Callable[[EvalProgress], None] | None = None) -> Any:
     """The library entry point of `utcgen eval run` and the `evaluate-model` flow: runs, then reports."""
-    from utcgen.pipeline.llm.gateway import shutdown
+    from ..llm.gateway import shutdown
 
     start = time.monotonic()
     evaluator = Evaluator(settings, out, max_in_flight=max_in_flight, allow_config_change=allow_config_change)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import time
 
-from utcgen.pipeline.evaluation.cases import Case, CaseResult
-from utcgen.pipeline.evaluation.models import ModelUnderTest
-from utcgen.pipeline.evaluation.rubric import conv_rel
-from utcgen.pipeline.llm.gateway import Gateway
-from utcgen.pipeline.records import Message, Usage
+from ..llm.gateway import Gateway
+from ..records import Message, Usage
+from .cases import Case, CaseResult
+from .models import ModelUnderTest
+from .rubric import conv_rel
 
 
 async def evaluate_static(case: Case, model: ModelUnderTest, *, rubric: Gateway | None = None,

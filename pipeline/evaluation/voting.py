@@ -15,12 +15,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from utcgen.pipeline.evaluation.cases import Case
-from utcgen.pipeline.llm.gateway import Gateway
-from utcgen.pipeline.llm.replies import ReplyError, find_object
-from utcgen.pipeline.prompts import load_prompt
-from utcgen.pipeline.records import Message, Usage
-from utcgen.pipeline.synthesis.roles import Roles, persona_text, transcript
+from ..llm.gateway import Gateway
+from ..llm.replies import ReplyError, find_object
+from ..prompts import load_prompt
+from ..records import Message, Usage
+from ..synthesis.roles import Roles, persona_text, transcript
+from .cases import Case
 
 
 def permutation(rng: random.Random, n: int) -> list[int]:

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from utcgen.pipeline.export.plots import PLOT_TITLES
-from utcgen.pipeline.export.rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, columns, schema
-from utcgen.pipeline.export.run_info import RunInfo
+from .plots import PLOT_TITLES
+from .rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, columns, schema
+from .run_info import RunInfo
 
 TEMPLATE = "card.md.j2"
 SUMMARY_TEMPLATE = "summary.md.j2"  # included by the card

@@ -18,10 +18,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from utcgen.pipeline.export.card import render_card
-from utcgen.pipeline.export.lengths import length_stats
-from utcgen.pipeline.export.plots import render_plots
-from utcgen.pipeline.export.rows import (
+from ..files import write_atomic
+from ..records import Dialogue
+from .card import render_card
+from .lengths import length_stats
+from .plots import render_plots
+from .rows import (
     CONFIGS,
     DEFAULT_SFT_FORMAT,
     dialogue_row,
@@ -30,11 +32,9 @@ from utcgen.pipeline.export.rows import (
     storage_row,
     storage_schema,
 )
-from utcgen.pipeline.export.run_info import RunInfo
-from utcgen.pipeline.export.slicing import slice_dialogues
-from utcgen.pipeline.export.stats import compute_stats
-from utcgen.pipeline.files import write_atomic
-from utcgen.pipeline.records import Dialogue
+from .run_info import RunInfo
+from .slicing import slice_dialogues
+from .stats import compute_stats
 
 SHARD = "train-00000-of-00001.parquet"
 

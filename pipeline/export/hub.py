@@ -25,8 +25,8 @@ from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineMod
 from huggingface_hub.utils import validate_repo_id
 from pydantic import BaseModel
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.errors import InputError, UtcgenError
+from .. import __version__
+from ..errors import InputError, UtcgenError
 
 try:  # huggingface_hub 1.x speaks httpx; a caller-supplied client may still use requests.
     from requests.exceptions import ConnectionError as RequestsConnectionError

@@ -18,7 +18,7 @@ PLOT_TITLES = {
 }
 
 
-def _bar(ax: "Axes", histogram: Mapping[str, int], xlabel: str, ylabel: str, title: str) -> None:
+def _bar(ax: Axes, histogram: Mapping[str, int], xlabel: str, ylabel: str, title: str) -> None:
     from matplotlib.ticker import MaxNLocator
 
     ax.set_title(title)
@@ -41,7 +41,7 @@ def _bar(ax: "Axes", histogram: Mapping[str, int], xlabel: str, ylabel: str, tit
     ax.set_axisbelow(True)
 
 
-def _png(fig: "Figure") -> bytes:
+def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
     return buf.getvalue()

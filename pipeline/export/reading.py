@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
+from ..errors import InputError
+from ..records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
 
 
 def _json(value: Any) -> Any:

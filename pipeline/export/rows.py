@@ -15,13 +15,13 @@ import json
 import types
 import typing
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from utcgen.pipeline.records import Dialogue, Message, Persona, Verdict
-from utcgen.validators.cascade import STAGES, failed_stage
+from ...validators.cascade import STAGES, failed_stage
+from ..records import Dialogue, Message, Persona, Verdict
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -221,7 +221,7 @@ def _persona_row(p: Persona) -> PersonaRow:
 def _message_row(m: Message) -> MessageRow:
     """A message as a row; an assistant turn recorded before labels existed is labelled here."""
     if m.role == "assistant" and m.action is None:
-        from utcgen.pipeline.labels import label_turn
+        from ..labels import label_turn
 
         m = label_turn(m, [])
     return MessageRow(
@@ -422,7 +422,7 @@ CONFIGS = tuple(CONFIG_ROWS)
 DEFAULT_CONFIG = "sft"
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(config: str) -> pa.Schema:
     """The parquet schema of a config, used even when it has no rows so every column is there."""
     return arrow_schema(CONFIG_ROWS[config])

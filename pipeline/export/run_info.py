@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.prompts import prompt_versions
-from utcgen.pipeline.records import Usage
+from .. import __version__
+from ..prompts import prompt_versions
+from ..records import Usage
 
 
 class RunInfo(BaseModel):

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from utcgen.pipeline.export.rows import DEFAULT_SFT_FORMAT, SFT_FORMATS, SftRow
-from utcgen.pipeline.labels import label_turn
-from utcgen.pipeline.prompts import load_prompt
-from utcgen.pipeline.records import Dialogue, Message, Tool
+from ..labels import label_turn
+from ..prompts import load_prompt
+from ..records import Dialogue, Message, Tool
+from .rows import DEFAULT_SFT_FORMAT, SFT_FORMATS, SftRow
 
 # The system prompt file of each format.
 SYSTEM_PROMPTS = {"chat": "sft_system_chat", "json": "sft_system"}

@@ -6,10 +6,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from utcgen.pipeline.export.rows import num_turns
-from utcgen.pipeline.export.run_info import RunInfo
-from utcgen.pipeline.records import Dialogue, Usage
-from utcgen.validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage
+from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage
+from ..records import Dialogue, Usage
+from .rows import num_turns
+from .run_info import RunInfo
 
 NO_REASON = "(no reason recorded)"
 
@@ -54,8 +54,8 @@ def stage_counts(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, Any]]:
 def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[str, Any]:
     """Per scenario type: dialogues generated and accepted, acceptance, each stage's pass rate, turns and
     the labels of accepted assistant turns; decision styles and fault kinds over every dialogue."""
-    from utcgen.pipeline.labels import label_turn
-    from utcgen.pipeline.records import SCENARIOS
+    from ..labels import label_turn
+    from ..records import SCENARIOS
 
     every = accepted + rejected
     out: dict[str, Any] = {}

@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from utcgen.pipeline.llm import offline, structured
-from utcgen.pipeline.llm.limits import Limits
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.errors import UtcgenError
-from utcgen.pipeline.records import Usage
+from ..config import RunConfig
+from ..errors import UtcgenError
+from ..records import Usage
+from . import offline, structured
+from .limits import Limits
 
 log = logging.getLogger("utcgen.llm")
 
@@ -95,7 +95,7 @@ def _retry_after(exc: Exception) -> float | None:
 
 
 def _is_retryable(exc: Exception) -> bool:
-    import litellm
+    from litellm import exceptions as litellm
 
     retryable = (
         litellm.Timeout,
@@ -105,7 +105,7 @@ def _is_retryable(exc: Exception) -> bool:
         litellm.ServiceUnavailableError,
         litellm.BadGatewayError,
     )
-    if isinstance(exc, retryable) or isinstance(exc, asyncio.TimeoutError):
+    if isinstance(exc, (*retryable, asyncio.TimeoutError)):
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(exc, litellm.APIError) and (status is None or status >= 500)
@@ -123,7 +123,7 @@ def _litellm() -> Any:
 def _is_fatal(exc: Exception) -> bool:
     """A bad key, a forbidden or an unknown model. By status too: litellm maps an OpenAI-style
     body of type invalid_request_error to BadRequestError whatever the status was."""
-    import litellm
+    from litellm import exceptions as litellm
 
     fatal = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError)
     return isinstance(exc, fatal) or getattr(exc, "status_code", None) in (401, 403, 404)
@@ -303,7 +303,7 @@ class Gateway:
                     reply = await self._call(role, model, messages, state)
                 limit.success()
                 return reply
-            except Exception as exc:  # noqa: BLE001 - normalised right here, at the boundary
+            except Exception as exc:
                 failure = f"{role} call to {model} failed: {_describe(exc, s.api_base)}"
                 if _is_fatal(exc):
                     raise LLMFatalError(f"{failure}. Fix the model name, address or credentials, then re-run "
@@ -395,8 +395,8 @@ async def shutdown() -> None:
     Call it last, on the loop that made the calls: otherwise the interpreter exits with
     litellm's logging task still pending and sockets unclosed, and prints warnings for both.
     """
-    from litellm import close_litellm_async_clients
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+    from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 
     try:
         async with asyncio.timeout(5):
@@ -409,7 +409,7 @@ async def shutdown() -> None:
 
 def _category(exc: Exception) -> str:
     """A retryable failure's kind, for logs, counters and the adaptive limit."""
-    import litellm
+    from litellm import exceptions as litellm
 
     if isinstance(exc, litellm.RateLimitError) or getattr(exc, "status_code", None) == 429:
         return "rate limited"

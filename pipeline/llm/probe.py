@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import httpx
 
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.llm import offline
+from ..config import RunConfig
+from . import offline
 
 PROBE_TIMEOUT = 5.0
 # A server on this machine often runs one request at a time and answers even `GET /models` only
@@ -24,7 +24,7 @@ def probe_servers(config: RunConfig, timeout: float | None = None) -> list[str]:
     """Problems found, one line per unreachable server; empty when every server answered.
     Connecting takes at most PROBE_TIMEOUT; the answer may take `timeout` (default: PROBE_TIMEOUT,
     LOCAL_PROBE_TIMEOUT for a server on this machine)."""
-    from utcgen.pipeline.llm.gateway import is_local
+    from .gateway import is_local
 
     base = config.llm.api_base
     local = is_local(base)

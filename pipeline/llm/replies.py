@@ -101,7 +101,7 @@ class AssistantReply(_Reply):
         return [] if value is None else value
 
     @model_validator(mode="after")
-    def _not_empty(self) -> "AssistantReply":
+    def _not_empty(self) -> AssistantReply:
         if self.thought is not None and not self.thought.strip():
             self.thought = None
         if not self.content and not self.tool_calls and not self.thought:

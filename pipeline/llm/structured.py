@@ -43,7 +43,7 @@ class Shape:
 
 
 # The shape of the call in progress, set by Gateway.chat for the task making the call.
-SHAPE: contextvars.ContextVar[Shape] = contextvars.ContextVar("utcgen_shape", default=Shape())
+SHAPE: contextvars.ContextVar[Shape] = contextvars.ContextVar("utcgen_shape", default=Shape())  # noqa: B039 (frozen)
 
 
 def response_format(mode: str, shape: Shape) -> dict[str, Any] | None:
@@ -81,7 +81,7 @@ def supports_schema(model: str) -> bool:
 
     try:
         return bool(litellm.supports_response_schema(model))
-    except Exception:  # noqa: BLE001 - litellm documents False on any doubt; so do we
+    except Exception:
         return False
 
 

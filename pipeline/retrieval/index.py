@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from utcgen.pipeline.retrieval.embeddings import Embedder
-from utcgen.pipeline.records import Tool
-from utcgen.pipeline.retrieval.similarity import composite_similarity
+from ..records import Tool
+from .embeddings import Embedder
+from .similarity import composite_similarity
 
 
 def tool_text(tool: Tool) -> str:

@@ -12,11 +12,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from utcgen.pipeline.retrieval.embeddings import Embedder
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.retrieval.index import tool_text
-from utcgen.pipeline.records import Persona, Tool
-
+from ..errors import InputError
+from ..records import Persona, Tool
+from .embeddings import Embedder
+from .index import tool_text
 
 HUB_FIELDS: tuple[str, ...] = ("persona", "input persona")  # where PersonaHub's files keep the text
 SHOWN = 3  # problems of one kind listed one by one; more are summarised

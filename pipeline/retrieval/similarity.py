@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline.records import Tool
+from ..records import Tool
 
 W_NAME, W_DESC, W_PARAM = 0.40, 0.35, 0.25
 NEAR_DUPLICATE_THRESHOLD = 0.70

@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 from pydantic import BaseModel
 
-from utcgen.pipeline.retrieval.embeddings import Embedder
-from utcgen.pipeline.retrieval.index import ToolIndex
-from utcgen.pipeline.records import Tool
-from utcgen.pipeline.retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
+from ..records import Tool
+from .embeddings import Embedder
+from .index import ToolIndex
+from .similarity import NEAR_DUPLICATE_THRESHOLD
 
 
 class CatalogStats(BaseModel):

@@ -22,16 +22,16 @@ import hashlib
 import random
 from dataclasses import dataclass
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.labels import action_of, label_dialogue
-from utcgen.pipeline.planning import next_question, q_star
-from utcgen.pipeline.synthesis import scenarios
-from utcgen.pipeline.synthesis.roles import ReplyError, Roles, plan_hint
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError
-from utcgen.pipeline.prompts import prompt_versions
-from utcgen.pipeline.records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, Verdict
-from utcgen.validators.cascade import first_failure, run_cascade
+from ...validators.cascade import first_failure, run_cascade
+from .. import __version__
+from ..config import RunConfig
+from ..labels import action_of, label_dialogue
+from ..llm.gateway import Gateway, LLMError, LLMFatalError
+from ..planning import next_question, q_star
+from ..prompts import prompt_versions
+from ..records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, Verdict
+from . import scenarios
+from .roles import ReplyError, Roles, plan_hint
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
             seed=config.seed,
             attempt=seed.attempt,
             usage=roles.usage,
-            created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         ),
     )
     dialogue.messages = label_dialogue(dialogue)

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.records import Usage
-from utcgen.pipeline.synthesis.journal import JobRecord
-from utcgen.pipeline.synthesis.run import Engine
+from ..config import RunConfig
+from ..records import Usage
+from .journal import JobRecord
+from .run import Engine
 
 MAX_ENGINES = 4  # configurations kept per process; the least recently used one is closed
 
@@ -80,7 +80,7 @@ class _Runtime:
                 self._engines.move_to_end(key)
                 return self._engines[key]
             if self._embedder is None:
-                from utcgen.pipeline.retrieval.embeddings import Embedder
+                from ..retrieval.embeddings import Embedder
 
                 self._embedder = Embedder()
             engine = Engine(config, embedder=self._embedder)

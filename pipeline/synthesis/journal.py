@@ -19,11 +19,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.files import remove_stale_temporaries, write_atomic
-from utcgen.pipeline.records import Dialogue
+from .. import __version__
+from ..config import RunConfig
+from ..errors import InputError
+from ..files import remove_stale_temporaries, write_atomic
+from ..records import Dialogue
 
 JOURNAL_DIR = "journal"
 

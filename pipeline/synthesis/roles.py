@@ -26,13 +26,12 @@ from typing import Any
 
 import jsonschema
 
-from utcgen.pipeline.llm import replies
-from utcgen.pipeline.llm.gateway import Gateway, LLMReply
-from utcgen.pipeline.llm.replies import ReplyError
-from utcgen.pipeline.planning import TOOL, given_arguments, user_text
-from utcgen.pipeline.prompts import load_prompt
-from utcgen.pipeline.records import Message, Persona, Tool, ToolCall, Usage, tools_json
-
+from ..llm import replies
+from ..llm.gateway import Gateway, LLMReply
+from ..llm.replies import ReplyError
+from ..planning import TOOL, given_arguments, user_text
+from ..prompts import load_prompt
+from ..records import Message, Persona, Tool, ToolCall, Usage, tools_json
 
 __all__ = ["ReplyError", "Roles", "parse_assistant", "parse_json_object", "parse_native"]
 
@@ -259,7 +258,7 @@ class Roles:
         return Message(role="assistant", content="", phase=phase, parse_error=error)
 
 
-def plan_hint(question: tuple[str, str] | None | bool, phase: str, tool: Tool, gold: dict[str, Any],
+def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, gold: dict[str, Any],
               history: list[Message]) -> str | None:
     """The private note that tells the assistant the planner's best next question
     (`planning.next_question`): which tool, which argument, or act now; None when there is

@@ -19,13 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from utcgen.pipeline import __version__
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.errors import InputError, UtcgenError
-from utcgen.pipeline.export.run_info import RunInfo
-from utcgen.pipeline.records import Dialogue, Usage
-from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
-from utcgen.pipeline.synthesis.schedule import check_fruitless, pending
+from .. import __version__
+from ..config import RunConfig
+from ..errors import InputError, UtcgenError
+from ..export.run_info import RunInfo
+from ..records import Dialogue, Usage
+from .journal import JobRecord, Journal, select
+from .schedule import check_fruitless, pending
 
 log = logging.getLogger("utcgen.synthesis")
 
@@ -97,13 +97,12 @@ class Engine:
     """Holds what every job shares: catalog, index, personas, gateway, journal."""
 
     def __init__(self, config: RunConfig, embedder: Any = None, allow_config_change: bool = False) -> None:
-        from utcgen.pipeline.catalog.reader import load_catalog
-        from utcgen.pipeline.retrieval.embeddings import Embedder
-        from utcgen.pipeline.llm.gateway import Gateway, check_models
-        from utcgen.pipeline.retrieval.personas import PersonaSampler, load_personas
-        from utcgen.pipeline.retrieval.index import ToolIndex
-
-        from utcgen.pipeline.llm.probe import probe_servers
+        from ..catalog.reader import load_catalog
+        from ..llm.gateway import Gateway, check_models
+        from ..llm.probe import probe_servers
+        from ..retrieval.embeddings import Embedder
+        from ..retrieval.index import ToolIndex
+        from ..retrieval.personas import PersonaSampler, load_personas
 
         if problems := check_models(config) or probe_servers(config):
             raise InputError(problems)
@@ -130,8 +129,8 @@ class Engine:
         random.Random(f"{config.seed}:order").shuffle(self.order)
 
     def seed_for(self, job: int, attempt: int):
-        from utcgen.pipeline.synthesis import scenarios
-        from utcgen.pipeline.synthesis.attempt import Seed, shuffled_pool
+        from . import scenarios
+        from .attempt import Seed, shuffled_pool
 
         tool = self.tools[self.order[job % len(self.tools)]]
         cycle = job // len(self.tools)
@@ -148,7 +147,7 @@ class Engine:
 
     async def run_job(self, job: int) -> JobRecord:
         """All attempts of one seed job, journaled as soon as it finishes."""
-        from utcgen.pipeline.synthesis.attempt import synthesize
+        from .attempt import synthesize
 
         start = time.monotonic()
         attempts: list[Dialogue] = []
@@ -300,7 +299,7 @@ class Engine:
 def export_run(config: RunConfig, records: dict[int, JobRecord], wall_time_s: float | None = None,
                llm: dict[str, Any] | None = None):
     """Writes the dataset repository from journal records: the same records always give the same files."""
-    from utcgen.pipeline.export.dataset import export_dataset
+    from ..export.dataset import export_dataset
 
     accepted, rejected, _ = select(records, config.num_dialogues)
     llm = llm or {"spend": _spend(records).report(), "budget": None, "retries": 0, "retry_reasons": {},

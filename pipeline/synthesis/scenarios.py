@@ -25,8 +25,8 @@ import random
 import re
 from typing import Any
 
-from utcgen.pipeline import domains
-from utcgen.pipeline.records import FAULT_KINDS, InfeasibleValue, ScenarioInfo, Tool
+from .. import domains
+from ..records import FAULT_KINDS, InfeasibleValue, ScenarioInfo, Tool
 
 # Tools whose result a user could produce or look up elsewhere and hand over: read-only verbs.
 _READ_VERBS = {"get", "list", "search", "find", "view", "show", "check", "lookup", "fetch", "retrieve", "read",
@@ -103,7 +103,7 @@ def _infeasible(tool: Tool, gold: dict[str, Any], rng: random.Random) -> Scenari
 def _input_fault(tool: Tool, gold: dict[str, Any], rng: random.Random) -> ScenarioInfo | None:
     """Only the kind (and, for a parameter fault, which value and its decoy) is chosen here; the
     user proxy writes the original and the faulted opening (`Roles.fault_opening`)."""
-    from utcgen.pipeline.records import InputFault
+    from ..records import InputFault
 
     kinds = [k for k in FAULT_KINDS if gold or k in ("intention", "expression")]
     kind = rng.choice(kinds)

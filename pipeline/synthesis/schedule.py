@@ -18,9 +18,9 @@ import math
 from collections import Counter
 from collections.abc import Callable, Collection
 
-from utcgen.pipeline.errors import UtcgenError
-from utcgen.pipeline.records import Dialogue
-from utcgen.pipeline.synthesis.journal import JobRecord, Journal, select
+from ..errors import UtcgenError
+from ..records import Dialogue
+from .journal import JobRecord, Journal, select
 
 MIN_RATE = 0.1  # a run accepting fewer than 1 in 10 still plans as if 1 in 10
 MAX_FRUITLESS_JOBS = 20  # default of synthesis.stop_after_same_rejections

@@ -46,6 +46,7 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "CHAT_PATHS",
+    "LLAMA_CPP_REFUSAL",
     "ChatRequest",
     "Exchange",
     "Fault",
@@ -59,7 +60,6 @@ __all__ = [
     "ScriptedOpenAIServer",
     "ServerError",
     "Slow",
-    "LLAMA_CPP_REFUSAL",
     "echo_responder",
     "llama_cpp_refuses",
     "needs_json",
@@ -358,10 +358,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.timeout = self.server.owner.idle_timeout  # closes idle keep-alive sockets
         super().setup()
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: Any) -> None:
         """Silence per-request logging."""
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         path = self._path()
         if path in MODELS_PATHS:
             owner = self.server.owner
@@ -372,7 +372,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(404, _error_body(f"Unknown path {path}", "invalid_request_error",
                                             "not_found"))
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+    def do_POST(self) -> None:
         raw = self._read_body()
         if raw is None:
             return
@@ -712,7 +712,7 @@ class ScriptedOpenAIServer:
                     else str(int(retry_after))
                 error(429, message, "requests", "rate_limit_exceeded", fault,
                       {"Retry-After": seconds,
-                       "retry-after-ms": str(int(round(retry_after * 1000)))})
+                       "retry-after-ms": str(round(retry_after * 1000))})
                 return
             case ServerError(status=status, message=message):
                 error(status, message, "server_error" if status >= 500 else

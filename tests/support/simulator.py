@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from utcgen.pipeline.llm import offline
-from utcgen.pipeline.config import ROLES
 from tests.support.openai_server import (
     ChatRequest,
     Fault,
@@ -33,6 +31,8 @@ from tests.support.openai_server import (
     ServerError,
     Slow,
 )
+from utcgen.pipeline.config import ROLES
+from utcgen.pipeline.llm import offline
 
 SIM_MODEL = "openai/sim"
 API_KEY_ENV = "UTCGEN_SIM_API_KEY"

@@ -28,7 +28,7 @@ import copy
 import json
 from typing import Any
 
-from utcgen.pipeline.catalog.common import (
+from ..common import (
     JSON_TYPES,
     Candidate,
     Extracted,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline.catalog.common import Candidate, Extracted, Note, not_object
+from ..common import Candidate, Extracted, Note, not_object
 
 
 def extract(items: list[Any], lines: list[int | None]) -> Extracted:

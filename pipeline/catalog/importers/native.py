@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline.catalog.common import Candidate, Extracted, not_object
+from ..common import Candidate, Extracted, not_object
 
 
 def extract(items: list[Any], lines: list[int | None]) -> Extracted:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline.catalog.common import Candidate, Extracted, Note, kind_of, not_object
+from ..common import Candidate, Extracted, Note, kind_of, not_object
 
 _FN_KEYS = {"name", "description", "parameters", "strict"}
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from utcgen.pipeline.catalog.common import Candidate, Extracted, Note, kind_of, map_schema, type_names
+from ..common import Candidate, Extracted, Note, kind_of, map_schema, type_names
 
 HTTP_METHODS: tuple[str, ...] = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 

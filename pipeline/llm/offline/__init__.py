@@ -93,21 +93,21 @@ def register() -> None:
     if _registered:
         return
     import litellm
-    from litellm import CustomLLM
+    from litellm.exceptions import BadRequestError
+    from litellm.llms.custom_llm import CustomLLM
 
     class OfflineLLM(CustomLLM):
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]
             return self.completion(model, messages, *args, **kwargs)
 
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]
-            current = CURRENT.get()
-            if current is None or current[1] is None:
-                raise litellm.BadRequestError(
+            role, state = CURRENT.get() or (None, None)
+            if role is None or state is None:
+                raise BadRequestError(
                     message="the offline backend needs the dialogue state: call it through utcgen.pipeline.llm.gateway.Gateway",
                     model=model,
                     llm_provider=PROVIDER,
                 )
-            role, state = current
             text = respond(role, state, messages)
             prompt = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
             message: dict[str, Any] = {"role": "assistant", "content": text}

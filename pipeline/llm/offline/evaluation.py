@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import re
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.llm.offline import gold_values as values
-from utcgen.pipeline.llm.offline.policies import COMMIT_MARGIN, _reply, _scores, extract, tokens, wish
+from ... import shortcuts
+from . import gold_values as values
+from .policies import COMMIT_MARGIN, _reply, _scores, extract, tokens, wish
 
 SETTLED = re.compile(r"Settled on `([^`]+)`")
 

@@ -203,7 +203,7 @@ def _string(key: str, schema: dict, persona: dict, rng: random.Random) -> str:
 
 def generate(key: str, schema: dict, persona: dict, rng: random.Random) -> Any:
     """One value for parameter `key` that validates against `schema`."""
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         return rng.choice(schema["enum"])
     if "const" in schema:
         return schema["const"]

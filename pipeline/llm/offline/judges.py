@@ -44,7 +44,7 @@ import json
 import re
 from typing import Any
 
-from utcgen.pipeline.records import Dialogue, Message, Tool
+from ...records import Dialogue, Message, Tool
 
 MIN_TOPIC = 0.15
 MIN_FUNCTION_WORDS = 2
@@ -233,7 +233,7 @@ def _shortcut_issues(d: Dialogue) -> list[str]:
     """What the shortcut rules catch (one definition, in `utcgen.pipeline.shortcuts`): a critic
     that reads the dialogue must not pass a user who names or recites the tool, anyone who
     reads parameter keys aloud, a repeated question or an implausible gold value."""
-    from utcgen.pipeline import shortcuts
+    from ... import shortcuts
 
     issues: list[str] = []
     seed = d.seed_tool
@@ -267,7 +267,7 @@ def _shortcut_issues(d: Dialogue) -> list[str]:
 
 
 def _grounding_issues(d: Dialogue) -> list[str]:
-    from utcgen.pipeline.arguments import mentioned  # shared with the toolargs validator: one notion of "said"
+    from ...arguments import mentioned  # shared with the toolargs validator: one notion of "said"
 
     last = d.messages[-1] if d.messages else None
     if last is None or last.role != "assistant" or not last.tool_calls:
@@ -289,7 +289,7 @@ def critic(state: dict[str, Any], messages: list[dict]) -> str:
     d = _dialogue(state)
     if d is None:
         return json.dumps({"passed": False, "issues": ["no dialogue in the critic's state"], "reason": "nothing to review"})
-    from utcgen.pipeline.scenario_rules import problems  # the scenario validator's rules: one definition
+    from ...scenario_rules import problems  # the scenario validator's rules: one definition
 
     issues = _structure_issues(d) + _user_issues(d) + _shortcut_issues(d) + _grounding_issues(d)
     issues += [message for _, message in problems(d)]

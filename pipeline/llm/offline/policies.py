@@ -15,8 +15,8 @@ import random
 import re
 from typing import Any
 
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.llm.offline import gold_values as values
+from ... import shortcuts
+from . import gold_values as values
 
 STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "by", "with", "is", "are", "be",
         "it", "its", "this", "that", "from", "as", "at", "i", "my", "me", "we", "our", "you", "your",
@@ -27,8 +27,8 @@ STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "by", "wit
         "best", "honestly", "clearer", "matter", "matters", "part", "key", "specifically", "good", "question",
         "right", "sure", "let", "clear", "stuck", "involving", "something", "get", "done", "quick", "hard",
         "say", "called", "put", "option", "options", "afraid", "describe", "better", "mean", "mine", "role",
-        "just", "quite", "bit", "important", "what's", "hey", "morning", "there", "us", "we", "it's", "i'm",
-        "not", "whatever", "usual", "sure", "one", "how", "more", "try", "thanks", "try", "stuck", "i", "am"}
+        "just", "quite", "bit", "important", "what's", "hey", "morning", "there", "us", "it's", "i'm",
+        "not", "whatever", "how", "more", "try", "thanks", "am"}
 VALUE_SEP = "; "
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
 VAGUE_DETAIL = 0.1        # share of distinguishing answers that use words the distractors share
@@ -130,7 +130,7 @@ def _phrase(pairs: list[tuple[str, Any]]) -> str:
 def user(state: dict, messages: list[dict]) -> str:
     """The user proxy's reply: `{"message": ...}`, as the user prompts ask."""
     if state.get("scenario"):
-        from utcgen.pipeline.llm.offline import scenario_policies
+        from . import scenario_policies
 
         return json.dumps({"message": scenario_policies.user_text(state)}, ensure_ascii=False)
     return json.dumps({"message": user_text(state)}, ensure_ascii=False)
@@ -325,7 +325,7 @@ def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
 def assistant(state: dict, messages: list[dict]) -> str:
     history = state["history"]
     if state.get("scenario") and state["scenario"]["name"] != "disambiguation":
-        from utcgen.pipeline.llm.offline import scenario_policies
+        from . import scenario_policies
 
         return scenario_policies.assistant(state)
     if state["phase"] == "tool_selection":

@@ -18,9 +18,9 @@ import random
 import re
 from typing import Any
 
-from utcgen.pipeline import domains
-from utcgen.pipeline.llm.offline import gold_values as values
-from utcgen.pipeline.llm.offline import policies as base
+from ... import domains
+from . import gold_values as values
+from . import policies as base
 
 STYLE_LEADS = {
     "rational": ["I checked my notes: ", "To be precise: "],
@@ -55,7 +55,7 @@ def label(key: str, state: dict) -> str:
     name = _label(key, state)
     if (state.get("scenario") or {}).get("name") == "disambiguation":
         return name
-    props = list((state["tool"]["parameters"].get("properties") or {}))
+    props = list(state["tool"]["parameters"].get("properties") or {})
     same = [k for k in props if _label(k, state) == name]
     if len(same) > 1 and key in same:
         return f"{('first', 'second', 'third', 'fourth', 'fifth')[min(same.index(key), 4)]} {name}"
@@ -197,7 +197,7 @@ def _faulted(state: dict, original: str, fault: dict, rng: random.Random) -> str
 
 def _answer(state: dict, rng: random.Random) -> str:
     """A reply to the assistant's last turn: the detail when asked which, else the values asked for."""
-    history, gold, info = state["history"], state.get("gold_arguments") or {}, _info(state)
+    history, info = state["history"], _info(state)
     asked = base._last_assistant(history).lower()
     if state["phase"] == "tool_selection":
         if info.get("fault", {}) and info["fault"]["kind"] in ("intention", "expression"):
