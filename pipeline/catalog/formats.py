@@ -51,7 +51,6 @@ __all__ = [
     "RefError",
     "detect_format",
     "extract",
-    "item_format",
     "iter_subschemas",
     "kind_of",
     "resolve_pointer",
@@ -66,12 +65,6 @@ _LIST_IMPORTERS = {"native": native.extract, "openai": openai.extract, "mcp": mc
 
 class FormatError(Exception):
     """The file's top level matches no supported format (reported as one problem)."""
-
-
-def item_format(item: Any) -> str | None:
-    """The format an item alone points to, or None when it fits several (see module doc)."""
-    signal = _item_signal(item)
-    return signal[0] if signal else None
 
 
 def _item_signal(item: Any) -> tuple[str, bool] | None:
