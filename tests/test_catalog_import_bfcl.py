@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline.catalog.reader import check_parameters, load_catalog, read_catalog
+from utcgen.pipeline.catalog.checks import check_parameters
+from utcgen.pipeline.catalog.reader import load_catalog, read_catalog
 from utcgen.pipeline.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalogs"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from utcgen.pipeline.catalog.reader import CATALOG_SUFFIXES, read_catalog
+from utcgen.pipeline.catalog.parsing import CATALOG_SUFFIXES
+from utcgen.pipeline.catalog.reader import read_catalog
 from utcgen.pipeline.config import load_config
 from utcgen.pipeline.resources import shipped
 from utcgen.pipeline.retrieval.personas import load_personas

@@ -3,7 +3,7 @@
 The importers (utcgen.pipeline.catalog.importers: native, openai, mcp, openapi, bfcl) turn
 parsed documents into dicts shaped like our `Tool` (name, description, parameters,
 line_of_business, tags), saying what they cannot reshape (problems) and what they had to
-change or leave out (warnings). They do not validate the result (utcgen.pipeline.catalog.reader
+change or leave out (warnings). They do not validate the result (utcgen.pipeline.catalog.checks
 does, uniformly for every format) and import nothing beyond the standard library so the CLI
 can use `FORMATS` cheaply.
 
