@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline.catalog.formats import FormatError, detect_format, walk_schema
+from utcgen.pipeline.catalog.common import walk_schema
+from utcgen.pipeline.catalog.formats import FormatError, detect_format
 from utcgen.pipeline.catalog.reader import load_catalog, read_catalog
 from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.records import Tool

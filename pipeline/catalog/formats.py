@@ -28,35 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import (
-    JSON_TYPES,
-    Candidate,
-    Extracted,
-    iter_subschemas,
-    kind_of,
-    walk_schema,
-)
+from .common import Extracted, kind_of
 from .importers import bfcl, mcp, native, openai, openapi
-from .importers.bfcl import BFCL_TYPE_MAP
-from .importers.openapi import HTTP_METHODS, RefError, resolve_pointer
 
-__all__ = [
-    "BFCL_TYPE_MAP",
-    "FORMATS",
-    "HTTP_METHODS",
-    "JSON_TYPES",
-    "Candidate",
-    "Extracted",
-    "FormatError",
-    "RefError",
-    "detect_format",
-    "extract",
-    "iter_subschemas",
-    "kind_of",
-    "resolve_pointer",
-    "unwrap_items",
-    "walk_schema",
-]
+__all__ = ["FORMATS", "FormatError", "detect_format", "extract", "unwrap_items"]
 
 FORMATS: tuple[str, ...] = ("native", "openai", "mcp", "openapi", "bfcl")
 
