@@ -15,14 +15,13 @@ from pathlib import Path
 from ..errors import InputError
 from ..files import write_atomic
 from ..records import Tool
-
-NATIVE_SUFFIXES: tuple[str, ...] = (".json", ".jsonl", ".yaml", ".yml")
+from .parsing import CATALOG_SUFFIXES
 
 
 def check_native_path(path: str | os.PathLike[str]) -> Path:
     """`path` if its suffix says how to write it; InputError otherwise."""
     out = Path(path)
-    if out.suffix.lower() not in NATIVE_SUFFIXES:
+    if out.suffix.lower() not in CATALOG_SUFFIXES:
         raise InputError(
             f"{os.fspath(path)}: cannot tell how to write {out.suffix or 'a file without a suffix'!r}: "
             f"name it .json (a list), .jsonl (one tool per line) or .yaml/.yml"
