@@ -12,8 +12,7 @@ import re
 from typing import Any
 
 from ..records import Tool
-from .common import JSON_TYPES, kind_of, walk_schema
-from .importers.openapi import RefError, resolve_pointer
+from .common import JSON_TYPES, RefError, kind_of, resolve_pointer, walk_schema
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 MAX_NAME_LENGTH = 64  # what OpenAI-style function calling accepts

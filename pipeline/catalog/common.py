@@ -1,10 +1,12 @@
-"""What every importer shares: the `Candidate` a source item becomes, and JSON Schema walking.
+"""What every importer shares: the `Candidate` a source item becomes, JSON Schema walking and
+local JSON pointers (``#/a/b``), which the OpenAPI importer follows and the checks verify.
 
 Standard library only, like the importers, so the CLI can load the format list cheaply.
 """
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,3 +122,23 @@ def type_names(node: dict[str, Any]) -> list[str]:
     if isinstance(t, list):
         return [x for x in t if isinstance(x, str)]
     return []
+
+
+class RefError(Exception):
+    """A $ref that cannot be followed (external, dangling, or pointing at a non-object)."""
+
+
+def resolve_pointer(doc: Any, ref: str) -> Any:
+    """The node a local JSON-pointer $ref ('#/a/b') names inside `doc`."""
+    if not ref.startswith("#"):
+        raise RefError(f"external $ref {ref!r} is not supported (only '#/...')")
+    node = doc
+    for raw in ref[1:].split("/")[1:] if ref != "#" else []:
+        part = urllib.parse.unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise RefError(f"$ref {ref!r} does not resolve")
+    return node

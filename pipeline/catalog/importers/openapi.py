@@ -12,137 +12,28 @@ body (header and cookie parameters are transport details a user never says):
   the operation and the media types.
 * Required: path parameters, required query parameters, and the body's required fields.
 * A name used by more than one of path, query and body is one argument when they agree on
-  the type (descriptions, examples, formats may differ): the parameter's description is
-  kept (else the body's), examples are pooled, and the parameter's other keywords win (a
-  warning says which differed). When they disagree on the type, each is kept under a name
-  saying where it comes from, ``path_<name>``, ``query_<name>`` or ``body_<name>``, with a
-  warning.
+  the type, else one per source under a prefixed name (rules in
+  utcgen.pipeline.catalog.importers.openapi_args).
 
-Schemas have local ``$ref`` inlined (a recursive one is cut at the repeat), OpenAPI 3.0's
-dialect (``nullable``, boolean ``exclusiveMinimum``, ``example``) rewritten as JSON Schema
-2020-12, and OpenAPI-only keywords (``discriminator``, ``xml``, ``externalDocs``) dropped.
+Schemas have local ``$ref`` inlined (a recursive one is cut at the repeat) and OpenAPI 3.0's
+dialect rewritten as JSON Schema 2020-12 (utcgen.pipeline.catalog.importers.openapi_schema).
 ``webhooks`` (requests the API sends, not operations a user calls) are not imported.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from ..common import Candidate, Extracted, Note, kind_of, map_schema, type_names
+from ..common import Candidate, Extracted, Note, RefError, kind_of, map_schema, resolve_pointer
+from .openapi_args import Arg, settle
+from .openapi_schema import drop_openapi_only, flatten_allof, from_openapi30, is_object_schema, resolve_refs
 
 HTTP_METHODS: tuple[str, ...] = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 _JSON_MEDIA = re.compile(r"^application/([\w.-]+\+)?json(\s*;.*)?$", re.IGNORECASE)
 _FORM_MEDIA = re.compile(r"^(application/x-www-form-urlencoded|multipart/form-data)(\s*;.*)?$", re.IGNORECASE)
-
-_LABEL = {"path": "path parameter", "query": "query parameter", "body": "request body field"}
-# Keywords that describe a value rather than constrain it: agreeing arguments may differ in them.
-_ANNOTATIONS = frozenset(
-    {"description", "examples", "title", "default", "format", "deprecated", "readOnly", "writeOnly", "$comment"}
-)
-
-
-class RefError(Exception):
-    """A $ref that cannot be followed (external, dangling, or pointing at a non-object)."""
-
-
-def resolve_pointer(doc: Any, ref: str) -> Any:
-    """The node a local JSON-pointer $ref ('#/a/b') names inside `doc`."""
-    if not ref.startswith("#"):
-        raise RefError(f"external $ref {ref!r} is not supported (only '#/...')")
-    node = doc
-    for raw in ref[1:].split("/")[1:] if ref != "#" else []:
-        part = urllib.parse.unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            raise RefError(f"$ref {ref!r} does not resolve")
-    return node
-
-
-def _resolve(node: Any, doc: Any, stack: tuple[str, ...] = ()) -> Any:
-    """A copy of `node` with every local $ref inlined (siblings of $ref win).
-
-    A $ref back into a schema being expanded (a recursive schema) cannot be inlined; it is
-    cut to the target's type and description so the tool stays usable.
-    """
-    if isinstance(node, list):
-        return [_resolve(x, doc, stack) for x in node]
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        target = resolve_pointer(doc, ref)
-        siblings = {k: v for k, v in node.items() if k != "$ref"}
-        if ref in stack:
-            cut: dict[str, Any] = {}
-            if isinstance(target, dict):
-                cut = {k: target[k] for k in ("type", "description") if k in target}
-            return {**cut, **_resolve(siblings, doc, stack)}
-        resolved = _resolve(target, doc, stack + (ref,))
-        if not siblings:
-            return resolved
-        if not isinstance(resolved, dict):
-            raise RefError(f"$ref {ref!r} points to a {kind_of(resolved)}, not an object")
-        return {**resolved, **_resolve(siblings, doc, stack)}
-    return {k: _resolve(v, doc, stack) for k, v in node.items()}
-
-
-def _from_openapi30(node: dict[str, Any]) -> None:
-    """OpenAPI 3.0's schema dialect -> JSON Schema 2020-12 (3.1 already is 2020-12)."""
-    if node.pop("nullable", False) is True:
-        t = node.get("type")
-        if isinstance(t, str):
-            node["type"] = [t, "null"]
-        elif isinstance(t, list) and "null" not in t:
-            node["type"] = [*t, "null"]
-        if isinstance(node.get("enum"), list) and None not in node["enum"]:
-            node["enum"] = [*node["enum"], None]
-    for excl, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if node.get(excl) is True and bound in node:
-            node[excl] = node.pop(bound)
-        elif isinstance(node.get(excl), bool):
-            del node[excl]
-    if "example" in node:
-        example = node.pop("example")
-        node.setdefault("examples", [example])
-
-
-def _drop_openapi_only(node: dict[str, Any]) -> None:
-    for key in ("discriminator", "xml", "externalDocs"):
-        node.pop(key, None)
-
-
-def _flatten_allof(schema: dict[str, Any]) -> dict[str, Any]:
-    """Merge a body schema's allOf parts into one object schema (properties, required)."""
-    parts = schema.get("allOf")
-    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
-        return schema
-    merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-    props: dict[str, Any] = dict(merged.get("properties") or {})
-    required: list[Any] = list(merged.get("required") or [])
-    for part in parts:
-        flat = _flatten_allof(part)
-        props.update(flat.get("properties") or {})
-        required += [r for r in flat.get("required") or [] if r not in required]
-        for key in ("type", "description"):
-            if key in flat:
-                merged.setdefault(key, flat[key])
-    merged["properties"] = props
-    merged["required"] = required
-    return merged
-
-
-def _is_object_schema(schema: dict[str, Any]) -> bool:
-    t = schema.get("type")
-    return t == "object" or (t is None and isinstance(schema.get("properties"), dict))
 
 
 def _join_text(*parts: Any) -> str:
@@ -161,106 +52,6 @@ def _slug(method: str, path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", f"{method}_{path}").strip("_")
 
 
-# --------------------------------------------------------------------------- arguments
-
-
-@dataclass
-class _Arg:
-    """One argument source: a path/query parameter or a body field, before names are settled."""
-
-    loc: str  # "path", "query" or "body"
-    name: Any  # a string, unless a YAML body schema has a bare number as a key (validation says so)
-    schema: Any
-    required: bool
-    at: str  # where in the document, for messages
-
-
-def _core_types(schema: Any) -> frozenset[str] | None:
-    """The declared types apart from null; None when the schema declares none (any value)."""
-    if not isinstance(schema, dict):
-        return None
-    types = frozenset(type_names(schema)) - {"null"}
-    return types or None
-
-
-def _compatible(a: Any, b: Any) -> bool:
-    ta, tb = _core_types(a), _core_types(b)
-    return ta is None or tb is None or ta == tb or {ta, tb} == {frozenset({"integer"}), frozenset({"number"})}
-
-
-def _merge(group: list[_Arg]) -> tuple[dict[str, Any], list[str]]:
-    """One schema for agreeing arguments (earlier ones win) and the keywords that disagreed."""
-    merged: dict[str, Any] = {}
-    differ: list[str] = []
-    examples: list[Any] = []
-    for arg in group:
-        schema = arg.schema if isinstance(arg.schema, dict) else {}
-        for key, value in schema.items():
-            if key == "examples" and isinstance(value, list):
-                examples += [v for v in value if v not in examples]
-            elif key not in merged:
-                merged[key] = value
-            elif key == "type":
-                if _core_types(merged) != _core_types(schema) and "type" not in differ:
-                    differ.append("type")
-            elif key not in _ANNOTATIONS and merged[key] != value and key not in differ:
-                differ.append(key)
-    if examples:
-        merged["examples"] = examples
-    return merged, differ
-
-
-def _settle(
-    args: list[_Arg], problems: list[Note], warnings: list[Note]
-) -> tuple[dict[str, Any], list[str]]:
-    """Properties and required names from the argument sources (see the module doc)."""
-    groups: dict[str, list[_Arg]] = {}
-    for arg in args:
-        groups.setdefault(arg.name, []).append(arg)
-    props: dict[str, Any] = {}
-    required: list[str] = []
-    for name, group in groups.items():
-        if len(group) == 1:
-            props[name] = group[0].schema
-            if group[0].required:
-                required.append(name)
-            continue
-        first, later = group[0], group[1:]
-        if all(_compatible(a.schema, b.schema) for a, b in itertools.combinations(group, 2)):
-            props[name], differ = _merge(group)
-            if any(a.required for a in group):
-                required.append(name)
-            if differ:
-                warnings.append((
-                    later[-1].at,
-                    f"merged with the {_LABEL[first.loc]} {name!r}; they differ in {', '.join(differ)}: "
-                    f"kept the {_LABEL[first.loc]}'s",
-                ))
-            continue
-        renamed: list[str] = []
-        for arg in group:
-            new = f"{arg.loc}_{name}"
-            if new in groups or new in props:
-                problems.append((
-                    arg.at, f"the {_LABEL[arg.loc]} {name!r} disagrees on type with another argument of that "
-                            f"name and cannot be renamed to {new!r}: that name is taken",
-                ))
-                continue
-            props[new] = arg.schema
-            renamed.append(new)
-            if arg.required:
-                required.append(new)
-        kinds = " and ".join(
-            f"the {_LABEL[a.loc]} ({'/'.join(sorted(_core_types(a.schema) or {'any'}))})" for a in group
-        )
-        warnings.append((
-            later[-1].at,
-            f"{kinds} share the name {name!r} but disagree on type: kept each under its own name, "
-            + " and ".join(repr(n) for n in renamed),
-        ))
-    return props, required
-
-
 # --------------------------------------------------------------------------- operations
 
 
@@ -271,13 +62,13 @@ class _Operation:
         self.doc = doc
         self.path = path
         self.where = f"paths.{path}.{method}"
-        self.fix: Callable[[dict[str, Any]], None] = _from_openapi30 if is30 else (lambda _n: None)
+        self.fix: Callable[[dict[str, Any]], None] = from_openapi30 if is30 else (lambda _n: None)
         self.problems: list[Note] = []
         self.warnings: list[Note] = []
 
     def schema_of(self, raw: Any, at: str) -> dict[str, Any] | None:
         try:
-            schema = _resolve(raw, self.doc)
+            schema = resolve_refs(raw, self.doc)
         except RefError as exc:
             self.problems.append((at, str(exc)))
             return None
@@ -285,10 +76,10 @@ class _Operation:
             self.problems.append((at, f"expected a schema object, got a {kind_of(schema)}"))
             return None
         map_schema(schema, self.fix)
-        map_schema(schema, _drop_openapi_only)
+        map_schema(schema, drop_openapi_only)
         return schema
 
-    def parameters(self, common: Any, own: Any) -> list[_Arg]:
+    def parameters(self, common: Any, own: Any) -> list[Arg]:
         # Operation parameters override path-level ones with the same (name, in).
         params: dict[tuple[Any, Any], tuple[str, Any]] = {}
         for at, plist in ((f"paths.{self.path}.parameters", common), (f"{self.where}.parameters", own)):
@@ -297,7 +88,7 @@ class _Operation:
                 continue
             for i, raw in enumerate(plist):
                 try:
-                    param = _resolve(raw, self.doc)
+                    param = resolve_refs(raw, self.doc)
                 except RefError as exc:
                     self.problems.append((f"{at}[{i}]", str(exc)))
                     continue
@@ -305,7 +96,7 @@ class _Operation:
                     self.problems.append((f"{at}[{i}]", f"expected a parameter object, got a {kind_of(param)}"))
                     continue
                 params[(param.get("name"), param.get("in"))] = (f"{at}[{i}]", param)
-        args: list[_Arg] = []
+        args: list[Arg] = []
         for at, param in params.values():
             name, loc = param.get("name"), param.get("in")
             if loc in ("header", "cookie"):
@@ -325,14 +116,14 @@ class _Operation:
                 continue
             if isinstance(param.get("description"), str) and "description" not in schema:
                 schema = {**schema, "description": param["description"]}
-            args.append(_Arg(loc, name, schema, loc == "path" or param.get("required") is True, at))
+            args.append(Arg(loc, name, schema, loc == "path" or param.get("required") is True, at))
         return args
 
-    def body(self, raw: Any) -> tuple[list[_Arg], list[str]]:
+    def body(self, raw: Any) -> tuple[list[Arg], list[str]]:
         """Arguments from the request body, and required names it never defines."""
         at = f"{self.where}.requestBody"
         try:
-            body = _resolve(raw, self.doc)
+            body = resolve_refs(raw, self.doc)
         except RefError as exc:
             self.problems.append((at, str(exc)))
             return [], []
@@ -363,8 +154,8 @@ class _Operation:
         schema = self.schema_of(media_obj["schema"], schema_at)
         if schema is None:
             return [], []
-        schema = _flatten_allof(schema)
-        if _is_object_schema(schema):
+        schema = flatten_allof(schema)
+        if is_object_schema(schema):
             fields = schema.get("properties") or {}
             body_required = schema.get("required") or []
             field_at = f"{schema_at}.properties."
@@ -378,11 +169,11 @@ class _Operation:
         if not isinstance(body_required, list):
             self.problems.append((f"{schema_at}.required", f"expected a list, got a {kind_of(body_required)}"))
             body_required = []
-        args: list[_Arg] = []
+        args: list[Arg] = []
         for name, sub in fields.items():
             if isinstance(sub, dict) and sub.get("readOnly") is True:
                 continue  # readOnly fields are never sent in requests
-            args.append(_Arg("body", name, sub, name in body_required,
+            args.append(Arg("body", name, sub, name in body_required,
                              f"{field_at}{name}" if field_at else schema_at))
         read_only = {n for n, s in fields.items() if isinstance(s, dict) and s.get("readOnly") is True}
         # Names required but never defined stay, so validation reports them.
@@ -399,7 +190,7 @@ def _operation(
     if op.get("requestBody") is not None:
         body_args, undefined = reader.body(op["requestBody"])
         args += body_args
-    props, required = _settle(args, reader.problems, reader.warnings)
+    props, required = settle(args, reader.problems, reader.warnings)
     required += [r for r in undefined if r not in required]
     tags = op.get("tags") if isinstance(op.get("tags"), list) else []
     data: dict[str, Any] = {
