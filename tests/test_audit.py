@@ -39,7 +39,7 @@ def test_audit_runs_every_rule_on_every_dialogue(tmp_path: Path, capsys: pytest.
 def test_audit_reads_parquet_rows_back_as_dialogues(tmp_path: Path) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    from utcgen.pipeline.export.rows import dialogue_row
+    from utcgen.pipeline.export.flatten import dialogue_row
 
     good = make_dialogue(id="good", accepted=True)
     folder = tmp_path / "data" / "dialogues"

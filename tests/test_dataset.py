@@ -469,7 +469,8 @@ def _tables(lines: list[str]) -> list[list[list[str]]]:
 
 
 def test_card_documents_every_column_from_the_row_models(exported: tuple[Path, list[Dialogue], Any]) -> None:
-    from utcgen.pipeline.export.rows import CONFIG_ROWS, DialogueRow, columns
+    from utcgen.pipeline.export.column_types import columns
+    from utcgen.pipeline.export.rows import CONFIG_ROWS, DialogueRow
 
     _, _, summary = exported
     card = summary.card_path.read_text()

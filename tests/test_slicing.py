@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tests.factories import make_dialogue, make_distractors, make_generation, make_persona, make_tool
-from utcgen.pipeline.export.rows import schema, storage_row
+from utcgen.pipeline.export.column_types import storage_row
+from utcgen.pipeline.export.rows import schema
 from utcgen.pipeline.export.slicing import build_system_prompt, chat_message, slice_dialogue, slice_dialogues
 from utcgen.pipeline.prompts import load_prompt
 from utcgen.pipeline.records import Dialogue, Message, ToolCall

@@ -2,7 +2,7 @@
 
 The text is the template `card.md.j2`. Its numbers come from stats.json's content, so
 the card and stats.json cannot disagree, and its column tables from the row models'
-field descriptions (`rows.columns`), so a column is documented where it is defined.
+field descriptions (`column_types.columns`), so a column is documented where it is defined.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 
 import yaml
 
+from .column_types import columns
 from .plots import PLOT_TITLES
-from .rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, columns, schema
+from .rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, schema
 from .run_info import RunInfo
 
 TEMPLATE = "card.md.j2"

@@ -21,17 +21,11 @@ from pydantic import BaseModel, ConfigDict
 from ..files import write_atomic
 from ..records import Dialogue
 from .card import render_card
+from .column_types import storage_row, storage_schema
+from .flatten import dialogue_row, rejected_row
 from .lengths import length_stats
 from .plots import render_plots
-from .rows import (
-    CONFIGS,
-    DEFAULT_SFT_FORMAT,
-    dialogue_row,
-    rejected_row,
-    schema,
-    storage_row,
-    storage_schema,
-)
+from .rows import CONFIGS, DEFAULT_SFT_FORMAT, schema
 from .run_info import RunInfo
 from .slicing import slice_dialogues
 from .stats import compute_stats

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage
 from ..records import Dialogue, Usage
-from .rows import num_turns
+from .flatten import num_turns
 from .run_info import RunInfo
 
 NO_REASON = "(no reason recorded)"
