@@ -12,8 +12,9 @@ from tests.factories import make_dialogue
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.cli import main
 from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.evaluation.benchmark import Similarity, build_benchmark, near_duplicate_families
+from utcgen.pipeline.evaluation.benchmark import build_benchmark
 from utcgen.pipeline.evaluation.cases import Split, read_cases
+from utcgen.pipeline.evaluation.families import Similarity, near_duplicate_families
 from utcgen.pipeline.export.reading import load_dialogues
 from utcgen.pipeline.resources import shipped
 from utcgen.pipeline.retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
@@ -213,7 +214,7 @@ def test_exclude_split_changes_the_fingerprint_only_when_set():
 
 
 def test_the_catalog_comes_from_the_run_then_the_flag_then_the_shipped_one(tmp_path):
-    from utcgen.pipeline.evaluation.benchmark import resolve_catalog
+    from utcgen.pipeline.evaluation.holdout import resolve_catalog
 
     src = tmp_path / "src"
     src.mkdir()

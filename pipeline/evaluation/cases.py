@@ -25,6 +25,7 @@ SPLIT_FILE = "split.json"
 RESULTS_DIR = "results"
 
 Mode = Literal["static", "dynamic"]
+Group = Literal["family", "line_of_business"]  # what a benchmark holds out whole
 
 
 class Case(BaseModel):
@@ -74,7 +75,7 @@ class Split(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    by: Literal["family", "line_of_business"]
+    by: Group
     held_out_tools: list[str]               # every tool of a held-out family / line of business
     held_out_groups: list[str]              # the family ids or line-of-business names held out
     source: str                             # the folder the cases came from
