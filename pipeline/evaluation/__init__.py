@@ -6,7 +6,8 @@ Layer: below `cli`, above `synthesis` (dynamic evaluation reuses the user proxy)
 
 Modules:
 - `cases`: the records (Case, CaseResult) and the benchmark folder's file layout;
-- `benchmark`: `utcgen eval build` (held-out split by line of business or near-duplicate family);
+- `benchmark`: `utcgen eval build`, its summary and folder; `holdout`: the held-out split (by line of
+  business or near-duplicate family) and the cases; `families`: near-duplicate families by A.4 score;
 - `metrics`: Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with intervals and breakdowns;
 - `patterns`: error patterns of every model call;
 - `policies`: the reference policies `reference/oracle|never-call|first-candidate|extra-key`;
