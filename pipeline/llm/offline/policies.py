@@ -16,19 +16,18 @@ import re
 from typing import Any
 
 from ... import shortcuts
+from ...said import user_said
+from ...text import STOP as SHARED_STOP
+from ...text import split_words, stem, stems
 from . import gold_values as values
 
-STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "by", "with", "is", "are", "be",
-        "it", "its", "this", "that", "from", "as", "at", "i", "my", "me", "we", "our", "you", "your",
-        "can", "could", "please", "need", "want", "help", "hi", "hello", "some", "one", "all", "any",
-        "use", "used", "when", "which", "what", "do", "does", "so", "about", "into", "given", "specific",
-        # the offline user's own chatter: it says nothing about any tool
-        "work", "day", "today", "task", "usual", "process", "routine", "thing", "sort", "hand", "fit", "fits",
-        "best", "honestly", "clearer", "matter", "matters", "part", "key", "specifically", "good", "question",
-        "right", "sure", "let", "clear", "stuck", "involving", "something", "get", "done", "quick", "hard",
-        "say", "called", "put", "option", "options", "afraid", "describe", "better", "mean", "mine", "role",
-        "just", "quite", "bit", "important", "what's", "hey", "morning", "there", "us", "it's", "i'm",
-        "not", "whatever", "how", "more", "try", "thanks", "am"}
+# the shared stop words, a few more, and the offline user's own chatter: it says nothing about any tool
+STOP = SHARED_STOP | set(
+    "help used given specific work day today task usual process routine thing sort hand fit fits best honestly "
+    "clearer matter matters part key specifically good question right sure let clear stuck involving something "
+    "get done quick hard say called put option options afraid describe better mean mine role quite bit "
+    "important hey morning us whatever try thanks am what's it's i'm".split()
+)
 VALUE_SEP = "; "
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
 VAGUE_DETAIL = 0.1        # share of distinguishing answers that use words the distractors share
@@ -39,13 +38,9 @@ def _rng(state: dict, *parts: Any) -> random.Random:
     return random.Random(":".join(str(p) for p in (state.get("seed", 0), *parts)))
 
 
-def tokens(text: str) -> list[str]:
-    out = []
-    for w in re.findall(r"[a-z0-9]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ").lower()):
-        if w in STOP or len(w) < 2:
-            continue
-        out.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return out
+def tokens(said: str) -> list[str]:
+    """The stems of `said`'s content words (`text.stems`), the offline user's chatter left out."""
+    return stems(said, STOP)
 
 
 def tool_words(tool: dict) -> set[str]:
@@ -117,7 +112,7 @@ def _last_assistant(history: list[dict]) -> str:
 
 
 def _revealed(history: list[dict], gold: dict) -> set[str]:
-    said = " ".join(m["content"] for m in history if m["role"] == "user").lower()
+    said = user_said(history, sep=" ").lower()
     return {k for k in gold if f"the {values.label(k).lower()} is" in said}
 
 
@@ -149,7 +144,7 @@ def user_text(state: dict) -> str:
         if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
             # a real user often answers the first question without the detail that decides it
             area = (tool.get("line_of_business") or "day-to-day").replace("_", " ")
-            if any(shortcuts.stem(w) in _banned(state) for w in shortcuts.split_words(area)):
+            if any(stem(w) in _banned(state) for w in split_words(area)):
                 area = "day-to-day"
             return _safe(state, rng.choice(["Hard to say, it's a routine thing for us.",
                                "Not sure what it's called. It's part of my usual work.",
@@ -177,7 +172,7 @@ FILLER = set("another using user users optionally against ones single given curr
 
 
 def _ok(word: str) -> bool:
-    return len(word) > 3 and word not in STOP and word not in shortcuts.STOP and word not in shortcuts.GENERIC \
+    return len(word) > 3 and word not in STOP and word not in shortcuts.GENERIC \
         and word not in FILLER
 
 
@@ -207,7 +202,7 @@ def _chunks(text: str, banned: set[str]) -> list[list[str]]:
         run: list[str] = []
         for w in re.findall(r"[a-z][a-z'-]*", piece):
             w = w.strip("'-")
-            if _ok(w) and shortcuts.stem(w) not in banned and not w.endswith("'s"):
+            if _ok(w) and stem(w) not in banned and not w.endswith("'s"):
                 run.append(w)
                 continue
             if run:
@@ -221,12 +216,12 @@ def _chunks(text: str, banned: set[str]) -> list[list[str]]:
 def _banned(state: dict) -> set[str]:
     """Stems the user must not say: every word of every candidate's name."""
     tool, distractors = state["tool"], state.get("distractors") or []
-    return set().union(*(shortcuts.name_tokens(t["name"]) | {shortcuts.stem(w) for w in shortcuts.split_words(t["name"])}
+    return set().union(*(shortcuts.name_tokens(t["name"]) | {stem(w) for w in split_words(t["name"])}
                          for t in [tool, *distractors]))
 
 
 def _stems_of(tool: dict) -> set[str]:
-    return {shortcuts.stem(w) for w in _content_words(tool.get("description", ""))}
+    return {stem(w) for w in _content_words(tool.get("description", ""))}
 
 
 def _topic(state: dict) -> list[str]:
@@ -236,9 +231,9 @@ def _topic(state: dict) -> list[str]:
     others = [_stems_of(d) for d in distractors]
     scored = []
     for run in _chunks(tool.get("description", ""), _banned(state)):
-        shared = [w for w in run if any(shortcuts.stem(w) in o for o in others)]
+        shared = [w for w in run if any(stem(w) in o for o in others)]
         if shared:
-            scored.append((-min(sum(shortcuts.stem(w) in o for o in others) for w in shared), " ".join(shared)))
+            scored.append((-min(sum(stem(w) in o for o in others) for w in shared), " ".join(shared)))
     return [phrase for _, phrase in sorted(scored, key=lambda x: x[0])][:2] if scored else []
 
 
@@ -252,11 +247,11 @@ def _opening(state: dict, rng: random.Random, terse: bool) -> str:
     topic = _topic(state)
     area = (state["tool"].get("line_of_business") or persona.get("line_of_business") or "work").replace("_", " ")
     banned = _banned(state)
-    if any(shortcuts.stem(w) in banned for w in shortcuts.split_words(area)):
+    if any(stem(w) in banned for w in split_words(area)):
         area = "day-to-day"
     about = " and ".join(topic) if topic else f"my {area} duties"
     role = persona.get("role")
-    if role and any(shortcuts.stem(w) in banned for w in shortcuts.split_words(role)):
+    if role and any(stem(w) in banned for w in split_words(role)):
         role = None
     if terse:
         return f"Quick one about {about}."
@@ -282,10 +277,10 @@ def _detail(state: dict, rng: random.Random, terse: bool) -> str:
     banned = _banned(state)
     others = set().union(*(_stems_of(d) for d in distractors)) if distractors else set()
     runs = _chunks(tool.get("description", ""), banned)
-    distinct = sorted(runs, key=lambda r: -sum(shortcuts.stem(w) not in others for w in r))
+    distinct = sorted(runs, key=lambda r: -sum(stem(w) not in others for w in r))
     if rng.random() < VAGUE_DETAIL:
         # now and then the detail is one the distractors share: the assistant may ask again or guess wrong
-        distinct = [r for r in runs if all(shortcuts.stem(w) in others for w in r)] or distinct[::-1]
+        distinct = [r for r in runs if all(stem(w) in others for w in r)] or distinct[::-1]
     picked = [" ".join(r) for r in distinct[:2]]
     if not picked:
         return "It's the usual one we use, I'm afraid I can't describe it better."
@@ -312,7 +307,7 @@ def _scores(candidates: list[dict], user_text: str) -> list[tuple[float, dict]]:
 def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
     """The required values the user has stated, in the phrasing the offline user uses."""
     props = tool["parameters"].get("properties") or {}
-    said = "\n".join(m["content"] for m in history if m["role"] == "user")
+    said = user_said(history)
     found: dict[str, Any] = {}
     for key in tool["parameters"].get("required") or []:
         pattern = rf"the {re.escape(values.label(key))} is (.+?)(?=;\s|\.\s|\.$|\n|$)"
@@ -335,7 +330,7 @@ def assistant(state: dict, messages: list[dict]) -> str:
 
 def _select(candidates: list[dict], history: list[dict], state: dict) -> str:
     user_turns = [m for m in history if m["role"] == "user"]
-    ranked = _scores(candidates, " ".join(m["content"] for m in user_turns))
+    ranked = _scores(candidates, user_said(history, sep=" "))
     best, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else (float("-inf"), None)
     # commit on a clear lead; after three user turns, commit to the best guess (it may be wrong)
     # an answer that adds nothing (a vague one) earns another question, not a guess
