@@ -7,7 +7,9 @@ Layer: below `cli`, above `synthesis` (dynamic evaluation reuses the user proxy)
 Modules:
 - `cases`: the records (Case, CaseResult) and the benchmark folder's file layout;
 - `benchmark`: `utcgen eval build` (held-out split by line of business or near-duplicate family);
-- `metrics`: Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with intervals and breakdowns;
+- `metrics`: Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with breakdowns (the definitions);
+  `scoring`: c(d) and one case's indicators; `intervals`: Wilson, bootstrap, jackknife;
+  `scenario_metrics`: awareness, refusal, clarification, unsafe execution, redundancy per scenario;
 - `patterns`: error patterns of every model call;
 - `policies`: the reference policies `reference/oracle|never-call|first-candidate|extra-key`;
 - `models`: the model under test (litellm string, `hf:PATH`, `reference/...`);
