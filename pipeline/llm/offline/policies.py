@@ -18,7 +18,7 @@ from typing import Any
 from ... import shortcuts
 from ...said import user_said
 from ...text import STOP as SHARED_STOP
-from ...text import split_words, stem, stems
+from ...text import stems
 from . import gold_values as values
 
 # the shared stop words, a few more, and the offline user's own chatter: it says nothing about any tool
@@ -144,7 +144,7 @@ def user_text(state: dict) -> str:
         if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
             # a real user often answers the first question without the detail that decides it
             area = (tool.get("line_of_business") or "day-to-day").replace("_", " ")
-            if any(stem(w) in _banned(state) for w in split_words(area)):
+            if any(shortcuts.stem(w) in _banned(state) for w in shortcuts.split_words(area)):
                 area = "day-to-day"
             return _safe(state, rng.choice(["Hard to say, it's a routine thing for us.",
                                "Not sure what it's called. It's part of my usual work.",
@@ -202,7 +202,7 @@ def _chunks(text: str, banned: set[str]) -> list[list[str]]:
         run: list[str] = []
         for w in re.findall(r"[a-z][a-z'-]*", piece):
             w = w.strip("'-")
-            if _ok(w) and stem(w) not in banned and not w.endswith("'s"):
+            if _ok(w) and shortcuts.stem(w) not in banned and not w.endswith("'s"):
                 run.append(w)
                 continue
             if run:
@@ -216,12 +216,12 @@ def _chunks(text: str, banned: set[str]) -> list[list[str]]:
 def _banned(state: dict) -> set[str]:
     """Stems the user must not say: every word of every candidate's name."""
     tool, distractors = state["tool"], state.get("distractors") or []
-    return set().union(*(shortcuts.name_tokens(t["name"]) | {stem(w) for w in split_words(t["name"])}
+    return set().union(*(shortcuts.name_tokens(t["name"]) | {shortcuts.stem(w) for w in shortcuts.split_words(t["name"])}
                          for t in [tool, *distractors]))
 
 
 def _stems_of(tool: dict) -> set[str]:
-    return {stem(w) for w in _content_words(tool.get("description", ""))}
+    return {shortcuts.stem(w) for w in _content_words(tool.get("description", ""))}
 
 
 def _topic(state: dict) -> list[str]:
@@ -231,9 +231,9 @@ def _topic(state: dict) -> list[str]:
     others = [_stems_of(d) for d in distractors]
     scored = []
     for run in _chunks(tool.get("description", ""), _banned(state)):
-        shared = [w for w in run if any(stem(w) in o for o in others)]
+        shared = [w for w in run if any(shortcuts.stem(w) in o for o in others)]
         if shared:
-            scored.append((-min(sum(stem(w) in o for o in others) for w in shared), " ".join(shared)))
+            scored.append((-min(sum(shortcuts.stem(w) in o for o in others) for w in shared), " ".join(shared)))
     return [phrase for _, phrase in sorted(scored, key=lambda x: x[0])][:2] if scored else []
 
 
@@ -247,11 +247,11 @@ def _opening(state: dict, rng: random.Random, terse: bool) -> str:
     topic = _topic(state)
     area = (state["tool"].get("line_of_business") or persona.get("line_of_business") or "work").replace("_", " ")
     banned = _banned(state)
-    if any(stem(w) in banned for w in split_words(area)):
+    if any(shortcuts.stem(w) in banned for w in shortcuts.split_words(area)):
         area = "day-to-day"
     about = " and ".join(topic) if topic else f"my {area} duties"
     role = persona.get("role")
-    if role and any(stem(w) in banned for w in split_words(role)):
+    if role and any(shortcuts.stem(w) in banned for w in shortcuts.split_words(role)):
         role = None
     if terse:
         return f"Quick one about {about}."
@@ -277,10 +277,10 @@ def _detail(state: dict, rng: random.Random, terse: bool) -> str:
     banned = _banned(state)
     others = set().union(*(_stems_of(d) for d in distractors)) if distractors else set()
     runs = _chunks(tool.get("description", ""), banned)
-    distinct = sorted(runs, key=lambda r: -sum(stem(w) not in others for w in r))
+    distinct = sorted(runs, key=lambda r: -sum(shortcuts.stem(w) not in others for w in r))
     if rng.random() < VAGUE_DETAIL:
         # now and then the detail is one the distractors share: the assistant may ask again or guess wrong
-        distinct = [r for r in runs if all(stem(w) in others for w in r)] or distinct[::-1]
+        distinct = [r for r in runs if all(shortcuts.stem(w) in others for w in r)] or distinct[::-1]
     picked = [" ".join(r) for r in distinct[:2]]
     if not picked:
         return "It's the usual one we use, I'm afraid I can't describe it better."
