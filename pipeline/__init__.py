@@ -10,8 +10,11 @@ The library, one subpackage per stage in the order data flows through them:
     cli/        the `utcgen` command
 
 Shared by all: `records` (the pydantic records, written once), `config`, `errors`,
-`prompts` (templates from the shipped prompts/), `arguments` (argument values: normalise,
-compare, check, find in text), `files` (atomic writes), `resources` (shipped files).
+`prompts` (templates from the shipped prompts/), `files` (atomic writes), `resources` (shipped
+files), and one home for each rule the stages share: `arguments` (the one schema-aware argument
+comparison and the schema check), `mentions` (whether the user's text states a value), `text`
+(words, stop words, stems), `said` (what the user said), `shortcuts` (name leaks, recited
+descriptions, spoken parameter keys, implausible and invented values).
 """
 
 import os

@@ -1,21 +1,37 @@
-"""Argument values: schema-aware normalisation, exact matching, schema checks, mention checks.
+"""Argument values: the one schema-aware comparison, and the schema check.
 
-One place decides when two argument values are "the same", so the engine's stopping
-criterion (`arguments_match`) and the toolargs validator can never disagree.
+Every place that asks whether two argument values are "the same" uses `equal` (or
+`diff_arguments` / `same_arguments`, built on it): the engine's stopping criterion, the
+toolargs validator, Acc and every other evaluation metric, and the error patterns. A
+dialogue the validators accept as correct is therefore never scored wrong, and the reverse.
 
 Normalisation (`normalise`) maps a value to a canonical form driven by its JSON Schema:
 
 * integer: 42, 42.0, "42", " 42 " -> 42 (booleans are never numbers; 4.5 stays 4.5)
 * number: 1, 1.0, "1.0" -> 1.0
 * boolean: True, "true", " TRUE " -> True (nothing else: "yes" is not a boolean literal)
-* string with format date: any ISO 8601 date `date.fromisoformat` reads -> "YYYY-MM-DD"
+* string with format date: the calendar date it denotes, read by `date.fromisoformat`
+  (ISO 8601, extended or basic: "2025-01-05" and "20250105" are the same date) -> "YYYY-MM-DD"
 * string with format date-time: ISO 8601 -> isoformat, converted to UTC when it has an offset
 * string with format email: stripped, domain lower-cased (domains are case-insensitive)
-* other strings: stripped, case kept; a number given for a string becomes its text
-* enum: compared exactly as given (an enum member is a code, not prose)
+* other strings: stripped, case kept. A JSON number given for a string becomes its text
+  (5 and 5.0 -> "5"), but two strings are compared as text: "5" != "5.0". The schema says
+  the API receives text, and text that looks numeric is often a code whose spelling is the
+  value ("02134" is not "2134", version "1.10" is not "1.1"); a parameter that means a
+  quantity declares `type: number` or `integer`, and is then compared by value.
+  Case is kept for the same reason: "CC-17" and "cc-17" may be different records.
+* enum: the value maps to the enum's own spelling of a member when it is that member
+  stripped, or differs from it only in case AND the enum's string members stay distinct
+  under case-folding ("eur" -> "EUR" for ["EUR", "USD"]); for ["team", "Team"] case decides,
+  so it is kept. A value that matches no member is normalised by the schema's type.
+  A member is a code the schema spells out, so a reader who sees "eur" knows which member
+  was meant; where two members differ only in case, it cannot.
 * array: element-wise with `items`; object: key-wise with `properties`
 
 A value that cannot be converted is returned unchanged, so it simply fails to compare equal.
+Whether the raw value is what a strict API accepts ("eur" is not in ["EUR", "USD"],
+"20250105" is not an RFC 3339 full-date) is a different question, answered by
+`schema_errors` and reported by the toolargs validator as a schema problem of its own.
 """
 
 from __future__ import annotations
@@ -26,7 +42,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
@@ -34,7 +50,6 @@ from jsonschema import Draft202012Validator
 from .records import Tool
 
 Schema = dict[str, Any]
-Mention = Literal["found", "absent", "unverifiable"]
 
 _INT_TEXT = re.compile(r"[+-]?\d+(?:\.0*)?")
 _NUM_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -44,7 +59,8 @@ class _Unconvertible(Exception):
     """Internal: the value has no canonical form for this type."""
 
 
-def _types(schema: Schema) -> list[str]:
+def schema_types(schema: Schema) -> list[str]:
+    """The JSON types a schema allows, as a list (empty when it names none)."""
     kind = schema.get("type")
     if isinstance(kind, list):
         return [str(k) for k in kind]
@@ -179,12 +195,28 @@ def _convert(value: Any, kind: str, schema: Schema) -> Any:
     raise _Unconvertible
 
 
+def _enum_member(value: Any, members: list[Any]) -> tuple[Any] | None:
+    """(the member) that `value` names under the enum rule of the module docstring, or None."""
+    if not isinstance(value, str):
+        return next(((m,) for m in members if _same(value, m)), None)
+    text = value.strip()
+    if text in members:
+        return (text,)
+    spelled = [m for m in members if isinstance(m, str)]
+    folded = {m.casefold() for m in spelled}
+    if len(folded) < len(set(spelled)):
+        return None  # two members differ only in case: case decides
+    return next(((m,) for m in spelled if m.casefold() == text.casefold()), None)
+
+
 def normalise(value: Any, schema: Schema | None = None) -> Any:
     """The canonical form of `value` under `schema` (see the module docstring for the rules)."""
     schema = schema or {}
-    if "enum" in schema:
-        return value
-    kinds = _types(schema)
+    if isinstance(schema.get("enum"), list):
+        member = _enum_member(value, schema["enum"])
+        if member is not None:
+            return member[0]
+    kinds = schema_types(schema)
     if not kinds:
         if isinstance(value, str):
             return value.strip()
@@ -251,15 +283,10 @@ def diff_arguments(call_args: dict[str, Any], gold: dict[str, Any], tool: Tool) 
     return diff
 
 
-def arguments_match(call_args: Any, gold: dict[str, Any], tool: Tool) -> bool:
-    """The stopping criterion: the call has exactly the gold keys, each value `equal` to gold.
-
-    Exact means no missing and no superfluous key (paper §3.1, stopping criterion i).
-    Schema conformance of the call is checked separately (`schema_errors`).
-    """
-    if not isinstance(call_args, dict) or not isinstance(gold, dict):
-        return False
-    return diff_arguments(call_args, gold, tool).empty
+def same_arguments(a: dict[str, Any], b: dict[str, Any], tool: Tool) -> bool:
+    """Two argument maps of `tool` with the same keys and `equal` values under each key's schema."""
+    props = tool.properties
+    return set(a) == set(b) and all(equal(a[k], b[k], props.get(k) or {}) for k in a)
 
 
 @lru_cache(maxsize=1024)
@@ -288,159 +315,3 @@ def schema_errors(arguments: Any, tool: Tool) -> list[str]:
     return out
 
 
-# ---- was a value said by the user? ---------------------------------------------------------------
-
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-         ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
-         ("october", "oct"), ("november", "nov"), ("december", "dec")],
-        start=1,
-    )
-    for name in names
-}
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_DATE_PATTERNS = [
-    (re.compile(rf"(?<![a-z0-9]){_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})(?!\d)"), ("d", "m", "y")),
-    (re.compile(rf"(?<![a-z0-9]){_MONTH}\s+{_DAY},?\s+(\d{{4}})(?!\d)"), ("m", "d", "y")),
-    (re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), ("y", "mn", "d")),
-    (re.compile(r"(?<!\d)(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?!\d)"), ("ambiguous",)),
-]
-_RELATIVE_DATE = re.compile(
-    r"\b(today|tomorrow|yesterday|tonight|next|last|this|coming|end of|start of|beginning of|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)\b"
-)
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-} | {"a dozen": 12, "dozen": 12, "a couple": 2, "a pair": 2, "single": 1}
-_NUMBER_TOKEN = re.compile(r"(?<![A-Za-z0-9.])(-?)(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
-_DECIMAL_COMMA = re.compile(r"(?<![A-Za-z0-9.,])(\d+),(\d{1,2})(?![\d,])")
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
-def _alnum(text: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", text.casefold())
-
-
-def _dates_in(text: str) -> set[dt.date]:
-    """Calendar dates written explicitly in `text`, in ISO, written-month or numeric forms.
-
-    Numeric d/m/y forms are read both ways (day-first and month-first): an ambiguous
-    form counts as a mention of either date.
-    """
-    found: set[dt.date] = set()
-    low = text.casefold()
-    for pattern, order in _DATE_PATTERNS:
-        for m in pattern.finditer(low):
-            groups = m.groups()
-            candidates: list[tuple[int, int, int]] = []
-            if order == ("ambiguous",):
-                a, b, y = int(groups[0]), int(groups[1]), int(groups[2])
-                candidates = [(y, b, a), (y, a, b)]
-            else:
-                parts = dict(zip(order, groups))
-                month = _MONTHS[parts["m"]] if "m" in parts else int(parts["mn"])
-                candidates = [(int(parts["y"]), month, int(parts["d"]))]
-            for y, mo, d in candidates:
-                try:
-                    found.add(dt.date(y, mo, d))
-                except ValueError:
-                    continue
-    return found
-
-
-def _numbers_in(text: str) -> list[float]:
-    low = text.casefold()
-    out = [float(m.group(1) + m.group(2).replace(",", "")) for m in _NUMBER_TOKEN.finditer(low)]
-    out += [float(f"{a}.{b}") for a, b in _DECIMAL_COMMA.findall(low)]
-    flat = f" {_flat(re.sub(r'[^a-z ]', ' ', low))} "
-    out += [float(v) for w, v in _NUMBER_WORDS.items() if f" {w} " in flat]
-    return out
-
-
-def _mentioned_date(iso: str, text: str) -> Mention:
-    try:
-        day = dt.date.fromisoformat(iso[:10])
-    except ValueError:
-        return "absent" if _flat(iso) not in _flat(text) else "found"
-    if day in _dates_in(text):
-        return "found"
-    return "unverifiable" if _RELATIVE_DATE.search(text.casefold()) else "absent"
-
-
-def _mentioned_string(value: str, text: str) -> Mention:
-    flat_value, flat_text = _flat(value), _flat(text)
-    if not flat_value or flat_value in flat_text:
-        return "found"
-    squeezed = _alnum(value)
-    if any(c.isdigit() for c in squeezed) and len(squeezed) >= 4 and squeezed in _alnum(text):
-        return "found"  # "MAT 10442" or "mat10442" for MAT-10442
-    value_words = re.findall(r"[a-z0-9]+", flat_value)
-    if len(value_words) >= 3:
-        text_words = set(re.findall(r"[a-z0-9]+", flat_text))
-        if sum(w in text_words for w in value_words) / len(value_words) >= 0.5:
-            return "unverifiable"  # free text the assistant may have tidied up
-    return "absent"
-
-
-def mentioned(value: Any, schema: Schema | None, text: str) -> Mention:
-    """Whether the user's `text` states `value`: found, absent (hallucinated) or unverifiable.
-
-    Rules, chosen so that "absent" is only said when a mention would have to be visible:
-    * None, "" and booleans: unverifiable (yes/no answers carry no literal to look for)
-    * enums: found if the code appears literally (or with _ / - read as spaces), else
-      unverifiable: users describe an enum member in their own words
-    * integers/numbers: found if the number appears as digits (1,250 / 12,5 / 12.50 / -40
-      read too; the '-' of MAT-10442 is not a sign) or as a word up to twenty; a negative
-      value said without its sign is unverifiable ("reduce by 40"); else absent
-    * dates and date-times: found if the calendar date appears in ISO, "4 March 2026",
-      "March 4, 2026" or d/m/y-m/d/y form (the time of day is not checked); else
-      unverifiable when the user used a relative date ("next Friday"), else absent
-    * other strings: found on case-insensitive containment, or for identifiers with
-      digits on containment ignoring punctuation and spaces; free text of three or
-      more words half of whose words appear is unverifiable (paraphrase); else absent
-    * arrays and objects: every element checked; absent if any is, unverifiable if any is
-    """
-    schema = schema or {}
-    if value is None or value == "" or isinstance(value, bool):
-        return "unverifiable"
-    if "enum" in schema:
-        code = _flat(str(value))
-        flat_text = _flat(text)
-        variants = {code, code.replace("_", " "), code.replace("-", " ")}
-        return "found" if any(v in flat_text for v in variants) else "unverifiable"
-    if isinstance(value, list | tuple):
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        return _combine([mentioned(v, items, text) for v in value])
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        return _combine([mentioned(v, props.get(k) or {}, text) for k, v in value.items()])
-    kinds = _types(schema)
-    if "string" not in kinds and {"integer", "number"} & set(kinds) and isinstance(value, str):
-        value = normalise(value, schema)  # "250" under an integer schema is the number 250
-    if isinstance(value, int | float) and not isinstance(value, bool) and "string" not in kinds:
-        said = _numbers_in(text)
-        if any(math.isclose(n, float(value), abs_tol=1e-9) for n in said):
-            return "found"
-        if value < 0 and any(math.isclose(n, -float(value), abs_tol=1e-9) for n in said):
-            return "unverifiable"  # the sign may be in words: "reduce by 40", "down 40"
-        return "absent"
-    fmt = schema.get("format")
-    if fmt in ("date", "date-time") and isinstance(value, str):
-        return _mentioned_date(value.strip(), text)
-    return _mentioned_string(str(value), text)
-
-
-def _combine(results: list[Mention]) -> Mention:
-    if "absent" in results:
-        return "absent"
-    return "unverifiable" if "unverifiable" in results else "found"

@@ -32,8 +32,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .arguments import mentioned
+from .mentions import mentioned
 from .records import Dialogue, Message, ScenarioInfo, Tool
+from .said import user_said
+from .text import split_words
 
 EPSILON = 1e-3  # certainty of an unknown value in an open domain
 LAMBDA = 0.5  # redundancy cost per earlier ask of the same aspect (SAGE's operating point)
@@ -147,7 +149,7 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
     The belief is the one after every user turn so far; a question asked earlier adds its redundancy
     cost, and an argument asked and answered counts as resolved when its domain keeps the answer
     uncheckable (a fault's two values)."""
-    belief = belief_after(seed, candidates, gold, user_text(history), scenario, info)
+    belief = belief_after(seed, candidates, gold, user_said(history), scenario, info)
     if belief is None:
         return False
     if phase == "argument_filling":
@@ -165,11 +167,6 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
                 belief.tools[seed.name][arg] = 1.0
     steps = plan(belief, seed.name, limit=1)
     return steps[0] if steps else None
-
-
-def user_text(history: list[Message]) -> str:
-    """Everything the user has said so far."""
-    return "\n".join(m.content for m in history if m.role == "user")
 
 
 def given_arguments(tool: Tool, gold: dict[str, Any], heard: str) -> list[str]:
@@ -194,7 +191,7 @@ def asked_arguments(text: str, tool: Tool) -> list[str]:
     said = set(re.findall(r"[a-z0-9]+", text.lower()))
     out = []
     for a in tool.required:
-        words = [w for w in re.sub(r"(?<=[a-z])(?=[A-Z])", "_", a).lower().split("_") if len(w) > 1]
+        words = [w for w in split_words(a) if len(w) > 1]
         if words and all(w in said for w in words):
             out.append(a)
     return out

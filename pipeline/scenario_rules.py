@@ -23,8 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import shortcuts
-from .arguments import equal, mentioned
+from .arguments import equal
 from .labels import action_of, label_turn
+from .mentions import mentioned
 from .records import Dialogue, Message
 
 

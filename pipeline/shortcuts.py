@@ -2,8 +2,11 @@
 
 Shared by the rule validators (which turn them into verdicts) and by the offline
 backend (whose user and assistant avoid them, and whose critic refuses them), so both
-sides hold one definition of each problem:
+sides hold one definition of each problem. Words, stop words and stems come from the one
+text normaliser (`text`):
 
+* name leaks (`name_hits`): a tool's name written as the identifier or read aloud as its
+  words in order, or one of its distinctive name tokens;
 * name tokens: words of a tool's name (split on `_`, `-` and camelCase, lower-cased,
   stemmed); a seed tool's *distinctive* tokens are those no distractor's name has,
   stop words and a few words every tool name uses (get, list, ...) left out;
@@ -25,20 +28,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from typing import Any
+
+from .records import Message
+from .said import user_turns
+from .text import STOP, split_words, spoken, stem
 
 RECITE_N = 6
 RECITE_CONTENT = 3
 PLAUSIBLE_YEARS = (2015, 2032)
 PLAUSIBLE_DATES = (dt.date(2015, 1, 1), dt.date(2032, 12, 31))
 
-STOP = set(
-    "a an the of for to and or in on by with is are be was were it its this that these those from as at "
-    "i my me we our you your can could would should will may might must please need want hi hello some "
-    "one all any use when which what who how do does did so about into not no yes there their them they "
-    "he she his her have has had more most each per via other than then also just only if but up out "
-    "over under new".split()
-)
 # words that many tool names carry: saying them picks out nothing
 GENERIC = set(
     "get list create update delete search find view show check add remove set fetch lookup retrieve read "
@@ -49,26 +50,6 @@ COMMON_SHORT = set("id ids day end due new old top tax fee pay job map key log n
                    "vat pin url ip tag lot bin box row gap cap run".split())
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "di", "del", "della", "la", "le", "du", "dos",
                   "das", "al", "el", "bin", "ibn", "ter", "st", "mac", "o"}
-
-
-def split_words(text: str) -> list[str]:
-    """Lower-case words of `text`, identifiers split on `_`, `-` and camelCase."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
-    return re.findall(r"[a-z0-9]+", spaced.replace("_", " ").lower())
-
-
-def stem(word: str) -> str:
-    """A crude stemmer: plural and verb endings off, then at most 6 letters (approve ~ approval)."""
-    w = word.lower()
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix) and not w.endswith("ss"):
-            w = w[: -len(suffix)] + repl
-            break
-    return w[:6]
-
-
-def stems(text: str) -> list[str]:
-    return [stem(w) for w in split_words(text) if w not in STOP and len(w) > 1]
 
 
 def name_tokens(name: str) -> set[str]:
@@ -82,20 +63,52 @@ def distinctive_name_tokens(seed: str, others: list[str]) -> set[str]:
     return name_tokens(seed) - shared
 
 
+def names_written(text: str, names: list[str]) -> list[str]:
+    """The names of `names` that `text` writes as identifiers (case-insensitive, whole identifier)."""
+    return [n for n in names if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text, re.IGNORECASE)]
+
+
+def full_name_hit(text: str, name: str) -> str | None:
+    """`name` when `text` writes it as the identifier; else its words read aloud in order
+    ("create purchase order" for createPurchaseOrder) when there are two or more; else None."""
+    if names_written(text, [name]):
+        return name
+    words = spoken(name)
+    if len(words.split()) >= 2 and re.search(rf"\b{re.escape(words)}\b", spoken(text)):
+        return words
+    return None
+
+
 def name_hits(text: str, seed: str, others: list[str]) -> list[str]:
     """Words of `text` that are the seed's name itself or one of its distinctive name tokens."""
     hits: list[str] = []
-    low = " ".join(split_words(text))
-    spoken = " ".join(split_words(seed))
-    if re.search(rf"(?<![A-Za-z0-9_]){re.escape(seed)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
-        hits.append(seed)
-    elif len(spoken.split()) >= 2 and re.search(rf"\b{re.escape(spoken)}\b", low):
-        hits.append(spoken)
+    full = full_name_hit(text, seed)
+    if full:
+        hits.append(full)
     distinctive = distinctive_name_tokens(seed, others)
     for w in split_words(text):
         if w not in STOP and len(w) > 1 and stem(w) in distinctive and w not in hits:
             hits.append(w)
     return hits
+
+
+def name_leaks(text: str, seed: str, others: list[str], selecting: bool = True) -> list[str]:
+    """What of the seed tool's name `text` gives away. While the tool is still being selected:
+    the name itself or any distinctive name token (`name_hits`); afterwards the tool is known, so
+    only the full name counts (as the identifier or read aloud)."""
+    hits = name_hits(text, seed, others)
+    return hits if selecting else [h for h in hits if h == seed or " " in h]
+
+
+def user_name_leaks(messages: Sequence[Message], seed: str, others: list[str]) -> dict[int, str]:
+    """index in `messages` -> the first name leak of that user turn (`name_leaks`), the selection
+    phase being the user turns before the first argument-filling assistant turn."""
+    selecting = {i for i, _ in user_turns(messages, "argument_filling")}
+    out: dict[int, str] = {}
+    for i, text in user_turns(messages):
+        if hits := name_leaks(text, seed, others, selecting=i in selecting):
+            out[i] = hits[0]
+    return out
 
 
 def recited(text: str, description: str, n: int = RECITE_N, content: int = RECITE_CONTENT) -> str | None:
@@ -142,7 +155,8 @@ def key_hits(text: str, keys: list[str]) -> list[str]:
 
 
 def normal_question(text: str) -> str:
-    return " ".join(split_words(text))
+    """A question reduced to its words, so two wordings that differ only in case and punctuation match."""
+    return spoken(text)
 
 
 # ---- plausibility of values ----------------------------------------------------------------------

@@ -5,17 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tests.support.evalcases import CASE_TOOL, GOLD, INCIDENT, TICKET, calls, case, replay, result, tool
+from utcgen.pipeline.arguments import same_arguments
 from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.evaluation.metrics import (
-    METRIC_KEYS,
-    bootstrap,
-    compute_metrics,
-    normalise,
-    same_arguments,
-    tokens,
-    wilson,
-)
+from utcgen.pipeline.evaluation.intervals import bootstrap, wilson
+from utcgen.pipeline.evaluation.metrics import METRIC_KEYS, compute_metrics
 from utcgen.pipeline.evaluation.policies import POLICIES
+from utcgen.pipeline.text import word_tokens as tokens
 
 
 def values(report) -> dict[str, float | None]:
@@ -96,14 +91,18 @@ def test_only_the_first_tool_turn_counts():
 
 
 def test_value_normalisation():
-    assert same_arguments({"title": " Printer JAM ", "n": "5"}, {"title": "printer jam", "n": 5.0})
-    assert not same_arguments({"title": "Printer jam"}, {"title": "Printer jam", "priority": "high"})
-    assert normalise(True) != normalise(1)
-    assert normalise([1, "A"]) == normalise([1.0, "a"])
-    assert not same_arguments({"id": "00123-A"}, {"id": "123-A"})
-    v = values(compute_metrics([case("n")], [result("n", calls(("create_ticket", {"title": "printer jam ",
-                                                                                  "priority": "HIGH"})))], resamples=5))
-    assert v["acc"] == 1.0
+    # Acc compares with the validators' schema-aware comparison: strings stripped, case kept
+    # (create_ticket's title and priority are plain strings), numbers by value under a number schema.
+    counted = tool("count_items", {"title": "string", "n": "integer"})
+    assert same_arguments({"title": " Printer jam ", "n": "5"}, {"title": "Printer jam", "n": 5.0}, counted)
+    assert not same_arguments({"title": "Printer JAM"}, {"title": "printer jam"}, counted)
+    assert not same_arguments({"title": "Printer jam"}, {"title": "Printer jam", "priority": "high"}, TICKET)
+    assert not same_arguments({"title": "00123-A"}, {"title": "123-A"}, TICKET)
+    scored = compute_metrics([case("n"), case("m")],
+                             [result("n", calls(("create_ticket", {"title": "Printer jam ", "priority": "high"}))),
+                              result("m", calls(("create_ticket", {"title": "Printer jam", "priority": "HIGH"})))],
+                             resamples=5)
+    assert [s.acc for s in scored.scores] == [1, 0]
 
 
 def test_conv_rel_ttr_and_ngd_by_hand():
@@ -231,3 +230,49 @@ def test_type_ratio_intervals_are_jackknife_and_contain_the_value():
     assert m.high == pytest.approx(min(1.0, m.value + 1.959964 * se), abs=1e-5)
     for key in ("ttr", "ngd_2", "ngd_3"):
         assert report.metrics[key].low <= report.metrics[key].value <= report.metrics[key].high, key
+
+
+# The three values on which the validators and the evaluation used to disagree: one comparison
+# now decides both. Each case runs the toolargs validator on a dialogue whose final call carries
+# `said` for gold `gold`, and Acc on an evaluation case whose model call carries the same value.
+AGREEMENT = [  # schema, gold, said, the same value?, a spelling the schema accepts?
+    # enum members unique under case-folding: "eur" names EUR
+    ({"type": "string", "enum": ["EUR", "USD"]}, "EUR", "eur", True, False),
+    ({"type": "string", "enum": ["EUR", "USD"]}, "EUR", "USD", False, True),
+    ({"type": "string", "enum": ["team", "Team"]}, "team", "Team", False, True),  # case decides here
+    # a date compares by the day it denotes
+    ({"type": "string", "format": "date"}, "2025-01-05", "20250105", True, False),
+    ({"type": "string", "format": "date"}, "2025-01-05", "2025-01-06", False, True),
+    # a numeric-looking string under a plain string schema is text
+    ({"type": "string"}, "5", "5.0", False, True),
+    ({"type": "string"}, "5", " 5 ", True, True),
+    ({"type": "number"}, 5, 5.0, True, True),
+]
+
+
+@pytest.mark.parametrize("schema,gold,said,same,valid", AGREEMENT)
+def test_toolargs_and_acc_agree_on_argument_values(schema: dict, gold, said, same: bool, valid: bool) -> None:
+    from tests.factories import make_dialogue, make_tool
+    from utcgen.pipeline.evaluation.cases import Case
+    from utcgen.pipeline.records import ToolCall
+    from utcgen.validators.toolargs import check_toolargs
+
+    seed = make_tool(name="convert_amount", description="Convert an amount of money.",
+                     properties={"value": {**schema, "description": "the value"}})
+    d = make_dialogue(seed_tool=seed, gold_arguments={"value": gold})
+    d.messages[-1].tool_calls = [ToolCall(name=seed.name, arguments={"value": said})]
+    verdict = check_toolargs(d)
+    rules = {p["rule"] for p in verdict.details.get("problems", [])}
+    validator_same = "value_mismatch" not in rules
+
+    c = Case.model_validate({**case("agree").model_dump(), "gold_tool": seed.model_dump(),
+                             "gold_arguments": {"value": gold}, "candidates": [seed.model_dump()]})
+    report = compute_metrics([c], [result("agree", calls((seed.name, {"value": said})))], resamples=5)
+    acc = report.scores[0].acc
+
+    assert validator_same is same
+    assert acc == int(same)
+    # Whether the raw value is a spelling a strict API accepts is the validator's separate schema
+    # rule, not part of the comparison (nor of Acc): "eur" and "20250105" are equal values, not
+    # schema-valid spellings.
+    assert ("schema" in rules) is not valid

@@ -60,9 +60,14 @@ def test_missing_required_can_count_as_wrong_value():
 def test_repeat_is_by_normalised_arguments_and_every_call_of_a_turn_counts():
     c = case()
     both = Message(role="assistant", tool_calls=[ToolCall(name="create_ticket", arguments=GOLD),
-                                                 ToolCall(name="create_ticket", arguments={"title": " printer JAM",
-                                                                                           "priority": "High"})])
+                                                 ToolCall(name="create_ticket", arguments={"title": " Printer jam ",
+                                                                                           "priority": "high"})])
     assert nonzero(count_patterns(c, turns(both))) == {"repeated_call": 1}
+    # plain strings keep their case (the comparison Acc and the validators use): not a repeat
+    other = Message(role="assistant", tool_calls=[ToolCall(name="create_ticket", arguments=GOLD),
+                                                  ToolCall(name="create_ticket", arguments={"title": "printer JAM",
+                                                                                            "priority": "high"})])
+    assert nonzero(count_patterns(c, turns(other))) == {"wrong_argument_value": 1}
 
 
 def test_distractor_arguments_are_checked_against_the_distractor():

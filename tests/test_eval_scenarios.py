@@ -13,7 +13,9 @@ import pytest
 from tests.factories import default_gold, make_distractors, make_persona, make_tool
 from utcgen.pipeline.errors import InputError
 from utcgen.pipeline.evaluation.cases import CASES_FILE, Case, CaseResult, read_cases
-from utcgen.pipeline.evaluation.metrics import compute_metrics, scenario_score, wilson
+from utcgen.pipeline.evaluation.intervals import wilson
+from utcgen.pipeline.evaluation.metrics import compute_metrics
+from utcgen.pipeline.evaluation.scenario_metrics import scenario_score
 from utcgen.pipeline.records import SCENARIOS, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 
 LINES = {"procurement", "finance"}
@@ -302,8 +304,8 @@ def test_offline_model_runs_every_scenario_static_and_dynamic(bench, tmp_path: P
 
 @pytest.mark.usefixtures("_cache")
 def test_dynamic_proxy_plays_the_scenario_and_answers_faithfully(bench, tmp_path: Path) -> None:
-    from utcgen.pipeline.evaluation.metrics import _stated
     from utcgen.pipeline.evaluation.run import EvalSettings
+    from utcgen.pipeline.evaluation.scenario_metrics import stated as _stated
 
     settings = EvalSettings(benchmark=str(bench["bench"]), model="reference/scenario-oracle", mode="dynamic",
                             rubric_model=None, votes=None)

@@ -69,7 +69,7 @@ def test_explicit_dialogues_call_at_once(run):
 
 
 def test_underspecified_dialogues_ask_for_the_masked_value(run):
-    from utcgen.pipeline.arguments import mentioned
+    from utcgen.pipeline.mentions import mentioned
 
     for d in _of(run, "underspecified"):
         masked = d.scenario_info.masked_arg

@@ -173,3 +173,62 @@ def test_dropped_committing_turn_does_not_count_toward_t_max() -> None:
     messages = []
     asyncio.run(_converse(seed, _Roles(tool), "goal", {}, messages, 1, 0))
     assert [m.role for m in messages] == ["user", "assistant"] and not messages[-1].tool_calls
+
+
+# ---- the shared text normaliser, "what the user said" and the name-leak detector -----------------
+
+def test_text_words_split_identifiers_and_stem_to_a_width() -> None:
+    from utcgen.pipeline import text
+
+    assert text.split_words("costCenter_ID and line2-Address") == ["cost", "center", "id", "and", "line2", "address"]
+    assert text.spoken("createPurchaseOrder") == "create purchase order"
+    assert text.stem("approvals") == "approv" and text.stem("approval") == "approv"
+    assert {text.stem(w, 5) for w in ("create", "created", "creation")} == {"creat"}
+    assert text.stem("class") == "class"  # a double s is not a plural
+    assert text.stems("Please list the open tickets") == ["list", "open", "ticket"]
+    assert text.content_words("list the open tickets", stop={"open"}, min_len=4) == ["list", "tickets"]
+    # the evaluation's token keeps identifiers whole: a metric definition, not a rule's word
+    assert text.word_tokens("Don't e-mail costCenter") == ["don't", "e-mail", "costcenter"]
+
+
+def test_user_said_reads_messages_and_dicts_up_to_a_stop() -> None:
+    from utcgen.pipeline.said import user_said, user_turns
+
+    messages = [
+        Message(role="user", content="I need the budget."),
+        Message(role="assistant", content="Which one?", phase="tool_selection"),
+        Message(role="user", content="The variance report."),
+        Message(role="assistant", content="Which year?", phase="argument_filling"),
+        Message(role="user", content="2026."),
+        Message(role="assistant", content="", tool_calls=[ToolCall(name="get_budget", arguments={"year": 2026})]),
+        Message(role="user", content="Thanks."),
+    ]
+    assert user_said(messages) == "I need the budget.\nThe variance report.\n2026.\nThanks."
+    assert user_said(messages, until="call") == "I need the budget.\nThe variance report.\n2026."
+    assert user_said(messages, until="argument_filling", sep=" ") == "I need the budget. The variance report."
+    assert user_turns(messages, until="argument_filling") == [(0, "I need the budget."), (2, "The variance report.")]
+    as_dicts = [m.model_dump() for m in messages]
+    assert user_said(as_dicts, until="call") == user_said(messages, until="call")
+    with pytest.raises(ValueError, match="until must be one of"):
+        user_said(messages, until="later")  # type: ignore[arg-type]
+
+
+def test_one_name_leak_detector_for_the_validator_and_the_offline_critic() -> None:
+    d = make_dialogue()
+    seed, others = d.seed_tool.name, [t.name for t in d.distractor_tools if t.name != d.seed_tool.name]
+    spoken = " ".join(seed.split("_"))
+    first_user = next(i for i, m in enumerate(d.messages) if m.role == "user")
+    last_user = max(i for i, m in enumerate(d.messages) if m.role == "user")
+    d.messages[first_user].content = f"I want to {spoken} today."
+    d.messages[last_user].content = f"Also, call {seed} please."
+    leaks = shortcuts.user_name_leaks(d.messages, seed, others)
+    assert leaks == {first_user: spoken, last_user: seed}
+    problems = nameleak.check_name_leak(d).details["problems"]
+    assert [p["message"] for p in problems] == [f"user turn (message {i + 1}) uses {hit!r} from the seed tool's name"
+                                               for i, hit in leaks.items()]
+    critic = json.loads(judges.critic({"dialogue": d.model_dump(mode="json")}, []))
+    assert any(f"message {last_user + 1}: the user gives the tool away by its name ('{seed}')" == issue
+               for issue in critic["issues"])
+    # after selection, a distinctive word alone no longer counts; the full name still does
+    assert shortcuts.name_leaks("the requisition", seed, others, selecting=False) == []
+    assert shortcuts.name_leaks(f"the {spoken}", seed, others, selecting=False) == [spoken]

@@ -45,8 +45,3 @@ def final_call(d: Dialogue) -> ToolCall | None:
     if not d.messages or d.messages[-1].role != "assistant" or not d.messages[-1].tool_calls:
         return None
     return d.messages[-1].tool_calls[-1]
-
-
-def user_text(d: Dialogue) -> str:
-    """Everything the user said, one message per line."""
-    return "\n".join(m.content for m in d.messages if m.role == "user")

@@ -10,10 +10,11 @@ EVPI plan over its candidate calls. Two rules:
 
 from __future__ import annotations
 
-from ..pipeline.arguments import mentioned
 from ..pipeline.labels import action_of
+from ..pipeline.mentions import mentioned
 from ..pipeline.planning import asked_arguments, q_star
 from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.said import user_said
 from .common import Problem, verdict
 
 NAME = "planning"
@@ -25,17 +26,15 @@ def check_planning(d: Dialogue) -> Verdict:
     unsettled = {a for a in (info.infeasible.arg if info.infeasible else None,
                              info.fault.arg if info.fault else None) if a}
     problems: list[Problem] = []
-    said, asks = "", 0
+    asks = 0
     for i, m in enumerate(d.messages, start=1):
-        if m.role == "user":
-            said += "\n" + m.content
-            continue
         if m.role != "assistant" or (m.action or action_of(m)) != "ask":
             continue
         asks += 1
         if m.phase != "argument_filling":
             continue
         asked = asked_arguments(m.content, seed)
+        said = user_said(d.messages[: i - 1])  # what the user had said before this question
         known = {a for a in asked if a in d.gold_arguments and a not in unsettled
                  and mentioned(d.gold_arguments[a], seed.properties.get(a) or {}, said) == "found"}
         if asked and known == set(asked):

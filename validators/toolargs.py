@@ -2,11 +2,11 @@
 
 Three checks, all reported:
 1. exactness: the same keys as `gold_arguments` (plus every required parameter), each
-   value equal after schema-aware normalisation (`values.equal`);
+   value equal after schema-aware normalisation (`arguments.equal`, the comparison Acc uses too);
 2. schema: the raw arguments validate against the tool's JSON Schema (Draft 2020-12,
    formats date, date-time and email checked);
 3. grounding: every gold value was stated by the user somewhere in the dialogue
-   (`values.mentioned`). A value the user never gave was invented by the assistant:
+   (`mentions.mentioned`). A value the user never gave was invented by the assistant:
    a failure. Values that cannot be checked lexically (booleans, enums described in
    the user's words, relative dates, paraphrased free text) are listed in
    details["unverified"] instead of failing the dialogue.
@@ -17,8 +17,10 @@ Rule codes: no_call, missing_key, extra_key, value_mismatch, schema, hallucinate
 from __future__ import annotations
 
 from ..pipeline import arguments as values
+from ..pipeline.mentions import mentioned
 from ..pipeline.records import Dialogue, Verdict
-from .common import Problem, final_call, user_text, verdict
+from ..pipeline.said import user_said
+from .common import Problem, final_call, verdict
 
 NAME = "toolargs"
 
@@ -44,8 +46,8 @@ def check_toolargs(d: Dialogue) -> Verdict:
     if errors:
         problems.append(Problem("schema", f"arguments fail the tool schema: {errors[0]}"))
 
-    said = user_text(d)
-    mentions = {k: values.mentioned(v, tool.properties.get(k) or {}, said) for k, v in gold.items()}
+    said = user_said(d.messages)
+    mentions = {k: mentioned(v, tool.properties.get(k) or {}, said) for k, v in gold.items()}
     problems += [Problem("hallucinated", f"hallucinated value for '{k}'") for k, m in mentions.items() if m == "absent"]
     return verdict(
         NAME,

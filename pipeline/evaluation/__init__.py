@@ -8,7 +8,9 @@ Modules:
 - `cases`: the records (Case, CaseResult) and the benchmark folder's file layout;
 - `benchmark`: `utcgen eval build`, its summary and folder; `holdout`: the held-out split (by line of
   business or near-duplicate family) and the cases; `families`: near-duplicate families by A.4 score;
-- `metrics`: Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with intervals and breakdowns;
+- `metrics`: Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with breakdowns (the definitions);
+  `scoring`: c(d) and one case's indicators; `intervals`: Wilson, bootstrap, jackknife;
+  `scenario_metrics`: awareness, refusal, clarification, unsafe execution, redundancy per scenario;
 - `patterns`: error patterns of every model call;
 - `policies`: the reference policies `reference/oracle|never-call|first-candidate|extra-key`;
 - `models`: the model under test (litellm string, `hf:PATH`, `reference/...`);

@@ -33,13 +33,6 @@ def _flatten(value: Any) -> str:
     return str(value)
 
 
-def _full_name(text: str, name: str) -> bool:
-    if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
-        return True
-    spoken = " ".join(shortcuts.split_words(name))
-    return len(spoken.split()) >= 2 and re.search(rf"\b{re.escape(spoken)}\b", " ".join(shortcuts.split_words(text))) is not None
-
-
 def _scenario_values(case: Case) -> list[str]:
     """Values the scenario hands the user besides V*: the infeasible value, the decoy, the faulted opening."""
     info = case.scenario_info
@@ -54,9 +47,9 @@ def _scenario_values(case: Case) -> list[str]:
 def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "tool_selection") -> str | None:
     """The first problem of one user turn (uttered in `phase`), in words, or None."""
     others = [d.name for d in case.distractors]
-    if _full_name(text, case.gold_tool.name):
+    if shortcuts.full_name_hit(text, case.gold_tool.name):
         return f"user names the tool ({case.gold_tool.name!r})"
-    if phase == "tool_selection" and (hits := shortcuts.name_hits(text, case.gold_tool.name, others)):
+    if hits := shortcuts.name_leaks(text, case.gold_tool.name, others, selecting=phase == "tool_selection"):
         return f"user names the tool ({hits[0]!r})"
     keys = sorted({k for t in case.candidates for k in t.properties})
     if hits := shortcuts.key_hits(text, keys):

@@ -3,7 +3,7 @@
 Every assistant turn of `CaseResult.messages` is the model's. Per turn and per call, in order:
 - `invalid_format`: the turn could not be parsed (`parse_error` set); counted once per turn, and
   its calls (if any survived parsing) are still checked;
-- `repeated_call`: the same tool with the same (normalised) arguments as an earlier call of the
+- `repeated_call`: the same tool with the same arguments (`arguments.normalise`) as an earlier call of the
   dialogue; a repeat counts only as a repeat (its other errors were counted the first time);
 - `hallucinated_function`: a name that is not one of the case's candidates (nothing else is
   checked for it: there is no schema to check against);
@@ -11,7 +11,8 @@ Every assistant turn of `CaseResult.messages` is the model's. Per turn and per c
   disambiguation setting: a near-duplicate or other distractor chosen);
 - per supplied argument, the first that applies: `hallucinated_argument` (the called tool has no
   such parameter), `wrong_argument_type` (the value fails the parameter's JSON Schema `type`),
-  `wrong_argument_value` (a call to τ* whose value differs from V* after `metrics.normalise`);
+  `wrong_argument_value` (a call to τ* whose value is not `arguments.equal` to V*'s under the parameter's schema, the comparison
+  Acc and the toolargs validator use);
 - `missing_argument`: per key of V* (τ*'s required arguments) that a call to τ* does not supply.
   ToolScan counts a left-out required argument as an incorrect value (IAV); `missing_required_as=
   "wrong_argument_value"` does the same, the default keeps it apart.
@@ -22,9 +23,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from ..arguments import equal, normalise
 from ..records import Tool
 from .cases import Case, CaseResult
-from .metrics import normalise, same_value
 
 PATTERNS = ("invalid_format", "hallucinated_function", "hallucinated_argument", "wrong_argument_type",
             "repeated_call", "insufficient_calls", "wrong_argument_value", "missing_argument")
@@ -54,8 +55,10 @@ def type_ok(value: Any, schema: dict[str, Any]) -> bool:
     return False
 
 
-def _signature(name: str, arguments: dict[str, Any]) -> str:
-    return json.dumps([name, normalise(arguments)], sort_keys=True, default=str)
+def _signature(name: str, arguments: dict[str, Any], tool: Tool | None) -> str:
+    """The call with its values in normal form under the called tool's schema (as given when unknown)."""
+    schema = {"type": "object", "properties": tool.properties} if tool is not None else None
+    return json.dumps([name, normalise(arguments, schema)], sort_keys=True, default=str)
 
 
 def count_patterns(case: Case, result: CaseResult,
@@ -64,7 +67,7 @@ def count_patterns(case: Case, result: CaseResult,
     if missing_required_as not in ("missing_argument", "wrong_argument_value"):
         raise ValueError(f"missing_required_as must be missing_argument or wrong_argument_value, "
                          f"not {missing_required_as!r}")
-    counts = dict.fromkeys(PATTERNS, 0)
+    counts: dict[str, int] = dict.fromkeys(PATTERNS, 0)
     tools: dict[str, Tool] = {t.name: t for t in case.candidates}
     tools.setdefault(case.gold_tool.name, case.gold_tool)
     gold = case.gold_tool.name
@@ -75,12 +78,12 @@ def count_patterns(case: Case, result: CaseResult,
         if turn.parse_error:
             counts["invalid_format"] += 1
         for call in turn.tool_calls:
-            signature = _signature(call.name, call.arguments)
+            tool = tools.get(call.name)
+            signature = _signature(call.name, call.arguments, tool)
             if signature in seen:
                 counts["repeated_call"] += 1
                 continue
             seen.add(signature)
-            tool = tools.get(call.name)
             if tool is None:
                 counts["hallucinated_function"] += 1
                 continue
@@ -92,7 +95,8 @@ def count_patterns(case: Case, result: CaseResult,
                     counts["hallucinated_argument"] += 1
                 elif not type_ok(value, schema):
                     counts["wrong_argument_type"] += 1
-                elif call.name == gold and key in case.gold_arguments and not same_value(value, case.gold_arguments[key]):
+                elif call.name == gold and key in case.gold_arguments \
+                        and not equal(value, case.gold_arguments[key], schema):
                     counts["wrong_argument_value"] += 1
             if call.name == gold:
                 counts[missing_required_as] += sum(k not in call.arguments for k in case.gold_arguments)

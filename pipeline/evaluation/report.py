@@ -30,7 +30,6 @@ from .cases import Case, CaseResult
 from .metrics import (
     LOWER_IS_BETTER,
     METRIC_KEYS,
-    SCENARIO_KEYS,
     TEXT_METRICS,
     TOOL_METRICS,
     Metric,
@@ -38,6 +37,7 @@ from .metrics import (
     compute_metrics,
 )
 from .patterns import PATTERNS, MissingAs, count_patterns
+from .scenario_metrics import SCENARIO_KEYS
 
 METRICS_FILE = "metrics.json"
 DIALOGUES_FILE = "dialogues.parquet"
@@ -232,8 +232,9 @@ def render_report(data: dict[str, Any]) -> str:
            f"![Acc against 1 − TAR]({PLOT_FILE})", ""]
     out += scenario_tables(data.get("scenarios") or {})
     for name, groups in data["breakdowns"].items():
-        out += [f"## By {BREAKDOWN_TITLES.get(name, name).lower()}", "",
-                _table([BREAKDOWN_TITLES.get(name, name), "n", *(LABELS[k] for k in ("acc", "ftr", "tar", "pkp",
+        title = str(BREAKDOWN_TITLES.get(name, name))
+        out += [f"## By {title.lower()}", "",
+                _table([title, "n", *(LABELS[k] for k in ("acc", "ftr", "tar", "pkp",
                                                                                     "pkr"))],
                        [[group, str(g["acc"]["n"]), *(_cell(g[k]) for k in ("acc", "ftr", "tar", "pkp", "pkr"))]
                         for group, g in groups.items()]) if groups else "(no scored case)", ""]

@@ -29,9 +29,10 @@ import jsonschema
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMReply
 from ..llm.replies import ReplyError
-from ..planning import TOOL, given_arguments, user_text
+from ..planning import TOOL, given_arguments
 from ..prompts import load_prompt
 from ..records import Message, Persona, Tool, ToolCall, Usage, tools_json
+from ..said import user_said
 
 __all__ = ["ReplyError", "Roles", "parse_assistant", "parse_json_object", "parse_native"]
 
@@ -272,7 +273,7 @@ def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, g
     if question[0] == TOOL:
         return load_prompt("assistant_hint_tool").render()[0]["content"]
     arg = question[1]
-    given = [a for a in given_arguments(tool, gold, user_text(history)) if a != arg]
+    given = [a for a in given_arguments(tool, gold, user_said(history)) if a != arg]
     about = str((tool.properties.get(arg) or {}).get("description") or "no description").rstrip(".")
     return load_prompt("assistant_hint_argument").render(
         argument=arg, about=about, given=", ".join(given) or "nothing yet")[0]["content"]

@@ -8,9 +8,10 @@ Relevancy. Topic words of a tool are the content words of its name and descripti
 its function words are the topic words that are not parameter names (what it does,
 not what it takes). The "need" is what the USER said before argument filling started:
 the assistant's clarifying questions enumerate candidate tools (distractors included)
-by design, so counting them would credit every listed tool alike. Words are
-lower-cased, split on _ and camelCase, stop words dropped, a plural -s removed, and cut
-to 5 characters (a crude stemmer: create, created, creation; list, lists). Relevant iff
+by design, so counting them would credit every listed tool alike. Words come from the
+shared text normaliser (`text.stems`): lower-cased, split on _ and camelCase, the shared
+stop words and JUDGE_STOP dropped, words under 3 letters dropped, stemmed and cut to 5
+letters (create, created, creation; list, lists). Relevant iff
 * the final call is to the seed tool;
 * the need covers at least MIN_TOPIC of the seed's description words that are not name
   words (users describe the need; naming the tool is a shortcut), and at least
@@ -36,6 +37,7 @@ request such as "please provide"); no final-call value absent from what the user
 none of the shortcuts the rule validators catch (`utcgen.pipeline.shortcuts`): the seed's
 name or distinctive name words from the user while selecting, a recited description, a
 parameter key read aloud, a question repeated word for word, an implausible gold value.
+Name leaks are found by the name_leak validator's own detector (`shortcuts.user_name_leaks`).
 """
 
 from __future__ import annotations
@@ -44,35 +46,24 @@ import json
 import re
 from typing import Any
 
+from ... import shortcuts, text
 from ...records import Dialogue, Message, Tool
+from ...said import user_said
 
 MIN_TOPIC = 0.15
 MIN_FUNCTION_WORDS = 2
 
-STOP = set(
-    "a an the of for to and or in on by with is are be was were it its this that these those from as at "
-    "i my me we our you your can could would should will shall may might must please need want help hi "
-    "hello some one all any use used using when which what who how do does did so about into given "
-    "specific only just also not no yes there their them they he she his her have has had get gets "
-    "other than then more most each per via e.g eg etc new existing".split()
-)
+# the judge's own vocabulary on top of the shared stop words: words every tool description uses
+JUDGE_STOP = text.STOP | set("shall help used using given specific get gets eg etc existing".split())
 _REQUEST = re.compile(
     r"\b(please (provide|share|give|send|confirm|tell|let)|could you|can you|would you|let me know|"
     r"i need|i'll need|i will need|what is|what's|which)\b"
 )
 
 
-def words(text: str) -> set[str]:
-    """Stemmed content words of `text` (identifiers split on _ and camelCase)."""
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ").lower()
-    out = set()
-    for w in re.findall(r"[a-z][a-z0-9]+", spaced):
-        if w in STOP or len(w) < 3:
-            continue
-        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w[:5])
-    return out
+def words(said: str) -> set[str]:
+    """Stemmed content words of `said` (`text.stems`: identifiers split, stems cut to 5 letters)."""
+    return set(text.stems(said, JUDGE_STOP, min_len=3, width=5))
 
 
 def topic_words(tool: Tool) -> set[str]:
@@ -81,17 +72,6 @@ def topic_words(tool: Tool) -> set[str]:
 
 def parameter_words(tool: Tool) -> set[str]:
     return set().union(*(words(p) for p in tool.properties)) if tool.properties else set()
-
-
-def _need_text(d: Dialogue) -> str:
-    """What the user said before the first argument-filling assistant turn."""
-    out: list[str] = []
-    for m in d.messages:
-        if m.role == "assistant" and m.phase == "argument_filling":
-            break
-        if m.role == "user":
-            out.append(m.content)
-    return "\n".join(out)
 
 
 def _share(part: set[str], whole: set[str]) -> float:
@@ -121,7 +101,7 @@ def relevancy(state: dict[str, Any], messages: list[dict]) -> str:
     if d is None:
         return json.dumps({"relevant": False, "reason": "no dialogue in the judge's state"})
     seed = d.seed_tool
-    need = words(_need_text(d))
+    need = words(user_said(d.messages, until="argument_filling"))
     # coverage of what the tool does in the user's words: its description's words, not its name's
     # (a user who names the tool is a shortcut the name_leak rule rejects, so the need cannot rely on it)
     seed_score = _share(need, words(seed.description) - words(seed.name)) if words(seed.description) - words(seed.name) else 0.0
@@ -170,14 +150,6 @@ def _has_json(text: str) -> bool:
     return bool(re.search(r"\{\s*\"|\"(tool_calls|arguments|thought)\"\s*:", text))
 
 
-def _identifier_like(name: str) -> bool:
-    return "_" in name or bool(re.search(r"[a-z][A-Z]|\d", name))
-
-
-def _names_in(text: str, names: list[str]) -> list[str]:
-    return [n for n in names if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text, re.IGNORECASE)]
-
-
 def _structure_issues(d: Dialogue) -> list[str]:
     issues: list[str] = []
     turns = [(i, m) for i, m in enumerate(d.messages, start=1) if m.role == "assistant"]
@@ -207,7 +179,7 @@ def _structure_issues(d: Dialogue) -> list[str]:
 
 def _user_issues(d: Dialogue) -> list[str]:
     issues: list[str] = []
-    names = sorted({t.name for t in [d.seed_tool, *d.candidate_tools, *d.distractor_tools] if _identifier_like(t.name)})
+    names = sorted({t.name for t in [d.seed_tool, *d.candidate_tools, *d.distractor_tools] if shortcuts.identifier_like(t.name)})
     said_by_assistant = ""
     first = True
     for i, m in enumerate(d.messages, start=1):
@@ -218,12 +190,12 @@ def _user_issues(d: Dialogue) -> list[str]:
             continue
         if _has_json(m.content):
             issues.append(f"message {i}: the user writes JSON")
-        for name in _names_in(m.content, names):
-            if not _names_in(said_by_assistant, [name]):
+        for name in shortcuts.names_written(m.content, names):
+            if not shortcuts.names_written(said_by_assistant, [name]):
                 issues.append(f"message {i}: the user names internal tool '{name}' before the assistant did")
         if first:
-            spoken = " ".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", d.seed_tool.name).replace("_", " ").lower().split())
-            if len(spoken.split()) >= 2 and spoken in " ".join(re.sub(r"[^a-z0-9]+", " ", m.content.lower()).split()):
+            spoken = text.spoken(d.seed_tool.name)
+            if len(spoken.split()) >= 2 and spoken in text.spoken(m.content):
                 issues.append(f"message {i}: the opening request names the tool ('{spoken}') instead of staying vague")
             first = False
     return issues
@@ -233,21 +205,16 @@ def _shortcut_issues(d: Dialogue) -> list[str]:
     """What the shortcut rules catch (one definition, in `utcgen.pipeline.shortcuts`): a critic
     that reads the dialogue must not pass a user who names or recites the tool, anyone who
     reads parameter keys aloud, a repeated question or an implausible gold value."""
-    from ... import shortcuts
-
     issues: list[str] = []
     seed = d.seed_tool
     others = [t.name for t in d.distractor_tools if t.name != seed.name]
     keys = sorted({k for t in [seed, *d.candidate_tools] for k in t.properties})
-    selecting, asked = True, set()
+    leaks = shortcuts.user_name_leaks(d.messages, seed.name, others)  # the name_leak validator's detector
+    asked = set()
     for i, m in enumerate(d.messages, start=1):
-        if m.role == "assistant" and m.phase == "argument_filling":
-            selecting = False
         if m.role == "user":
-            hits = shortcuts.name_hits(m.content, seed.name, others)
-            hits = hits if selecting else [h for h in hits if h == seed.name or " " in h]
-            if hits:
-                issues.append(f"message {i}: the user gives the tool away by its name ('{hits[0]}')")
+            if i - 1 in leaks:
+                issues.append(f"message {i}: the user gives the tool away by its name ('{leaks[i - 1]}')")
             for t in [seed, *d.candidate_tools]:
                 if run := shortcuts.recited(m.content, t.description):
                     issues.append(f"message {i}: the user recites the description of {t.name} ('{run}')")
@@ -267,7 +234,7 @@ def _shortcut_issues(d: Dialogue) -> list[str]:
 
 
 def _grounding_issues(d: Dialogue) -> list[str]:
-    from ...arguments import mentioned  # shared with the toolargs validator: one notion of "said"
+    from ...mentions import mentioned  # shared with the toolargs validator: one notion of "said"
 
     last = d.messages[-1] if d.messages else None
     if last is None or last.role != "assistant" or not last.tool_calls:
@@ -276,7 +243,7 @@ def _grounding_issues(d: Dialogue) -> list[str]:
     if not isinstance(call.arguments, dict):
         return []
     tool = next((t for t in [d.seed_tool, *d.candidate_tools] if t.name == call.name), d.seed_tool)
-    said = "\n".join(m.content for m in d.messages if m.role == "user")
+    said = user_said(d.messages)
     return [
         f"the assistant used a value for '{k}' that the user never gave"
         for k, v in call.arguments.items()

@@ -16,19 +16,18 @@ import re
 from typing import Any
 
 from ... import shortcuts
+from ...said import user_said
+from ...text import STOP as SHARED_STOP
+from ...text import stems
 from . import gold_values as values
 
-STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "by", "with", "is", "are", "be",
-        "it", "its", "this", "that", "from", "as", "at", "i", "my", "me", "we", "our", "you", "your",
-        "can", "could", "please", "need", "want", "help", "hi", "hello", "some", "one", "all", "any",
-        "use", "used", "when", "which", "what", "do", "does", "so", "about", "into", "given", "specific",
-        # the offline user's own chatter: it says nothing about any tool
-        "work", "day", "today", "task", "usual", "process", "routine", "thing", "sort", "hand", "fit", "fits",
-        "best", "honestly", "clearer", "matter", "matters", "part", "key", "specifically", "good", "question",
-        "right", "sure", "let", "clear", "stuck", "involving", "something", "get", "done", "quick", "hard",
-        "say", "called", "put", "option", "options", "afraid", "describe", "better", "mean", "mine", "role",
-        "just", "quite", "bit", "important", "what's", "hey", "morning", "there", "us", "it's", "i'm",
-        "not", "whatever", "how", "more", "try", "thanks", "am"}
+# the shared stop words, a few more, and the offline user's own chatter: it says nothing about any tool
+STOP = SHARED_STOP | set(
+    "help used given specific work day today task usual process routine thing sort hand fit fits best honestly "
+    "clearer matter matters part key specifically good question right sure let clear stuck involving something "
+    "get done quick hard say called put option options afraid describe better mean mine role quite bit "
+    "important hey morning us whatever try thanks am what's it's i'm".split()
+)
 VALUE_SEP = "; "
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
 VAGUE_DETAIL = 0.1        # share of distinguishing answers that use words the distractors share
@@ -39,13 +38,9 @@ def _rng(state: dict, *parts: Any) -> random.Random:
     return random.Random(":".join(str(p) for p in (state.get("seed", 0), *parts)))
 
 
-def tokens(text: str) -> list[str]:
-    out = []
-    for w in re.findall(r"[a-z0-9]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ").lower()):
-        if w in STOP or len(w) < 2:
-            continue
-        out.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return out
+def tokens(said: str) -> list[str]:
+    """The stems of `said`'s content words (`text.stems`), the offline user's chatter left out."""
+    return stems(said, STOP)
 
 
 def tool_words(tool: dict) -> set[str]:
@@ -117,7 +112,7 @@ def _last_assistant(history: list[dict]) -> str:
 
 
 def _revealed(history: list[dict], gold: dict) -> set[str]:
-    said = " ".join(m["content"] for m in history if m["role"] == "user").lower()
+    said = user_said(history, sep=" ").lower()
     return {k for k in gold if f"the {values.label(k).lower()} is" in said}
 
 
@@ -177,7 +172,7 @@ FILLER = set("another using user users optionally against ones single given curr
 
 
 def _ok(word: str) -> bool:
-    return len(word) > 3 and word not in STOP and word not in shortcuts.STOP and word not in shortcuts.GENERIC \
+    return len(word) > 3 and word not in STOP and word not in shortcuts.GENERIC \
         and word not in FILLER
 
 
@@ -312,7 +307,7 @@ def _scores(candidates: list[dict], user_text: str) -> list[tuple[float, dict]]:
 def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
     """The required values the user has stated, in the phrasing the offline user uses."""
     props = tool["parameters"].get("properties") or {}
-    said = "\n".join(m["content"] for m in history if m["role"] == "user")
+    said = user_said(history)
     found: dict[str, Any] = {}
     for key in tool["parameters"].get("required") or []:
         pattern = rf"the {re.escape(values.label(key))} is (.+?)(?=;\s|\.\s|\.$|\n|$)"
@@ -335,7 +330,7 @@ def assistant(state: dict, messages: list[dict]) -> str:
 
 def _select(candidates: list[dict], history: list[dict], state: dict) -> str:
     user_turns = [m for m in history if m["role"] == "user"]
-    ranked = _scores(candidates, " ".join(m["content"] for m in user_turns))
+    ranked = _scores(candidates, user_said(history, sep=" "))
     best, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else (float("-inf"), None)
     # commit on a clear lead; after three user turns, commit to the best guess (it may be wrong)
     # an answer that adds nothing (a vague one) earns another question, not a guess

@@ -1,0 +1,68 @@
+"""The one text normaliser: words, stop words and stems, shared by the shortcut rules, the
+offline backend's roles and judges, the question planner and the evaluation.
+
+* `split_words`: lower-cased runs of letters and digits, identifiers split on `_`, `-` and
+  camelCase ("costCenter_ID" -> cost, center, id);
+* `STOP`: function words that say nothing about a tool or a need; callers with a vocabulary of
+  their own (a judge's, a simulated user's chatter) add to it, they do not replace it;
+* `stem`: a crude stemmer, plural and verb endings off, then cut to `width` letters
+  (approve ~ approval; create ~ created ~ creation at width 5);
+* `content_words`: `split_words` without stop words and very short words;
+* `TOKEN` / `word_tokens`: the evaluation's TTR and NGD token, a metric definition (lower-cased
+  runs of letters and digits with inner apostrophes, hyphens or dots; "don't", "e-mail",
+  "v1.2" are one token each). It does not split identifiers and must keep this exact form.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+STOP = frozenset(
+    "a an the of for to and or in on by with is are be was were it its this that these those from as at "
+    "i my me we our you your can could would should will may might must please need want hi hello some "
+    "one all any use when which what who how do does did so about into not no yes there their them they "
+    "he she his her have has had more most each per via other than then also just only if but up out "
+    "over under new".split()
+)
+TOKEN = re.compile(r"[a-z0-9]+(?:['’.\-][a-z0-9]+)*")
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD = re.compile(r"[a-z0-9]+")
+_SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case words of `text`, identifiers split on `_`, `-` and camelCase."""
+    return _WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").lower())
+
+
+def spoken(identifier: str) -> str:
+    """An identifier as words read aloud: `costCenter_id` -> "cost center id"."""
+    return " ".join(split_words(identifier))
+
+
+def stem(word: str, width: int = 6) -> str:
+    """A crude stemmer: one plural or verb ending off, then at most `width` letters."""
+    w = word.lower()
+    for suffix, repl in _SUFFIXES:
+        if len(w) > len(suffix) + 3 and w.endswith(suffix) and not w.endswith("ss"):
+            w = w[: -len(suffix)] + repl
+            break
+    return w[:width]
+
+
+def content_words(text: str, stop: Iterable[str] = STOP, min_len: int = 2) -> list[str]:
+    """`split_words(text)` without the words of `stop` and words shorter than `min_len`, in order."""
+    stop = stop if isinstance(stop, set | frozenset) else frozenset(stop)
+    return [w for w in split_words(text) if w not in stop and len(w) >= min_len]
+
+
+def stems(text: str, stop: Iterable[str] = STOP, min_len: int = 2, width: int = 6) -> list[str]:
+    """The stems of `content_words(text)`, in order."""
+    return [stem(w, width) for w in content_words(text, stop, min_len)]
+
+
+def word_tokens(text: str) -> list[str]:
+    """The evaluation's lower-cased word tokens (`TOKEN`)."""
+    return TOKEN.findall(text.casefold())
