@@ -283,6 +283,15 @@ def diff_arguments(call_args: dict[str, Any], gold: dict[str, Any], tool: Tool) 
     return diff
 
 
+def correct_arguments(call_args: Any, gold: dict[str, Any], tool: Tool) -> bool:
+    """The one verdict on a call's arguments, shared by the toolargs validator and Acc: exactly the
+    gold values (`diff_arguments` finds nothing) in a spelling the tool's schema accepts. "eur" for
+    the enum member "EUR" is the same value but not an accepted spelling, so the call is wrong for
+    both: a strict API would refuse it."""
+    return isinstance(call_args, dict) and diff_arguments(call_args, gold, tool).empty \
+        and not schema_errors(call_args, tool)
+
+
 def same_arguments(a: dict[str, Any], b: dict[str, Any], tool: Tool) -> bool:
     """Two argument maps of `tool` with the same keys and `equal` values under each key's schema."""
     props = tool.properties

@@ -271,8 +271,9 @@ def test_toolargs_and_acc_agree_on_argument_values(schema: dict, gold, said, sam
     acc = report.scores[0].acc
 
     assert validator_same is same
-    assert acc == int(same)
     # Whether the raw value is a spelling a strict API accepts is the validator's separate schema
-    # rule, not part of the comparison (nor of Acc): "eur" and "20250105" are equal values, not
-    # schema-valid spellings.
+    # rule: "eur" and "20250105" are equal values, not schema-valid spellings. Acc asks both
+    # questions (`arguments.correct_arguments`), so the validator's argument verdict and Acc agree.
     assert ("schema" in rules) is not valid
+    assert acc == int(same and valid)
+    assert bool(acc) is not ({"value_mismatch", "schema"} & rules)

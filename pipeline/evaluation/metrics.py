@@ -10,8 +10,10 @@ Definitions (d a scored case, τ* its gold tool, V* its gold argument map):
   (5 == 5.0 == "5" under an integer or number schema), strings stripped with case kept and
   compared as text ("5" != "5.0" under `type: string`), dates by the day they denote, enum members
   case-insensitively when the enum's members stay distinct under case-folding, booleans only equal
-  booleans, lists element-wise, objects key by key. A tool called twice in the turn with
-  different arguments has no single argument map: Acc(d) = 0.
+  booleans, lists element-wise, objects key by key. The map must also validate against τ*'s schema,
+  as the validator requires (`arguments.correct_arguments`): "eur" names the member "EUR" but is not
+  a spelling the API accepts, so Acc(d) = 0. A tool called twice in the turn with different
+  arguments has no single argument map: Acc(d) = 0.
 - FTR(d) = how many distinct tools other than τ* the turn calls (a count; may exceed 1). Corpus FTR
   is the mean.
 - TAR(d) = 1[c(d) = ∅].

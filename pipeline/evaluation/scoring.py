@@ -1,8 +1,9 @@
 """c(d), the calls a case is scored on, and the dialogue-level indicators of one case.
 
-The definitions are in `metrics`' docstring. Argument maps are compared with the one
-schema-aware comparison (`arguments.same_arguments`, under τ*'s parameter schemas), the
-same that the toolargs validator uses, so a dialogue accepted as correct scores Acc 1.
+The definitions are in `metrics`' docstring. A call's arguments are right by the one verdict
+the toolargs validator uses too (`arguments.correct_arguments`: the gold values under τ*'s
+parameter schemas, in a spelling the schema accepts), so a dialogue accepted as correct scores
+Acc 1 and a call the validator would reject scores 0.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arguments import same_arguments
+from ..arguments import correct_arguments, same_arguments
 from ..records import Message, ToolCall
 from ..text import word_tokens
 from .cases import Case, CaseResult
@@ -74,7 +75,7 @@ def score_case(case: Case, result: CaseResult) -> Scored:
     aligned = bool(names) and gold in names
     gold_calls = by_tool.get(gold, [])
     one_map = bool(gold_calls) and all(same_arguments(gold_calls[0], other, case.gold_tool) for other in gold_calls[1:])
-    acc = int(names == {gold} and one_map and same_arguments(gold_calls[0], gold_args, case.gold_tool))
+    acc = int(names == {gold} and one_map and correct_arguments(gold_calls[0], gold_args, case.gold_tool))
     # keys(c): per distinct tool, the union of the keys its calls supplied
     keys_of = {name: set().union(*(set(a) for a in args)) for name, args in by_tool.items()}
     turns = visible_turns(result)
