@@ -33,7 +33,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from ..files import write_atomic
 from ..records import SCENARIOS, Dialogue, Message, Tool
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD, composite_similarity
 from .cases import CASES_FILE, SPLIT_FILE, Case, Split
@@ -41,7 +40,7 @@ from .cases import CASES_FILE, SPLIT_FILE, Case, Split
 Group = Literal["family", "line_of_business"]
 ALL_PAIRS_LIMIT = 4000
 NEIGHBOURS = 50
-CASES_PARQUET = Path("data") / "cases" / "train-00000-of-00001.parquet"
+CASES_CONFIG = "cases"  # the parquet view: data/cases/train-00000-of-00001.parquet
 CARD_FILE = "README.md"
 SUMMARY_FILE = "benchmark.json"
 UNSET_LOB = "(unset)"
@@ -367,26 +366,17 @@ COLUMNS = {
 }
 
 
-def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
-    import pyarrow as pa
-
-    from ..export.dataset import write_table
-
-    write_table(path, pa.Table.from_pylist(rows, schema=_parquet_schema()))
-
-
 def write_benchmark(out: Path, cases: list[Case], split: Split, summary: BenchmarkSummary,
                     overlaps: list[float]) -> None:
-    """cases.jsonl, split.json, the parquet view, benchmark.json and the card; each file atomically."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / CASES_FILE, "".join(c.model_dump_json() + "\n" for c in cases))
-    write_atomic(out / SPLIT_FILE, split.model_dump_json(indent=2) + "\n")
-    for stale in (out / CASES_PARQUET).parent.glob("*.parquet"):
-        if stale.name != CASES_PARQUET.name:
-            stale.unlink()
-    _write_parquet(out / CASES_PARQUET, _rows(cases, overlaps))
-    write_atomic(out / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-    write_atomic(out / CARD_FILE, render_card(cases, split, summary, overlaps))
+    """cases.jsonl, split.json, the parquet view, benchmark.json and the card, by the one dataset-folder writer."""
+    from ..export.folder import DatasetFolder
+
+    folder = DatasetFolder(out)
+    folder.write_text(CASES_FILE, "".join(c.model_dump_json() + "\n" for c in cases))
+    folder.write_text(SPLIT_FILE, split.model_dump_json(indent=2) + "\n")
+    folder.write_config(CASES_CONFIG, _rows(cases, overlaps), _parquet_schema())
+    folder.write_text(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+    folder.write_text(CARD_FILE, render_card(cases, split, summary, overlaps))
 
 
 def _pct(x: float) -> str:
