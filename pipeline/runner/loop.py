@@ -184,7 +184,7 @@ async def run_window(work: Work[K, R], run: Callable[[K], Awaitable[R]], *, wind
     refresh()
     stopper = asyncio.ensure_future(stop.wait())
     try:
-        while not work.complete(records):
+        while not work.complete(records) and not stop.is_set():
             work.check(records)
             wanted = work.plan(records, active.values(), window - len(active))
             in_flight = _minus(session(), here)  # spent by the items in flight so far
