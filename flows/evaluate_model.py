@@ -29,8 +29,8 @@ def evaluate_cases(settings: dict[str, Any], out: str, max_in_flight: int, allow
     def on_progress(p) -> None:
         if p.done != last[0]:
             last[0] = p.done
-            logger.info("%d/%d cases (%d errors), %d calls, %d tokens, $%.4f", p.done, p.total, p.errors,
-                        p.usage.calls, p.usage.total_tokens, p.usage.cost_usd)
+            logger.info("%d/%d cases (%d errors), %d calls, %d tokens, $%.4f", p.done, p.target, p.errors,
+                        p.spent.calls, p.spent.total_tokens, p.spent.cost_usd)
 
     start = time.monotonic()
     asyncio.run(evaluate(EvalSettings.model_validate(settings), Path(out), max_in_flight=max_in_flight,

@@ -1,7 +1,8 @@
 """Prefect flow `generate-dialogues`: the library's waves of seed jobs as batch tasks, then the export.
 
-Everything that decides what runs lives in the library (`utcgen.pipeline.synthesis.schedule`
-plans the waves, `...synthesis.batch` runs a batch in a worker process, the journal keeps
+Everything that decides what runs lives in the library (`utcgen.pipeline.runner.run_waves`
+plans the waves of `...synthesis.schedule.SeedJobs` and stops them for the budget or a
+fruitless run, `...synthesis.batch` runs a batch in a worker process, the journal keeps
 every finished job); this module only maps batches onto Prefect tasks and reports. So a
 retried task, a re-run flow or a larger `num_dialogues` resumes without duplicates, and the
 local and Dask runners give the same dataset whatever order the batches ran in.
@@ -23,10 +24,11 @@ from ..pipeline.config import RunConfig, load_config
 from ..pipeline.errors import InputError, UtcgenError
 from ..pipeline.export.card import render_summary
 from ..pipeline.llm.gateway import check_models
+from ..pipeline.runner import Budget, BudgetExceeded, run_waves
 from ..pipeline.synthesis.batch import run_batch
 from ..pipeline.synthesis.journal import JobRecord, Journal, select
 from ..pipeline.synthesis.run import export_run
-from ..pipeline.synthesis.schedule import run_waves
+from ..pipeline.synthesis.schedule import SeedJobs
 
 DEFAULT_BATCH_SIZE = 8
 ARTIFACT_KEY = "utcgen-dataset-summary"
@@ -120,13 +122,18 @@ def generate_dialogues(
     dask_address: str | None = None,
     dask_workers: int = 2,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Generate validated dialogues into a dataset folder; re-running resumes from the journal.
 
     `config` is a YAML run configuration (default configs/default.yaml); `catalog`,
     `num_dialogues`, `out` and `seed` override it; `model` sets every role's litellm model and
     `models` single roles. `task_runner="dask"` runs batches on a local Dask cluster of
-    `dask_workers` processes, or on the scheduler at `dask_address`.
+    `dask_workers` processes, or on the scheduler at `dask_address`. `max_cost` (US dollars) and
+    `max_tokens` set the run's budget (over `budget:` in the config), as `utcgen generate
+    --max-cost/--max-tokens` do: once the journal's spend would pass it no wave is planned, the
+    finished jobs are exported and the flow fails with `BudgetExceeded`, saying so.
     """
     from prefect.artifacts import create_markdown_artifact
 
@@ -134,6 +141,10 @@ def generate_dialogues(
     start = time.monotonic()
     cfg = load_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},
                       model=model, models=models)
+    if max_cost is not None:
+        cfg.budget.max_cost_usd = max_cost
+    if max_tokens is not None:
+        cfg.budget.max_tokens = max_tokens
     if problems := check_models(cfg):  # before any task: a missing key would fail every one of them
         raise InputError(problems)
     if batch_size < 1:
@@ -165,9 +176,15 @@ def generate_dialogues(
             if failed:
                 failed[0].result()  # raises the batch's error; finished jobs stay journaled
 
-        waves = run_waves(journal, n, run_wave, batch_size=batch_size,
-                          parallelism=dask_workers if task_runner == "dask" else 1, on_wave=on_wave,
-                          stop_after=cfg.synthesis.stop_after_same_rejections)
+        try:
+            waves = run_waves(SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections), run_wave,
+                              batch_size=batch_size, parallelism=dask_workers if task_runner == "dask" else 1,
+                              budget=Budget.of(cfg.budget), on_wave=on_wave)
+        except BudgetExceeded as exc:  # the folder gets the finished jobs' dialogues, then the flow fails
+            logger.error("%s", exc)
+            journal.touch()
+            export_dataset_task(payload, journal.wall_time_s())
+            raise
     records = journal.load()
     journal.touch()
     wall = journal.wall_time_s()  # this run and the ones it resumed, overlaps counted once

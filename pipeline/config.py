@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -93,11 +91,6 @@ class BudgetSettings(Strict):
     max_tokens: int | None = Field(None, ge=0)
 
 
-# LLM settings that change how calls are made but never what they answer: left out of the fingerprint.
-_LLM_TRANSPORT = {"api_key_env", "max_in_flight", "start_in_flight", "timeout", "max_retries", "backoff_base", "backoff_max",
-                  "cache", "cache_dir"}
-
-
 class ExportSettings(Strict):
     """How the dataset folder is written; not part of the fingerprint (a resume may re-export differently)."""
 
@@ -144,11 +137,11 @@ class RunConfig(Strict):
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
     # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
     decision_styles: dict[str, float] = Field(default_factory=dict)
-    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)
+    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)  # pyright: ignore[reportArgumentType]
     models: Models = Field(default_factory=Models)
-    llm: LLMSettings = Field(default_factory=LLMSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)  # pyright: ignore[reportArgumentType]
     export: ExportSettings = Field(default_factory=ExportSettings)
-    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)  # pyright: ignore[reportArgumentType]
 
     @field_validator("scenarios", mode="before")
     @classmethod
@@ -171,41 +164,18 @@ class RunConfig(Strict):
         """True when only disambiguation can be drawn and no decision style is: today's dialogues."""
         return not self.decision_styles and {k for k, w in self.scenarios.items() if w > 0} == {"disambiguation"}
 
-    def backend(self) -> str:
+    def backend(self) -> Literal["offline", "litellm"]:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""
         offline = all(m.startswith("utcgen-offline/") for m in self.models.model_dump().values())
         return "offline" if offline else "litellm"
 
     def fingerprint(self) -> str:
-        """What must not change when a run resumes: every input that changes a reply or a record.
-
-        The target count, output folder, budget, concurrency, timeouts, retries and cache may
-        change; the API base, sampling and every other request setting, and the prompt versions,
-        may not (an offline run's API base is never used, so it does not count)."""
+        """What must not change when a run resumes: every setting that changes a reply or a record,
+        and the prompt versions; what may change is the table in `fingerprint.MAY_CHANGE`."""
+        from .fingerprint import fingerprint
         from .prompts import prompt_versions
 
-        data = self.model_dump(exclude={"num_dialogues", "out", "budget"})
-        if data.get("exclude_split") is None:
-            data.pop("exclude_split", None)  # runs made without a split keep their fingerprint
-        data["synthesis"].pop("max_jobs_in_flight")
-        data.pop("export")
-        data["synthesis"].pop("stop_after_same_rejections")
-        if not self.synthesis.plan_hint:  # runs without hints keep their fingerprint
-            data["synthesis"].pop("plan_hint")
-        data["llm"] = {k: v for k, v in data["llm"].items() if k not in _LLM_TRANSPORT}
-        if self.backend() == "offline":
-            data["llm"].pop("api_base")
-        # evaluation prompts (eval_*) never shape a generated dialogue
-        versions = {k: v for k, v in prompt_versions().items() if not k.startswith("eval_")}
-        if not self.synthesis.plan_hint:
-            versions = {k: v for k, v in versions.items() if not k.startswith("assistant_hint_")}
-        if self.default_scenarios():
-            # runs without scenarios keep their fingerprint: the scenario settings and prompts do not count
-            data.pop("scenarios", None)
-            data.pop("decision_styles", None)
-            versions = {k: v for k, v in versions.items() if not k.startswith("scenario_")}
-        data["prompt_versions"] = versions
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        return fingerprint("generate", self.model_dump(), prompt_versions())
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,

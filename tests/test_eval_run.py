@@ -118,8 +118,8 @@ def test_resume_skips_finished_cases_and_refuses_other_settings(tmp_path: Path) 
     assert kept.read_text() == before and kept.stat().st_mtime == 1  # not redone
     assert dropped.exists()
     assert updates[0].resumed == 3 and updates[-1].done == 7
-    assert updates[-1].usage.calls > 0 and max(u.cases_in_flight for u in updates) >= 1
-    with pytest.raises(InputError, match="other settings"):
+    assert updates[-1].spent.calls > 0 and max(u.in_flight for u in updates) >= 1
+    with pytest.raises(InputError, match=r"an evaluation made with a different configuration \(.*\bmode\b"):
         _run(settings.model_copy(update={"mode": "dynamic"}), out)
     third, _ = _run(settings.model_copy(update={"rubric_model": None}), out,
                     init={"allow_config_change": True})
@@ -131,8 +131,8 @@ def test_progress_counts_calls_and_cases(tmp_path: Path) -> None:
     _run(EvalSettings(benchmark=str(benchmark(tmp_path)), model="utcgen-offline/default", mode="static",
                       limit=3), tmp_path / "run", on_progress=lambda p: updates.append(p.model_copy(deep=True)))
     assert [u.done for u in updates] == sorted(u.done for u in updates)
-    assert updates[-1].done == updates[-1].total == 3
-    calls = [u.usage.calls for u in updates]
+    assert updates[-1].done == updates[-1].target == 3
+    calls = [u.spent.calls for u in updates]
     assert calls == sorted(calls) and calls[-1] >= 6 and len(set(calls)) > 3  # moves with every call
 
 

@@ -120,6 +120,31 @@ def test_failed_batch_is_retried_without_redoing_finished_jobs(
     assert all(calls.count(j) == 1 for j in set(calls) - {1})  # its batch siblings ran once
 
 
+def test_generate_flow_stops_for_the_token_budget_and_exports_only_finished_work(prefect_api: None, tmp_path: Path) -> None:
+    from utcgen.flows.generate_dialogues import generate_dialogues
+    from utcgen.pipeline.runner import BudgetExceeded
+    from utcgen.pipeline.synthesis.journal import JobRecord, select
+
+    out = tmp_path / "out"
+    first = generate_dialogues(num_dialogues=1, out=str(out), seed=23)  # what one job costs here
+    assert first["accepted"] == 1 and first["tokens"] > 0
+    budget = 3 * first["tokens"]
+    with pytest.raises(BudgetExceeded, match=r"^budget reached: the next jobs would pass --max-tokens "
+                                             rf"{budget:,}\..* of 20 dialogues accepted") as stopped:
+        generate_dialogues(num_dialogues=20, out=str(out), seed=23, batch_size=2, max_tokens=budget)
+    assert stopped.value.exit_code == 3  # as `utcgen generate --max-tokens` exits
+
+    records = {r.job: r for r in (JobRecord.model_validate_json(p.read_text())
+                                  for p in (out / "journal").glob("job-*.json"))}
+    spent = sum(d.generation.usage.total_tokens for r in records.values() for d in r.dialogues)
+    assert 1 < len(records) < 20 and spent <= budget  # stopped planning before the budget was passed
+    accepted, _, complete = select(records, 20)
+    assert not complete
+    assert ids(out) == [d.id for d in accepted]  # the folder holds the finished jobs' dialogues, nothing else
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["counts"]["accepted"] == len(accepted) < 20
+
+
 def test_generate_flow_refuses_another_configuration_in_the_same_folder(prefect_api: None, tmp_path: Path) -> None:
     from utcgen.flows.generate_dialogues import generate_dialogues
     from utcgen.pipeline.errors import InputError

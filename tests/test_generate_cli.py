@@ -108,3 +108,21 @@ def test_changed_configuration_on_same_output_is_refused(tmp_path):
     result = generate(tmp_path, out, "--num-dialogues", "2", "--seed", "99")
     assert result.returncode == 2
     assert "different configuration" in result.stderr and str(out) in result.stderr
+
+
+def test_max_tokens_stops_the_run_exports_finished_jobs_and_a_resume_goes_on(tmp_path):
+    out = tmp_path / "budget"
+    stopped = generate(tmp_path, out, "--num-dialogues", "10", "--max-tokens", "30000")
+    assert stopped.returncode == 3, stopped.stderr
+    assert "budget reached: the next jobs would pass --max-tokens 30,000" in stopped.stderr
+    assert "of 10 dialogues accepted" in stopped.stderr
+    jobs = sorted((out / "journal").glob("job-*.json"))
+    assert 1 <= len(jobs) < 10
+    finished = [json.loads(p.read_text()) for p in jobs]
+    kept = ids(out)  # the folder holds the finished jobs' dialogues, nothing else
+    assert kept and set(kept) <= {d["id"] for r in finished for d in r["dialogues"] if d["accepted"]}
+    assert json.loads((out / "stats.json").read_text())["counts"]["accepted"] == len(kept) < 10
+
+    resumed = generate(tmp_path, out, "--num-dialogues", "10")  # no budget now: the same run goes on
+    assert resumed.returncode == 0, resumed.stderr
+    assert ids(out)[:len(kept)] == kept and len(ids(out)) == 10

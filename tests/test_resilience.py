@@ -130,7 +130,7 @@ def test_progress_moves_with_every_call_before_any_dialogue_ends(tmp_path: Path,
     engine = Engine(config, embedder=embedder)
     seen: list[tuple[int, int]] = []
     try:
-        asyncio.run(engine.run(lambda p: seen.append((p.jobs_done, p.spent.calls))))
+        asyncio.run(engine.run(lambda p: seen.append((p.done, p.spent.calls))))
     finally:
         engine.close()
     before_first_job = [calls for jobs, calls in seen if jobs == 0]

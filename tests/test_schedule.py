@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
+
 import pytest
 
 from utcgen.pipeline.config import load_config
 from utcgen.pipeline.errors import InputError, UtcgenError
-from utcgen.pipeline.records import Dialogue
+from utcgen.pipeline.records import Dialogue, Usage
+from utcgen.pipeline.runner import Budget, BudgetExceeded, batches, run_waves, run_window
 from utcgen.pipeline.synthesis.journal import JobRecord
-from utcgen.pipeline.synthesis.schedule import MAX_FRUITLESS_JOBS, batches, check_fruitless, pending, run_waves
+from utcgen.pipeline.synthesis.schedule import MAX_FRUITLESS_JOBS, SeedJobs, check_fruitless, pending
 
 
-def _record(job: int, accepted: bool, reason: str | None = None) -> JobRecord:
-    final = Dialogue.model_construct(accepted=accepted, rejection_reason=reason)
+def _record(job: int, accepted: bool, reason: str | None = None, tokens: int = 0) -> JobRecord:
+    final = Dialogue.model_construct(accepted=accepted, rejection_reason=reason,
+                                     generation=SimpleNamespace(usage=Usage(calls=1, prompt_tokens=tokens)))
     return JobRecord.model_construct(job=job, seed_tool="t", accepted=accepted, dialogues=[final], elapsed_s=0.0)
 
 
@@ -84,7 +89,7 @@ def test_run_waves_runs_until_the_leading_jobs_hold_the_target_and_resumes_after
                     continue
                 journal.records[job] = _record(job, accepted=job % 3 != 2)
 
-    count = run_waves(journal, 4, run_wave, batch_size=2, parallelism=2)  # type: ignore[arg-type]
+    count = run_waves(SeedJobs(journal, 4), run_wave, batch_size=2, parallelism=2)  # type: ignore[arg-type]
     assert count == len(waves) >= 2
     assert waves[0] == [[0, 1], [2, 3]]
     assert waves[1][0][0] == 1  # the gap is redone first
@@ -125,3 +130,36 @@ def test_wall_time_is_the_union_of_the_sessions_of_a_run(tmp_path) -> None:
     later = Journal(tmp_path, config)
     later.touch()
     assert len(list(journal.dir.glob("session-*.json"))) == 6
+
+
+def test_run_waves_stops_planning_once_the_budget_would_be_passed() -> None:
+    journal = _MemoryJournal()
+    waves: list[list[int]] = []
+
+    def run_wave(planned: list[list[int]]) -> None:
+        waves.append([job for batch in planned for job in batch])
+        for job in waves[-1]:
+            journal.records[job] = _record(job, True, tokens=100)
+
+    with pytest.raises(BudgetExceeded, match=r"would pass --max-tokens 350\. .*300 tokens.*3 of 10 dialogues") as exc:
+        run_waves(SeedJobs(journal, 10), run_wave, batch_size=8, budget=Budget(max_tokens=350))  # type: ignore[arg-type]
+    # one job first to learn what a job costs (100 tokens), then as many as fit at 1.25 x that: 2
+    assert waves == [[0], [1, 2]] and exc.value.exit_code == 3
+    # a resume with a higher budget goes on from the journal
+    assert run_waves(SeedJobs(journal, 10), run_wave, batch_size=8, budget=Budget(max_tokens=10_000)) >= 1  # type: ignore[arg-type]
+    assert sorted(journal.records) == list(range(10))
+
+
+def test_run_window_holds_the_same_budget() -> None:
+    journal = _MemoryJournal()
+    started: list[int] = []
+
+    async def run(job: int) -> JobRecord:
+        started.append(job)
+        await asyncio.sleep(0)
+        journal.records[job] = record = _record(job, True, tokens=100)
+        return record
+
+    with pytest.raises(BudgetExceeded, match="--max-tokens 350"):
+        asyncio.run(run_window(SeedJobs(journal, 10), run, window=8, budget=Budget(max_tokens=350)))  # type: ignore[arg-type]
+    assert started == [0, 1, 2]

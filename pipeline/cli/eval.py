@@ -173,15 +173,15 @@ class _Bar:
         from tqdm import tqdm
 
         if self.bar is None:
-            self.bar = tqdm(total=p.total, unit="case", desc="evaluated", file=sys.stderr, dynamic_ncols=True)
+            self.bar = tqdm(total=p.target, unit="case", desc="evaluated", file=sys.stderr, dynamic_ncols=True)
         now = time.monotonic()
         if p.done == self._done and now - self._last < 0.1:
             return
         self._last, self._done = now, p.done
         self.bar.n = p.done
-        u = p.usage
+        u = p.spent
         self.bar.set_postfix_str(f"calls {u.calls:,} ({p.calls_in_flight} in flight), cases in flight "
-                                 f"{p.cases_in_flight}, tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
+                                 f"{p.in_flight}, tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
                                  + (f", errors {p.errors}" if p.errors else "")
                                  + (f", resumed {p.resumed}" if p.resumed else ""), refresh=False)
         self.bar.refresh()

@@ -48,6 +48,7 @@ ESTIMATE_JOBS = 3
 
 def run(args: argparse.Namespace) -> int:
     from ..config import load_config
+    from ..runner import BudgetExceeded
     from ..synthesis.run import Engine
 
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
@@ -78,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
         bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
         try:
             records = asyncio.run(_run(engine, bar.update))
+        except BudgetExceeded:  # the folder gets the finished jobs' dialogues; exit status 3 says why
+            engine.journal.touch()
+            engine.export(wall_time_s=engine.journal.wall_time_s())
+            raise
         finally:
             bar.close()
         engine.journal.touch()
@@ -166,7 +171,7 @@ class _Bar:
         u = p.spent if p.spent.calls else p.usage
         self.bar.set_postfix_str(f"rejected {p.rejected}, calls {u.calls:,} ({p.calls_in_flight} in flight, "
                                  f"{p.retries} retries), tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
-                                 + (f", resumed {p.resumed_jobs} jobs" if p.resumed_jobs else ""), refresh=False)
+                                 + (f", resumed {p.resumed} jobs" if p.resumed else ""), refresh=False)
         self.bar.refresh()
 
     def close(self) -> None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
 from ..errors import InputError
-from ..export.dataset import finite
+from ..export.folder import finite, write_parquet
 from ..files import write_atomic
 from ..records import SCENARIOS, Usage
 from .cases import Case, CaseResult
@@ -166,14 +166,6 @@ def _schema():
     return pa.schema(fields)
 
 
-def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
-    import pyarrow as pa
-
-    from ..export.dataset import write_table
-
-    write_table(path, pa.Table.from_pylist(rows, schema=_schema()))
-
-
 def tradeoff_png(points: list[tuple[str, dict[str, Any]]]) -> bytes:
     """DiaFORGE Fig. 3 for the given runs: Acc (y) against 1 - TAR (x), marker area growing with FTR,
     95% intervals as error bars. `points`: (label, metrics as in metrics.json)."""
@@ -232,7 +224,7 @@ def render_report(data: dict[str, Any]) -> str:
            f"![Acc against 1 − TAR]({PLOT_FILE})", ""]
     out += scenario_tables(data.get("scenarios") or {})
     for name, groups in data["breakdowns"].items():
-        title = str(BREAKDOWN_TITLES.get(name, name))
+        title = BREAKDOWN_TITLES.get(name) or str(name)
         out += [f"## By {title.lower()}", "",
                 _table([title, "n", *(LABELS[k] for k in ("acc", "ftr", "tar", "pkp",
                                                                                     "pkr"))],
@@ -296,7 +288,7 @@ def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model:
     })
     paths = {name: out / name for name in (METRICS_FILE, DIALOGUES_FILE, REPORT_FILE, PLOT_FILE)}
     write_atomic(paths[METRICS_FILE], json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    _write_parquet(paths[DIALOGUES_FILE], _rows(cases, {r.case_id: r for r in results}, metrics))
+    write_parquet(paths[DIALOGUES_FILE], _rows(cases, {r.case_id: r for r in results}, metrics), _schema())
     write_atomic(paths[PLOT_FILE], tradeoff_png([(model, data["metrics"])]))
     write_atomic(paths[REPORT_FILE], render_report(data))
     return RunReport(out_dir=str(out), model=model, mode=mode, metrics=metrics.metrics, counts=metrics.counts,

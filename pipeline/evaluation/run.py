@@ -1,6 +1,6 @@
 """An evaluation run: every case of a benchmark against one model, resumably, then the report.
 
-Cases run concurrently (at most `max_in_flight` at once). Each finished case is written at
+Cases run through the one runner (`runner.run_window`), at most `max_in_flight` at once. Each finished case is written at
 once to `results/<case id>.json` (atomically): a re-run of the same command skips them, and
 refuses a folder made with other settings (model, mode, proxy, voting, ...) unless
 `allow_config_change`. A case whose model calls fail for good (an unusable request, a
@@ -13,21 +13,18 @@ usually transient). Each result file holds its error-pattern counts. Then `repor
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import __version__
 from ..errors import InputError, UtcgenError
-from ..files import remove_stale_temporaries, write_atomic
 from ..llm.gateway import Gateway, LLMError, LLMFatalError
 from ..llm.replies import ReplyError
 from ..records import Message, Usage
+from ..runner import Checkpoint, Gateways, RunProgress, run_window
 from .cases import RESULTS_DIR, Case, CaseResult, Mode, read_cases
 from .dynamic import DEFAULT_MAX_TURNS, evaluate_dynamic
 from .models import DEFAULT_MAX_NEW_TOKENS, ModelUnderTest, load_model, make_gateway
@@ -65,26 +62,11 @@ class EvalSettings(BaseModel):
     limit: int | None = Field(None, ge=1)   # evaluate the first N cases only (may grow on resume)
 
     def fingerprint(self) -> str:
-        data = self.model_dump(exclude={"limit", "benchmark"})
-        if self.mode == "static":
-            for key in ("user_model", "voter_model", "votes", "max_turns"):
-                data.pop(key)
+        """What must not change when an evaluation resumes (what may: `fingerprint.MAY_CHANGE`)."""
+        from ..fingerprint import fingerprint
         from ..prompts import load_prompt
 
-        data["prompt_versions"] = {name: load_prompt(name).version for name in PROMPTS_USED}
-        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-class EvalProgress(BaseModel):
-    """What the progress bar shows; updated after every case and every model call."""
-
-    total: int
-    done: int = 0
-    resumed: int = 0
-    errors: int = 0
-    usage: Usage = Usage()
-    calls_in_flight: int = 0
-    cases_in_flight: int = 0
+        return fingerprint("evaluate", self.model_dump(), {name: load_prompt(name).version for name in PROMPTS_USED})
 
 
 def result_path(out: Path, case_id: str) -> Path:
@@ -92,26 +74,12 @@ def result_path(out: Path, case_id: str) -> Path:
     return Path(out) / RESULTS_DIR / f"{safe}.json"
 
 
-def check_manifest(out: Path, settings: EvalSettings, allow_config_change: bool) -> None:
-    """Refuses to resume into a run folder made with other settings (see the module docstring)."""
-    path = Path(out) / MANIFEST
-    fingerprint = settings.fingerprint()
-    previous: dict[str, Any] = {}
-    if path.exists():
-        try:
-            previous = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InputError(f"{path}: unreadable run manifest: {exc}") from exc
-    if previous and previous.get("fingerprint") != fingerprint and not allow_config_change:
-        old = previous.get("settings") or {}
-        changed = [k for k in sorted(set(old) | set(settings.model_dump())) if k not in ("limit", "benchmark")
-                   and old.get(k) != settings.model_dump(mode="json").get(k)]
-        what = f" ({', '.join(changed[:5])})" if changed else " (prompt versions)"
-        raise InputError(f"{out}: holds an evaluation made with other settings{what}; results of both would be "
-                         "mixed. Use another --out, delete the folder, or pass --allow-config-change.")
-    if previous.get("fingerprint") != fingerprint:
-        write_atomic(path, json.dumps({"fingerprint": fingerprint, "utcgen_version": __version__,
-                                       "settings": settings.model_dump(mode="json")}, indent=2))
+def checkpoint(out: Path, settings: EvalSettings, allow_config_change: bool = False) -> Checkpoint:
+    """The run folder's checkpoint: `run.json` and `results/`; refuses a folder made with other settings."""
+    out = Path(out)
+    return Checkpoint(out / RESULTS_DIR, out / MANIFEST, kind="evaluate", settings=settings.model_dump(mode="json"),
+                      fingerprint=settings.fingerprint(), allow_change=allow_config_change, label=out,
+                      what="an evaluation")
 
 
 def load_results(out: Path) -> dict[str, CaseResult]:
@@ -124,6 +92,47 @@ def load_results(out: Path) -> dict[str, CaseResult]:
             continue  # cannot happen with atomic writes; if it does, the case runs again
         results[result.case_id] = result
     return results
+
+
+class _Cases:
+    """An evaluation as the runner's work: the cases, keyed by id, in benchmark order. A case that ended
+    in `error` (a transient failure, say) runs again on resume; only finished ones are kept."""
+
+    def __init__(self, evaluator: Evaluator) -> None:
+        self.cases = evaluator.cases
+        self.out = evaluator.out
+        self.target = len(self.cases)
+
+    def load(self) -> dict[str, CaseResult]:
+        wanted = {c.id for c in self.cases}
+        return {k: v for k, v in load_results(self.out).items() if k in wanted and v.error is None}
+
+    def plan(self, records: dict[str, CaseResult], in_flight: Collection[str], limit: int | None) -> list[str]:
+        busy = set(in_flight)
+        todo = [c.id for c in self.cases if c.id not in records and c.id not in busy]
+        return todo if limit is None else todo[:limit]
+
+    def complete(self, records: dict[str, CaseResult]) -> bool:
+        return all(c.id in records for c in self.cases)
+
+    def check(self, records: dict[str, CaseResult]) -> None:
+        return None  # every case runs once per session: no stop rule
+
+    def usage(self, record: CaseResult) -> Usage:
+        return record.usage
+
+    def tally(self, progress: RunProgress, record: CaseResult) -> None:
+        progress.errors += record.error is not None
+        progress.usage.add(record.usage)
+
+    def key(self, record: CaseResult) -> str:
+        return record.case_id
+
+    def describe(self, records: dict[str, CaseResult]) -> str:
+        return f"{len(records)} of {self.target} cases evaluated"
+
+    def stuck(self) -> UtcgenError:
+        return UtcgenError(f"{self.out / RESULTS_DIR}: cases are missing but none is left to run")
 
 
 class Evaluator:
@@ -139,6 +148,7 @@ class Evaluator:
         if not cases:
             raise InputError(f"--benchmark {bench}: the benchmark has no cases")
         self.cases = cases[: settings.limit] if settings.limit else cases
+        self.by_id = {c.id: c for c in self.cases}
         if settings.votes is not None and (settings.votes[0] < 1 or settings.votes[1] < 1):
             raise InputError(f"--votes {settings.votes[0]},{settings.votes[1]}: both numbers must be at least 1")
         self.max_in_flight = max_in_flight
@@ -155,8 +165,7 @@ class Evaluator:
             if settings.rubric_model:
                 roles["rubric"] = settings.rubric_model
             self.judges: Gateway | None = make_gateway(roles, config=settings.config) if roles else None
-            check_manifest(self.out, settings, allow_config_change)
-            remove_stale_temporaries(self.out / RESULTS_DIR)
+            self.checkpoint = checkpoint(self.out, settings, allow_config_change)
         except BaseException:
             self.model.close()
             raise
@@ -184,62 +193,26 @@ class Evaluator:
                               error=f"{type(exc).__name__}: {exc}"[:1000], usage=proxy.usage if proxy else Usage(),
                               elapsed_s=round(time.monotonic() - start, 3))
 
-    async def run(self, on_progress: Callable[[EvalProgress], None] | None = None) -> list[CaseResult]:
-        """Every case not yet in results/, a bounded number at once; returns the results of all cases."""
-        done = load_results(self.out)
-        wanted = {c.id for c in self.cases}
-        # a case that ended in `error` (a transient failure, say) runs again; only finished ones are kept
-        finished = {k: v for k, v in done.items() if k in wanted and v.error is None}
-        progress = EvalProgress(total=len(self.cases), done=len(finished), resumed=len(finished),
-                                errors=sum(r.error is not None for r in finished.values()))
-        prior = Usage.total(r.usage for r in finished.values())
-        todo = [c for c in self.cases if c.id not in finished]
-        bound = asyncio.Semaphore(self.max_in_flight)
-        active = 0
-
-        def refresh(*_: Any) -> None:
-            local = [self.model.usage] if self.model.gateway is None else []  # hf: counted by the model itself
-            progress.usage = Usage.total([prior, *(g.usage for g in self.gateways()), *local])
-            progress.calls_in_flight = sum(g.in_flight() for g in self.gateways())
-            progress.cases_in_flight = active
-            if on_progress:
-                on_progress(progress)
-
-        for g in self.gateways():
-            g.on_call = refresh
-
-        async def one(case: Case) -> CaseResult:
-            nonlocal active
-            async with bound:
-                active += 1
-                refresh()
-                try:
-                    result = await self.run_case(case)
-                finally:
-                    active -= 1
-                result.patterns = count_patterns(case, result)  # on disk too, not only in the report
-                await asyncio.to_thread(write_atomic, result_path(self.out, case.id), result.model_dump_json())
-                finished[case.id] = result
-                progress.done += 1
-                progress.errors += result.error is not None
-                refresh()
-                return result
-
-        refresh()
-        tasks = [asyncio.ensure_future(one(c)) for c in todo]
+    async def run(self, on_progress: Callable[[RunProgress], None] | None = None) -> list[CaseResult]:
+        """Every case not yet in results/, at most `max_in_flight` at once; returns the results of all cases."""
+        work = _Cases(self)
+        progress = RunProgress(target=len(self.cases))
+        local = (lambda: [self.model.usage]) if self.model.gateway is None else None  # hf: counted by the model
         try:
-            if tasks:
-                await asyncio.gather(*tasks)
+            finished = await run_window(work, self._run_and_save, window=self.max_in_flight,
+                                        meter=Gateways(*self.gateways(), extra=local), progress=progress,
+                                        on_progress=on_progress)
         except LLMFatalError as exc:
-            raise UtcgenError(f"{exc}\nThe evaluation stopped: {progress.done} of {progress.total} cases are in "
+            raise UtcgenError(f"{exc}\nThe evaluation stopped: {progress.done} of {progress.target} cases are in "
                               f"{self.out / RESULTS_DIR}; re-run the same command to resume.") from exc
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            for g in self.gateways():
-                g.on_call = None
         return [finished[c.id] for c in self.cases if c.id in finished]
+
+    async def _run_and_save(self, case_id: str) -> CaseResult:
+        case = self.by_id[case_id]
+        result = await self.run_case(case)
+        result.patterns = count_patterns(case, result)  # on disk too, not only in the report
+        await asyncio.to_thread(self.checkpoint.save, result_path(self.out, case.id), result)
+        return result
 
     def report(self, results: list[CaseResult], wall_time_s: float) -> Any:
         from . import report
@@ -257,7 +230,7 @@ class Evaluator:
 
 
 async def evaluate(settings: EvalSettings, out: Path, *, max_in_flight: int = 8, allow_config_change: bool = False,
-                   on_progress: Callable[[EvalProgress], None] | None = None) -> Any:
+                   on_progress: Callable[[RunProgress], None] | None = None) -> Any:
     """The library entry point of `utcgen eval run` and the `evaluate-model` flow: runs, then reports."""
     from ..llm.gateway import shutdown
 

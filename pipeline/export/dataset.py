@@ -8,21 +8,17 @@ locally with `datasets.load_dataset(<folder>, "<config>")`; the card's YAML
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from ..files import write_atomic
 from ..records import Dialogue
 from .card import render_card
 from .column_types import storage_row, storage_schema
 from .flatten import dialogue_row, rejected_row
+from .folder import SHARD, DatasetFolder, finite
 from .lengths import length_stats
 from .plots import render_plots
 from .rows import CONFIGS, DEFAULT_SFT_FORMAT, schema
@@ -30,7 +26,7 @@ from .run_info import RunInfo
 from .slicing import slice_dialogues
 from .stats import compute_stats
 
-SHARD = "train-00000-of-00001.parquet"
+__all__ = ["SHARD", "DatasetSummary", "export_dataset", "finite", "load_split"]
 
 
 class DatasetSummary(BaseModel):
@@ -49,43 +45,6 @@ class DatasetSummary(BaseModel):
     stats_path: Path
     card_path: Path
     plot_paths: list[Path]
-
-
-def write_table(path: Path, table: pa.Table) -> None:
-    """A table as one parquet file, atomically; an empty table becomes a file with the schema and
-    no row groups (`pq.write_table` would write one zero-row row group, which `datasets` rejects:
-    it sizes its read batches from the first row group)."""
-
-    def write(tmp: Path) -> None:
-        if table.num_rows:
-            pq.write_table(table, tmp)
-        else:
-            pq.ParquetWriter(tmp, table.schema).close()
-
-    write_atomic(path, write)
-
-
-def _write_parquet(path: Path, rows: list[BaseModel], schema: pa.Schema) -> None:
-    """Rows as one parquet shard of the config's schema."""
-    write_table(path, pa.Table.from_pylist([storage_row(r) for r in rows], schema=storage_schema(schema)).cast(schema))
-
-
-def _drop_stale_shards(folder: Path, keep: Path) -> None:
-    """A config's files are globbed, so shards left by an earlier export would leak in."""
-    for shard in folder.glob("*.parquet"):
-        if shard != keep:
-            shard.unlink()
-
-
-def finite(value: Any) -> Any:
-    """NaN/inf are not JSON; a stray one (e.g. a cost a provider could not price) becomes null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    return value
 
 
 def _export_setting(run: RunInfo, key: str, default: Any) -> Any:
@@ -108,12 +67,13 @@ def export_dataset(
     `sft_format` (`chat` or `json`) and `tokenizer` (a local tokenizer folder for the
     length statistics) default to the run config's `export:` section.
 
-    Each file is replaced atomically, so an interrupted export never leaves a
+    Files are written by the one dataset-folder writer (`folder.DatasetFolder`): each is replaced
+    atomically, so an interrupted export never leaves a
     half-written file; files may then come from two runs, which stats.json
     counts (written after the parquet) let `utcgen publish` detect.
     """
     out_dir = Path(out_dir)
-    sft_format = sft_format or _export_setting(run, "sft_format", DEFAULT_SFT_FORMAT)
+    sft_format = str(sft_format or _export_setting(run, "sft_format", DEFAULT_SFT_FORMAT))
     tokenizer = tokenizer or _export_setting(run, "tokenizer", None)
     accepted = [d for d in dialogues if d.accepted]
     rejected = [d for d in dialogues if not d.accepted]
@@ -124,27 +84,18 @@ def export_dataset(
         "rejected": [rejected_row(d) for d in rejected],
     }
 
-    paths = {name: out_dir / "data" / name / SHARD for name in CONFIGS}
-    for name, path in paths.items():
-        _write_parquet(path, rows[name], schema(name))
-        _drop_stale_shards(path.parent, keep=path)
+    folder = DatasetFolder(out_dir)
+    paths = {name: folder.write_config(name, [storage_row(r) for r in rows[name]], schema(name),
+                                       built_as=storage_schema(schema(name))) for name in CONFIGS}
 
     stats = compute_stats(accepted, rejected, len(sft), run)
     stats["sft_format"] = sft_format
     stats["lengths"] = length_stats(sft, str(tokenizer) if tokenizer else None)
     stats = finite(stats)
-    stats_path = out_dir / "stats.json"
-    write_atomic(stats_path, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
-
-    plot_paths: list[Path] = []
-    for name, png in render_plots(stats).items():
-        path = out_dir / "plots" / name
-        write_atomic(path, png)
-        plot_paths.append(path)
-
-    card_path = out_dir / "README.md"
+    stats_path = folder.write_json("stats.json", stats)
+    plot_paths = [folder.write_text(f"plots/{name}", png) for name, png in render_plots(stats).items()]
     file_bytes = {name: path.stat().st_size for name, path in paths.items()}
-    write_atomic(card_path, render_card(stats, run, [p.name for p in plot_paths], file_bytes))
+    card_path = folder.write_text("README.md", render_card(stats, run, [p.name for p in plot_paths], file_bytes))
 
     return DatasetSummary(
         out_dir=out_dir,

@@ -1,7 +1,9 @@
 """Running a batch of seed jobs inside a long-lived process, for orchestrators.
 
 An orchestrator's task (a Prefect task in a worker thread, or in a Dask worker process)
-calls `run_batch` with job numbers chosen by `schedule`.
+calls `run_batch` with job numbers planned by `runner.run_waves`. This is the execution
+side of the runner: it runs what it is given and journals each job; what runs next,
+and whether the budget or a fruitless run stops the run, is decided where the waves are planned.
 Building an `Engine` costs the catalog load, the embedding index and, on a cold cache,
 the embedding model: it is done once per process and configuration, and every batch
 task in that process then submits its jobs to one shared event loop. The engine's
@@ -73,8 +75,9 @@ class _Runtime:
             return self._loop
 
     def engine(self, config: RunConfig) -> tuple[Engine, asyncio.Semaphore]:
-        """The cached engine for this configuration (the target count does not matter to jobs)."""
-        key = config.model_dump_json(exclude={"num_dialogues"})
+        """The cached engine for this configuration. The target count and the budget do not matter to
+        a job (the runner plans jobs and holds the budget), so a resume with either changed reuses it."""
+        key = config.model_dump_json(exclude={"num_dialogues", "budget"})
         with self._lock:
             if key in self._engines:
                 self._engines.move_to_end(key)

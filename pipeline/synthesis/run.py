@@ -17,15 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from .. import __version__
 from ..config import RunConfig
-from ..errors import InputError, UtcgenError
+from ..errors import InputError
 from ..export.run_info import RunInfo
 from ..records import Dialogue, Usage
+from ..runner import Budget, Gateways, RunProgress, run_window
 from .journal import JobRecord, Journal, select
-from .schedule import check_fruitless, pending
+from .schedule import SeedJobs
 
 log = logging.getLogger("utcgen.synthesis")
 
@@ -53,40 +52,6 @@ def without_held_out(tools: list[Any], split: str | Path, catalog: str) -> list[
         raise InputError(f"{split}: none of its {len(held)} held-out tools is in the catalog {catalog}; "
                          "was the benchmark built from another catalog?")
     return kept
-
-
-class Progress(BaseModel):
-    """What a progress display shows; updated after every job and every LLM call."""
-
-    target: int
-    accepted: int = 0
-    rejected: int = 0
-    jobs_done: int = 0
-    resumed_jobs: int = 0
-    usage: Usage = Usage()  # of the journaled jobs
-    spent: Usage = Usage()  # every call made so far, resumed runs' journaled jobs and jobs in flight included
-    calls_in_flight: int = 0
-    jobs_in_flight: int = 0
-    retries: int = 0
-
-
-BUDGET_MARGIN = 1.25  # jobs vary: plan each job in flight at 1.25 times the average so far
-
-
-class BudgetExceeded(UtcgenError):
-    """The run stopped before its spend would pass `budget` (`--max-cost`, `--max-tokens`)."""
-
-    exit_code = 3
-
-
-def over_budget(config: RunConfig, usage: Usage, extra_cost: float = 0.0, extra_tokens: float = 0.0) -> str | None:
-    """Which limit `usage` plus the extra expected spend would pass, in words; None when within budget."""
-    b = config.budget
-    if b.max_cost_usd is not None and usage.cost_usd + extra_cost > b.max_cost_usd + 1e-12:
-        return f"--max-cost ${b.max_cost_usd:g}"
-    if b.max_tokens is not None and usage.total_tokens + extra_tokens > b.max_tokens:
-        return f"--max-tokens {b.max_tokens:,}"
-    return None
 
 
 def _spend(records: dict[int, JobRecord]) -> Usage:
@@ -162,119 +127,15 @@ class Engine:
         await asyncio.to_thread(self.journal.write, record)  # fsync off the event loop
         return record
 
-    async def run(self, on_progress: Callable[[Progress], None] | None = None) -> dict[int, JobRecord]:
-        """Runs jobs in order, a bounded number at once, until the first N accepted are known.
+    def work(self) -> SeedJobs:
+        return SeedJobs(self.journal, self.config.num_dialogues, self.config.synthesis.stop_after_same_rejections)
 
-        With a budget, no job starts when the spend so far plus the expected spend of the jobs
-        in flight and of the new one would pass it, and the jobs in flight are cancelled (not
-        journaled) when the calls already made reach it: `BudgetExceeded` is raised either way.
-        """
-        n, cfg = self.config.num_dialogues, self.config
-        records = self.journal.load()
-        progress = Progress(target=n, resumed_jobs=len(records))
-        for rec in records.values():
-            _tally(progress, rec)
-        prior = _spend(records)  # journaled before this process started
-        journaled_here = Usage()  # of the jobs this process journaled
-        budgeted = cfg.budget.max_cost_usd is not None or cfg.budget.max_tokens is not None
-        stop = asyncio.Event()
-        stop_reason: list[str] = []
-        window = cfg.synthesis.max_jobs_in_flight
-        active: dict[asyncio.Task, int] = {}
-
-        def spent() -> Usage:
-            return Usage.total([prior, self.gateway.usage])
-
-        def on_call(gateway: Any) -> None:
-            progress.spent = spent()
-            progress.calls_in_flight = gateway.in_flight()
-            progress.retries = gateway.retries
-            progress.jobs_in_flight = len(active)
-            if budgeted and not stop.is_set():
-                used = self.gateway.usage
-                per_call = 1 / max(1, used.calls - used.cached_calls)
-                calls = gateway.in_flight()  # their cost is not known yet: expect the average
-                if limit := over_budget(cfg, progress.spent, used.cost_usd * per_call * calls,
-                                        used.total_tokens * per_call * calls):
-                    stop_reason.append(limit)
-                    stop.set()
-                    for task in active:  # no job starts another call: cancelled at its next await
-                        task.cancel()
-            if on_progress:
-                on_progress(progress)
-
-        def per_job() -> tuple[float, float] | None:
-            """Expected (cost, tokens) of one job, from the journaled ones."""
-            if not records:
-                return None
-            total = _spend(records)
-            return total.cost_usd / len(records), total.total_tokens / len(records)
-
-        def affordable(new_jobs: int) -> bool:
-            if not budgeted:
-                return True
-            if (expected := per_job()) is None:  # one job first, to learn what a job costs
-                return not active and over_budget(cfg, spent()) is None
-            in_flight = Usage.total([self.gateway.usage]).model_copy()
-            # spend of the jobs in flight so far: this process's spend minus what it journaled
-            so_far_cost = max(0.0, in_flight.cost_usd - journaled_here.cost_usd)
-            so_far_tokens = max(0, in_flight.total_tokens - journaled_here.total_tokens)
-            jobs = (len(active) + new_jobs) * BUDGET_MARGIN
-            extra_cost = max(0.0, jobs * expected[0] - so_far_cost)
-            extra_tokens = max(0.0, jobs * expected[1] - so_far_tokens)
-            return over_budget(cfg, spent(), extra_cost, extra_tokens) is None
-
-        self.gateway.on_call = on_call
-        if on_progress:
-            on_progress(progress)
-        stopper = asyncio.ensure_future(stop.wait())
-        try:
-            while not select(records, n)[2]:
-                check_fruitless(records, cfg.synthesis.stop_after_same_rejections)
-                for job in pending(records, n, in_flight=active.values(), limit=window - len(active)):
-                    if not affordable(1):
-                        break
-                    active[asyncio.ensure_future(self.run_job(job))] = job
-                if not active:
-                    if budgeted:
-                        raise self._budget_error(records, over_budget(cfg, spent(), *(per_job() or (0, 0))) or
-                                                 "the budget", spent())
-                    raise UtcgenError(f"{self.journal.dir}: the journal says the run is short of {n} accepted "
-                                      "dialogues but no job is left to run; delete the inconsistent job files")
-                done, _ = await asyncio.wait([*active, stopper], return_when=asyncio.FIRST_COMPLETED)
-                if stop.is_set():
-                    break
-                for task in done:
-                    if task is stopper:
-                        continue
-                    active.pop(task)
-                    record = task.result()
-                    records[record.job] = record
-                    for d in record.dialogues:
-                        journaled_here.add(d.generation.usage)
-                    _tally(progress, record)
-                    progress.jobs_in_flight = len(active)
-                    if on_progress:
-                        on_progress(progress)
-            if stop.is_set() and not select(records, n)[2]:
-                raise self._budget_error(records, stop_reason[0], spent())
-        finally:
-            self.gateway.on_call = None
-            stopper.cancel()
-            for task in active:
-                task.cancel()
-            if active:
-                await asyncio.gather(*active, return_exceptions=True)
-        return records
-
-    def _budget_error(self, records: dict[int, JobRecord], limit: str, spent: Usage) -> BudgetExceeded:
-        accepted = len(select(records, self.config.num_dialogues)[0])
-        return BudgetExceeded(
-            f"budget reached: the next jobs would pass {limit}. Spent so far (resumed runs included): "
-            f"{spent.calls} calls, {spent.total_tokens:,} tokens, ${spent.cost_usd:.4f}; "
-            f"{accepted} of {self.config.num_dialogues} dialogues accepted. Finished jobs are journaled; jobs in "
-            "flight were cancelled and will be redone. Re-run the same command with a higher --max-cost / "
-            "--max-tokens (or budget: in the config) to go on.")
+    async def run(self, on_progress: Callable[[RunProgress], None] | None = None) -> dict[int, JobRecord]:
+        """Runs jobs in order, at most `synthesis.max_jobs_in_flight` at once, until the first N
+        accepted are known (`runner.run_window`: the budget and the fruitless-run stop hold)."""
+        return await run_window(self.work(), self.run_job, window=self.config.synthesis.max_jobs_in_flight,
+                                budget=Budget.of(self.config.budget), meter=Gateways(self.gateway),
+                                on_progress=on_progress)
 
     def llm_report(self, records: dict[int, JobRecord] | None = None) -> dict[str, Any]:
         """Spend over every journaled job, the budget, retries and the adaptive limits: stats.json's `llm`."""
@@ -316,11 +177,3 @@ def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | 
         usage=Usage.total(d.generation.usage for d in dialogues), wall_time_s=wall_time_s,
         utcgen_version=__version__,
     )
-
-
-def _tally(progress: Progress, record: JobRecord) -> None:
-    progress.jobs_done += 1
-    progress.accepted += record.accepted
-    progress.rejected += sum(not d.accepted for d in record.dialogues)
-    for d in record.dialogues:
-        progress.usage.add(d.generation.usage)

@@ -1,4 +1,4 @@
-"""Which seed jobs to run next: the one scheduler behind `utcgen generate` and the flows.
+"""Which seed jobs to run next, and when a generation run stops: `utcgen generate` and the flows.
 
 The dataset is the first N accepted dialogues by job number (`journal.select`), so the
 jobs worth running are the lowest-numbered ones not yet journaled, and only as many as
@@ -7,19 +7,19 @@ expected yield of its unfinished ones reaches N. The yield is the acceptance rat
 so far (1.0 before any job ends, never taken below `MIN_RATE`). A gap left by a failed
 or killed job is the lowest unfinished number, so it is always redone first.
 
-`run_waves` drives a run in waves for an orchestrator that runs batches of jobs elsewhere
-(Prefect tasks, Dask workers); `Engine.run` uses `pending` directly for its window of
-jobs in flight. Nothing here knows how a job is run.
+`SeedJobs` hands this to the runner (`runner.run_window` for `Engine.run`, `runner.run_waves`
+for an orchestrator that runs batches of jobs elsewhere: Prefect tasks, Dask workers), which
+adds the budget. Nothing here knows how a job is run.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
 from ..errors import UtcgenError
-from ..records import Dialogue
+from ..records import Dialogue, Usage
+from ..runner import RunProgress
 from .journal import JobRecord, Journal, select
 
 MIN_RATE = 0.1  # a run accepting fewer than 1 in 10 still plans as if 1 in 10
@@ -43,15 +43,6 @@ def pending(records: dict[int, JobRecord], n: int, in_flight: Collection[int] = 
                 jobs.append(job)
         job += 1
     return jobs
-
-
-def batches(jobs: list[int], batch_size: int, parallelism: int = 1) -> list[list[int]]:
-    """Jobs cut into batches of at most `batch_size`, and into at least `parallelism` batches
-    when there are enough jobs, so every worker gets some."""
-    if not jobs:
-        return []
-    size = max(1, min(batch_size, math.ceil(len(jobs) / max(parallelism, 1))))
-    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
 
 
 # Rule codes of the validators (details["rule"]) -> reason category.
@@ -123,26 +114,41 @@ def check_fruitless(records: dict[int, JobRecord], stop_after: int = MAX_FRUITLE
     )
 
 
-def run_waves(journal: Journal, n: int, run_wave: Callable[[list[list[int]]], None], *,
-              batch_size: int, parallelism: int = 1, stop_after: int = MAX_FRUITLESS_JOBS,
-              on_wave: Callable[[int, list[list[int]], dict[int, JobRecord]], None] | None = None) -> int:
-    """Runs waves until the journal holds the first `n` accepted dialogues; returns the wave count.
+class SeedJobs:
+    """A generation run as the runner's work (`runner.Work`): seed jobs, keyed by number, kept by the
+    journal, planned by `pending`, complete when the leading jobs hold `target` accepted dialogues,
+    stopped by `check_fruitless`. The one description of a generation run for `Engine.run`
+    (a window of jobs in flight) and the flows (waves of batches)."""
 
-    Each wave plans the pending jobs, cut into batches, and hands them to `run_wave`, which
-    runs them (journaling each job as it ends) and returns when all have ended; it may raise
-    after its finished jobs are journaled, and the next call resumes from the journal.
-    `on_wave(wave, batches, records)` is called before each wave (with the records so far)."""
-    waves = 0
-    records = journal.load()
-    while not select(records, n)[2]:
-        check_fruitless(records, stop_after)
-        planned = batches(pending(records, n), batch_size, parallelism)
-        if not planned:  # only if the journal's records disagree with their own dialogues
-            raise UtcgenError(f"{journal.dir}: the journal says the run is short of {n} accepted dialogues "
-                              "but no job is left to run; delete the inconsistent job files to redo them")
-        waves += 1
-        if on_wave:
-            on_wave(waves, planned, records)
-        run_wave(planned)
-        records = journal.load()
-    return waves
+    def __init__(self, journal: Journal, target: int, stop_after: int = MAX_FRUITLESS_JOBS) -> None:
+        self.journal, self.target, self.stop_after = journal, target, stop_after
+
+    def load(self) -> dict[int, JobRecord]:
+        return self.journal.load()
+
+    def plan(self, records: dict[int, JobRecord], in_flight: Collection[int], limit: int | None) -> list[int]:
+        return pending(records, self.target, in_flight, limit)
+
+    def complete(self, records: dict[int, JobRecord]) -> bool:
+        return select(records, self.target)[2]
+
+    def check(self, records: dict[int, JobRecord]) -> None:
+        check_fruitless(records, self.stop_after)
+
+    def usage(self, record: JobRecord) -> Usage:
+        return Usage.total(d.generation.usage for d in record.dialogues)
+
+    def tally(self, progress: RunProgress, record: JobRecord) -> None:
+        progress.accepted += record.accepted
+        progress.rejected += sum(not d.accepted for d in record.dialogues)
+        progress.usage.add(self.usage(record))
+
+    def key(self, record: JobRecord) -> int:
+        return record.job
+
+    def describe(self, records: dict[int, JobRecord]) -> str:
+        return f"{len(select(records, self.target)[0])} of {self.target} dialogues accepted"
+
+    def stuck(self) -> UtcgenError:
+        return UtcgenError(f"{self.journal.dir}: the journal says the run is short of {self.target} accepted "
+                           "dialogues but no job is left to run; delete the inconsistent job files to redo them")

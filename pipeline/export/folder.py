@@ -1,0 +1,85 @@
+"""The one writer of dataset folders: `utcgen generate`'s export, `utcgen eval build`, `utcgen eval run`.
+
+Every file is replaced atomically (`files.write_atomic`), so an interrupted write leaves the old
+file or the new one. A config's rows go to `data/<config>/train-00000-of-00001.parquet`, the
+layout a Hugging Face dataset repository uses and `datasets.load_dataset(folder, config)` reads
+through the card's `configs:` block; other shards left in that folder by an earlier write are
+removed, since a config's files are globbed. JSON files are written indented, with NaN and
+infinity turned into null (they are not JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..files import write_atomic
+
+SHARD = "train-00000-of-00001.parquet"
+
+
+def finite(value: Any) -> Any:
+    """NaN/inf are not JSON; a stray one (e.g. a cost a provider could not price) becomes null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def write_parquet(path: Path, rows: list[dict[str, Any]], schema: pa.Schema, *, built_as: pa.Schema | None = None) -> None:
+    """Rows as one parquet file of `schema`, atomically. `built_as` is a schema the rows are read in
+    first, then cast to `schema` (for types `from_pylist` cannot build directly).
+
+    An empty table becomes a file with the schema and no row groups (`pq.write_table` would write
+    one zero-row row group, which `datasets` rejects: it sizes its read batches from the first)."""
+    table = pa.Table.from_pylist(rows, schema=built_as or schema)
+    if built_as is not None:
+        table = table.cast(schema)
+
+    def write(tmp: Path) -> None:
+        if table.num_rows:
+            pq.write_table(table, tmp)
+        else:
+            pq.ParquetWriter(tmp, table.schema).close()
+
+    write_atomic(path, write)
+
+
+class DatasetFolder:
+    """A folder laid out as a Hugging Face dataset repository."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def config_path(self, config: str) -> Path:
+        return self.root / "data" / config / SHARD
+
+    def write_config(self, config: str, rows: list[dict[str, Any]], schema: pa.Schema, *,
+                     built_as: pa.Schema | None = None) -> Path:
+        """One config's rows as its single shard; stale shards of the config are removed."""
+        path = self.config_path(config)
+        write_parquet(path, rows, schema, built_as=built_as)
+        for shard in path.parent.glob("*.parquet"):
+            if shard != path:
+                shard.unlink()
+        return path
+
+    def write_json(self, name: str, data: Any) -> Path:
+        path = self.root / name
+        write_atomic(path, json.dumps(finite(data), indent=2, ensure_ascii=False) + "\n")
+        return path
+
+    def write_text(self, name: str, text: str | bytes) -> Path:
+        """A card, a summary, a plot: any other file of the folder."""
+        path = self.root / name
+        write_atomic(path, text)
+        return path
