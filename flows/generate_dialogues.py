@@ -22,7 +22,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from ..pipeline.config import RunConfig, load_config
 from ..pipeline.errors import InputError, UtcgenError
 from ..pipeline.export.card import render_summary
-from ..pipeline.llm.gateway import check_models
+from ..pipeline.llm.registry import ModelRegistry, check_models
 from ..pipeline.synthesis.batch import run_batch
 from ..pipeline.synthesis.journal import JobRecord, Journal, select
 from ..pipeline.synthesis.run import export_run
@@ -134,7 +134,7 @@ def generate_dialogues(
     start = time.monotonic()
     cfg = load_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},
                       model=model, models=models)
-    if problems := check_models(cfg):  # before any task: a missing key would fail every one of them
+    if problems := check_models(ModelRegistry.from_config(cfg)):  # before any task: a missing key would fail every one of them
         raise InputError(problems)
     if batch_size < 1:
         raise InputError("batch_size must be at least 1")

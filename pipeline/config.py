@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import InputError
 from .resources import resolve, shipped
@@ -63,7 +63,6 @@ class LLMSettings(Strict):
     backoff_max: float = Field(30, ge=0)
     cache: bool = True
     cache_dir: str | None = None
-    send_state: bool = False
     # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
     # for every role, then per role in structured_output_roles (e.g. {user: off}).
     structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
@@ -73,6 +72,14 @@ class LLMSettings(Strict):
     ] = Field(default_factory=dict)
     # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
     tool_format: Literal["json", "native"] = "json"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_send_state(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "send_state" in value:
+            raise ValueError("llm.send_state is gone: no state is sent to a server any more (the offline backend "
+                             "gets each role's typed request in-process); delete the key")
+        return value
 
     @field_validator("structured_output", mode="before")
     @classmethod
@@ -193,6 +200,7 @@ class RunConfig(Strict):
         if not self.synthesis.plan_hint:  # runs without hints keep their fingerprint
             data["synthesis"].pop("plan_hint")
         data["llm"] = {k: v for k, v in data["llm"].items() if k not in _LLM_TRANSPORT}
+        data["llm"]["send_state"] = False  # a setting of earlier releases, always off: runs they made keep their fingerprint
         if self.backend() == "offline":
             data["llm"].pop("api_base")
         # evaluation prompts (eval_*) never shape a generated dialogue

@@ -19,6 +19,7 @@ from utcgen.pipeline import arguments as values
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
 from utcgen.pipeline.llm.offline import judges
+from utcgen.pipeline.llm.registry import ModelRegistry
 from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict
 from utcgen.validators import cascade
 from utcgen.validators import format as format_mod
@@ -467,7 +468,7 @@ def test_parse_reply(text: str, expected: bool | None) -> None:
 def gateway() -> Gateway:
     cfg = RunConfig()
     cfg.llm.cache = False
-    gw = Gateway(cfg)
+    gw = Gateway(ModelRegistry.from_config(cfg))
     yield gw
     gw.close()
 
@@ -549,7 +550,7 @@ def served_gateway(srv: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch, m
     cfg.llm.cache = False
     cfg.llm.max_retries = max_retries
     cfg.llm.timeout = 10
-    return Gateway(cfg)
+    return Gateway(ModelRegistry.from_config(cfg))
 
 
 def test_unparseable_judge_is_retried_then_rejects(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -699,10 +700,11 @@ class FakeGateway:
         self._arrived = 0
         self._event: asyncio.Event | None = None
 
-    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
+    async def chat(self, request: Any, messages: list[dict], *, nonce: str = "",
                    schema: dict | None = None) -> LLMReply:
+        role = request.role
         self.calls.append(role)
-        assert state is not None and state["dialogue"]["id"]
+        assert request.dialogue.id
         if self.barrier:
             self._event = self._event or asyncio.Event()
             self._arrived += 1
@@ -713,8 +715,8 @@ class FakeGateway:
 
 
 class RaisingGateway:
-    async def chat(self, role: str, messages: list[dict], **kwargs: Any) -> LLMReply:
-        raise LLMError(f"{role} call to x failed: boom")
+    async def chat(self, request: Any, messages: list[dict], **kwargs: Any) -> LLMReply:
+        raise LLMError(f"{request.role} call to x failed: boom")
 
 
 def test_cascade_accepts_a_good_dialogue_through_the_offline_backend(gateway: Gateway) -> None:

@@ -143,9 +143,9 @@ class _Metered:
     def __init__(self, gateway: Gateway, roles: Roles) -> None:
         self.gateway, self.roles = gateway, roles
 
-    async def chat(self, role: str, messages: list[dict], **kwargs):
-        reply = await self.gateway.chat(role, messages, **kwargs)
-        self.roles.note(role, reply)
+    async def chat(self, request, messages: list[dict], **kwargs):
+        reply = await self.gateway.chat(request, messages, **kwargs)
+        self.roles.note(request.role, reply)
         return reply
 
 

@@ -324,7 +324,7 @@ def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
 
 def assistant(state: dict, messages: list[dict]) -> str:
     history = state["history"]
-    if state.get("scenario") and state["scenario"]["name"] != "disambiguation":
+    if state.get("may_decline"):
         from . import scenario_policies
 
         return scenario_policies.assistant(state)
