@@ -18,6 +18,8 @@ import math
 from collections import Counter
 from collections.abc import Callable, Collection
 
+from ...validators.base import Judge
+from ...validators.cascade import stage as cascade_stage
 from ..errors import UtcgenError
 from ..records import Dialogue
 from .journal import JobRecord, Journal, select
@@ -67,7 +69,6 @@ _RULE_CATEGORY = {
     "value_mismatch": "wrong argument value", "missing_key": "wrong argument set", "extra_key": "wrong argument set",
     "schema": "schema violation",
 }
-_JUDGES = {"relevancy": "off-topic", "critique": "critique failed"}
 
 
 def rejection_category(dialogue: Dialogue) -> tuple[str, str]:
@@ -79,12 +80,12 @@ def rejection_category(dialogue: Dialogue) -> tuple[str, str]:
         stage = (dialogue.rejection_reason or "?").split(":", 1)[0]
         return stage, "unknown"
     stage, reason, details = failed.validator, failed.reason.lower(), failed.details
-    if stage in _JUDGES:
+    if isinstance(judge := cascade_stage(stage), Judge):
         if details.get("error") == "llm":
             return stage, "judge: model call failed"
         if details.get("error") == "unparseable":
             return stage, "judge: unparseable reply"
-        return stage, f"judge: {_JUDGES[stage]}"
+        return stage, f"judge: {judge.rejects_as}"
     if (rule := details.get("rule")) in _RULE_CATEGORY:
         return stage, _RULE_CATEGORY[rule]
     if stage == "selection":  # the loop's own check: the committing call named another tool
