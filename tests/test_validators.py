@@ -791,6 +791,25 @@ def test_the_stage_list_is_the_order_the_cascade_runs() -> None:
     assert tuple(v.validator for v in verdicts) == STAGES
 
 
+def test_every_stage_is_registered_by_name_behind_one_interface() -> None:
+    from utcgen.validators.base import Judge, Rule
+
+    for name in STAGES:
+        found = cascade.stage(name)
+        assert found is not None and found.name == name
+        assert found.kind == ("rule" if isinstance(found, Rule) else "llm")
+        assert cascade.kind_of(name) == found.kind
+    assert cascade.stage("selection") is None and cascade.kind_of("synthesis") is None
+    assert all(isinstance(cascade.stage(n), Judge) for n in cascade.LLM_STAGES)
+    for rule in cascade.RULES:  # the async check is the pure rule, verdict for verdict
+        assert run(rule.check(GOOD)) == rule.run(GOOD)
+        assert rule.run(GOOD).validator == rule.name
+    relevancy = cascade.stage("relevancy")
+    assert relevancy is not None and run(relevancy.check(GOOD, FakeGateway())).validator == "relevancy"
+    with pytest.raises(ValueError, match="'critique' is an LLM judge: it needs a gateway"):
+        run(cascade.JUDGES[1].check(GOOD))
+
+
 SELECTION = Verdict(validator="selection", passed=False, reason="wrong tool selected")
 
 

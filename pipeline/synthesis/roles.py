@@ -209,22 +209,8 @@ class Roles:
         may_decline = scenario is not None and scenario["name"] != "disambiguation"
         request = AssistantRequest(phase=phase, candidates=candidates, tool=tool, history=said(history),  # type: ignore[arg-type]
                                    may_decline=may_decline, hint=hint, seed=seed)
-        prefix = "scenario_" if request.may_decline else ""
-        if phase == "tool_selection":
-            offered = candidates
-            system = load_prompt(prefix + "assistant_tool_selection").render(
-                tools=tools_json(candidates), reply_format=reply_format)
-        else:
-            assert tool is not None
-            offered = [tool]
-            system = load_prompt(prefix + "assistant_argument_filling").render(tool=tool.spec_json(),
-                                                                               reply_format=reply_format)
-        if hint:
-            system = [{**system[0], "content": f"{system[0]['content']}\n\n{hint}"}, *system[1:]]
-        messages = system + [
-            {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
-            for m in history
-        ]
+        messages = render_assistant(request, history, reply_format, native)
+        offered = request.candidates if request.tool is None else [request.tool]
         self.formats["assistant.tool_format"] = self.tool_format
         names = [t.name for t in offered]
         error = ""
@@ -241,6 +227,26 @@ class Roles:
                 shown = reply.text if not reply.tool_calls else f"{reply.text} + tool_calls {reply.tool_calls}"
                 error = f"{exc}; reply was {shown[:160]!r}"
         return Message(role="assistant", content="", phase=phase, parse_error=error)
+
+
+def render_assistant(request: AssistantRequest, history: list[Message], reply_format: str,
+                     native: bool) -> list[dict]:
+    """The assistant's prompt, from its request: the candidates while selecting, the settled tool
+    while filling arguments, the planner's note if any, then the dialogue (its own turns as it
+    wrote them)."""
+    prefix = "scenario_" if request.may_decline else ""
+    if request.tool is None:
+        system = load_prompt(prefix + "assistant_tool_selection").render(
+            tools=tools_json(request.candidates), reply_format=reply_format)
+    else:
+        system = load_prompt(prefix + "assistant_argument_filling").render(
+            tool=request.tool.spec_json(), reply_format=reply_format)
+    if request.hint:
+        system = [{**system[0], "content": f"{system[0]['content']}\n\n{request.hint}"}, *system[1:]]
+    return system + [
+        {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
+        for m in history
+    ]
 
 
 def render_user(request: UserRequest, history: list[Message]) -> list[dict]:

@@ -54,6 +54,7 @@ Predicate = Callable[[ChatRequest], bool]
 
 _seen: dict[str, Request] = {}
 _lock = threading.Lock()
+_spool: list = ["", 0]  # the spool file this process reads, and how far it has read it
 
 
 def prompt_key(messages: list[dict[str, Any]]) -> str:
@@ -107,12 +108,15 @@ def lookup(request: ChatRequest) -> Request | None:
         found = _seen.get(key)
         spool = os.environ.get(SPOOL_ENV)
         if found is None and spool and os.path.exists(spool):
-            with open(spool, encoding="utf-8") as f:
+            if _spool[0] != spool:
+                _spool[:] = [spool, 0]
+            with open(spool, "rb") as f:
+                f.seek(_spool[1])
                 for line in f:
-                    try:
-                        entry = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # a line still being written: not this request's
+                    if not line.endswith(b"\n"):
+                        break  # a line still being written: not this request's, read it next time
+                    _spool[1] += len(line)
+                    entry = json.loads(line)
                     _seen[entry["key"]] = parse_request(entry["request"])
             found = _seen.get(key)
     return found
