@@ -117,11 +117,10 @@ class UserProxy:
         for j in range(m):
             shown = permutation(rng, len(drafts))
             listed = "\n".join(f"{k + 1}. {json.dumps(drafts[i], ensure_ascii=False)}" for k, i in enumerate(shown))
-            messages = load_prompt("eval_user_vote").render(persona=persona_text(case.persona), goal=case.goal,
-                                                       transcript=transcript(history), drafts=listed)
-            request = VoterRequest(shown=[drafts[i] for i in shown], history=said(history),
-                                   tool_names=[case.gold_tool.name, *(d.name for d in case.distractors)],
-                                   parameter_keys=sorted({k for t in case.candidates for k in t.properties}))
+            request = VoterRequest(persona=case.persona, goal=case.goal, history=said(history),
+                                   shown=[drafts[i] for i in shown])
+            messages = load_prompt("eval_user_vote").render(persona=persona_text(request.persona), goal=request.goal,
+                                                            transcript=transcript(history), drafts=listed)
             reply = await self.gateway.chat(request, messages, nonce=f"eval-vote/{case.id}/{turn}/{j}",
                                             schema=vote_schema(len(drafts)))
             self.usage.add(reply.usage)

@@ -127,14 +127,14 @@ class UnderTestRequest(_Request):
 
 
 class VoterRequest(_Request):
-    """A voter of the evaluation user proxy: the drafts in the order shown, the transcript, and the
-    names and keys a user must not say (the prompt lists them as things to avoid)."""
+    """A voter of the evaluation user proxy: the employee (persona, goal), the transcript and the
+    drafts in the order shown. Not the tools: its prompt never shows them."""
 
     role: Literal["voter"] = "voter"
-    shown: list[str]
+    persona: Persona
+    goal: str
     history: list[Said]
-    tool_names: list[str]
-    parameter_keys: list[str]
+    shown: list[str]
 
 
 class RubricTurn(BaseModel):
