@@ -279,7 +279,7 @@ def _package(filename: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.3, help="seconds the simulator takes per call")
     parser.add_argument("--in-flight", type=int, nargs="+", default=[1, 32], help="LLM calls (and jobs) in flight")
     parser.add_argument("--dialogues", type=int, nargs="+",

@@ -151,11 +151,11 @@ class RunConfig(Strict):
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
     # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
     decision_styles: dict[str, float] = Field(default_factory=dict)
-    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)
+    synthesis: SynthesisSettings = Field(default_factory=lambda: SynthesisSettings.model_validate({}))
     models: Models = Field(default_factory=Models)
-    llm: LLMSettings = Field(default_factory=LLMSettings)
+    llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
     export: ExportSettings = Field(default_factory=ExportSettings)
-    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    budget: BudgetSettings = Field(default_factory=lambda: BudgetSettings.model_validate({}))
 
     @field_validator("scenarios", mode="before")
     @classmethod

@@ -25,7 +25,7 @@ GRADE_SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "e
 def parse_grade(text: str) -> int | None:
     """The grade a rubric reply gives (1-3), or None."""
     try:
-        grade = int(find_object(text).get("grade"))
+        grade = int(find_object(text).get("grade", ""))
     except (ReplyError, TypeError, ValueError):
         match = re.search(r"\b([123])\b", text)
         grade = int(match.group(1)) if match else 0

@@ -49,7 +49,7 @@ def parse_choice(text: str, n: int) -> int | None:
     """The 0-based position a voter picked, or None if its reply names none of 1..n."""
     try:
         data = find_object(text)
-        value = data.get("choice", data.get("draft"))
+        value = data.get("choice", data.get("draft", ""))
         choice = int(value)
     except (ReplyError, TypeError, ValueError):
         match = re.search(r"\b(\d+)\b", text)

@@ -70,7 +70,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     goal, gold = "", {}
     verdicts: list[Verdict] = []
     rng_seed = seed.seed * 1_000_003 + seed.job * 101 + seed.attempt
-    scenario, info = seed.scenario, ScenarioInfo(decision_style=seed.decision_style)
+    scenario, info = seed.scenario, ScenarioInfo.model_validate({"decision_style": seed.decision_style})
     try:
         if (tool.name in {c.name for c in seed.candidates}) == (scenario == "unavailable_tool"):
             raise _Reject("candidates", "the seed tool is not in the candidate pool" if scenario != "unavailable_tool"
@@ -98,7 +98,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         distractor_tools=seed.distractors,
         candidate_tools=seed.candidates,
         messages=messages,
-        scenario=scenario,
+        scenario=scenario,  # pyright: ignore[reportArgumentType]  (one of SCENARIOS, validated by the model)
         scenario_info=info,
         generation=GenerationInfo(
             utcgen_version=__version__,

@@ -226,7 +226,7 @@ class Roles:
             except ReplyError as exc:
                 shown = reply.text if not reply.tool_calls else f"{reply.text} + tool_calls {reply.tool_calls}"
                 error = f"{exc}; reply was {shown[:160]!r}"
-        return Message(role="assistant", content="", phase=phase, parse_error=error)
+        return Message.model_validate({"role": "assistant", "content": "", "phase": phase, "parse_error": error})
 
 
 def render_assistant(request: AssistantRequest, history: list[Message], reply_format: str,
@@ -275,7 +275,7 @@ def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, g
     nothing to plan (the needed tool is not a candidate: the assistant must find that out itself).
     In tool selection an argument question means the tool is clear: the note says to act (select
     it), so no argument of a tool not yet chosen is named."""
-    if question is False:
+    if question is False or question is True:
         return None
     if question is None or (phase == "tool_selection" and question[0] != TOOL):
         return load_prompt("assistant_hint_act").render()[0]["content"]
@@ -364,11 +364,13 @@ def parse_native(reply: LLMReply, phase: str) -> Message:
         if found is not None and {"thought", "content"} & found.keys():
             data = {**found, "tool_calls": reply.tool_calls or found.get("tool_calls") or []}
     try:
-        return _message(replies.validate("assistant", data), phase)
+        parsed = replies.validate("assistant", data)
+        assert isinstance(parsed, replies.AssistantReply)
+        return _message(parsed, phase)
     except ReplyError as exc:
         raise ReplyError(f"native reply: {exc}") from None
 
 
 def _message(reply: replies.AssistantReply, phase: str) -> Message:
-    return Message(role="assistant", content=reply.content, thought=reply.thought,
-                   tool_calls=[ToolCall(name=c.name, arguments=c.arguments) for c in reply.tool_calls], phase=phase)
+    return Message.model_validate({"role": "assistant", "content": reply.content, "thought": reply.thought, "phase": phase,
+                                   "tool_calls": [ToolCall(name=c.name, arguments=c.arguments) for c in reply.tool_calls]})

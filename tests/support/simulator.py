@@ -252,7 +252,7 @@ class ConcurrencyProbe:
     served: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def __call__(self, request: ChatRequest) -> str:
+    def __call__(self, request: ChatRequest) -> str | dict[str, Any]:
         with self._lock:
             self.current += 1
             self.peak = max(self.peak, self.current)
