@@ -105,14 +105,18 @@ class AssistantRequest(_Request):
 
 
 class RelevancyRequest(_Request):
-    """The relevancy judge: the dialogue under review (its prompt shows the seed tool and transcript)."""
+    """The relevancy judge: the dialogue under review, whole. Its prompt shows the seed tool and the
+    public transcript; the offline judge's heuristic also weighs the record's distractors (more than
+    the prompt shows: narrowing it means changing that heuristic and so the judged data)."""
 
     role: Literal["relevancy"] = "relevancy"
     dialogue: Dialogue
 
 
 class CriticRequest(_Request):
-    """The critic: the dialogue under review (persona, goal, tools, transcript with thoughts)."""
+    """The critic: the dialogue under review, whole. Its prompt shows persona, goal, seed tool,
+    candidate names, the scenario's protocol and the transcript with thoughts; the offline critic
+    also re-checks the gold values and scenario facts through the shared rules."""
 
     role: Literal["critic"] = "critic"
     dialogue: Dialogue
