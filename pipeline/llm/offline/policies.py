@@ -1,5 +1,6 @@
-"""Offline policies for the generation roles. Each takes the structured state the engine
-passes with the prompt and returns reply text in exactly the format the prompt asks for.
+"""Offline policies for the generation roles. Each takes its role's typed request (validated on
+arrival, read as its JSON fields: `offline.respond`) and returns reply text in exactly the
+format the prompt asks for.
 
 The user proxy follows the paper's two phases: a vague opening that fits several
 candidates, a distinguishing detail when asked, then the gold values a few at a time.
