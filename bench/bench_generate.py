@@ -154,13 +154,15 @@ class SimulatorProcess:
 def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work: Path,
             profile: bool, faults: bool = False) -> dict[str, Any]:
     """Generates `dialogues` accepted dialogues with `in_flight` calls and jobs; returns the figures."""
-    from tests.support.simulator import simulator_config
+    from tests.support.simulator import SPOOL_ENV, simulator_config
     from utcgen.pipeline.config import load_config
     from utcgen.pipeline.records import Usage
     from utcgen.pipeline.synthesis.run import Engine, select
 
-    server = SimulatorProcess(latency, faults)
     tag = f"{in_flight}{'-faults' if faults else ''}"
+    # the engine records every typed request here; the simulator process reads them by prompt
+    os.environ[SPOOL_ENV] = str(work / f"requests-{tag}.jsonl")
+    server = SimulatorProcess(latency, faults)
     try:
         llm = {"max_in_flight": in_flight, "timeout": max(30.0, 20 * latency)}
         if faults:
@@ -235,12 +237,14 @@ async def warm_up(config: Any) -> None:
     """One throwaway call through a separate gateway (its usage is not the run's); the server
     leaves it out of its figures."""
     from utcgen.pipeline.llm.gateway import Gateway
+    from utcgen.pipeline.llm.registry import ModelRegistry
+    from utcgen.pipeline.llm.requests import GoalRequest
+    from utcgen.pipeline.records import Persona, Tool
 
-    gateway = Gateway(config)
+    gateway = Gateway(ModelRegistry.from_config(config))
     try:
-        state = {"tool": {"name": WARM_UP_TOOL, "description": "Warms up.", "parameters": {}},
-                 "persona": {"id": "w", "text": "w"}, "seed": 0}
-        await gateway.chat("goal", [{"role": "user", "content": "warm up"}], state=state)
+        request = GoalRequest(tool=Tool(name=WARM_UP_TOOL, description="Warms up."), persona=Persona(id="w", text="w"))
+        await gateway.chat(request, [{"role": "user", "content": "warm up"}])
     finally:
         gateway.close()
 
@@ -275,7 +279,7 @@ def _package(filename: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.3, help="seconds the simulator takes per call")
     parser.add_argument("--in-flight", type=int, nargs="+", default=[1, 32], help="LLM calls (and jobs) in flight")
     parser.add_argument("--dialogues", type=int, nargs="+",

@@ -23,7 +23,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from ..pipeline.config import RunConfig, load_config
 from ..pipeline.errors import InputError, UtcgenError
 from ..pipeline.export.card import render_summary
-from ..pipeline.llm.gateway import check_models
+from ..pipeline.llm.registry import ModelRegistry, check_models
 from ..pipeline.runner import Budget, BudgetExceeded, run_waves
 from ..pipeline.synthesis.batch import run_batch
 from ..pipeline.synthesis.journal import JobRecord, Journal, select
@@ -145,7 +145,7 @@ def generate_dialogues(
         cfg.budget.max_cost_usd = max_cost
     if max_tokens is not None:
         cfg.budget.max_tokens = max_tokens
-    if problems := check_models(cfg):  # before any task: a missing key would fail every one of them
+    if problems := check_models(ModelRegistry.from_config(cfg)):  # before any task: a missing key would fail every one of them
         raise InputError(problems)
     if batch_size < 1:
         raise InputError("batch_size must be at least 1")

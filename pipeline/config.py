@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import InputError
 from .resources import resolve, shipped
@@ -61,7 +61,6 @@ class LLMSettings(Strict):
     backoff_max: float = Field(30, ge=0)
     cache: bool = True
     cache_dir: str | None = None
-    send_state: bool = False
     # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
     # for every role, then per role in structured_output_roles (e.g. {user: off}).
     structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
@@ -71,6 +70,14 @@ class LLMSettings(Strict):
     ] = Field(default_factory=dict)
     # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
     tool_format: Literal["json", "native"] = "json"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_send_state(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "send_state" in value:
+            raise ValueError("llm.send_state is gone: no state is sent to a server any more (the offline backend "
+                             "gets each role's typed request in-process); delete the key")
+        return value
 
     @field_validator("structured_output", mode="before")
     @classmethod
@@ -137,11 +144,11 @@ class RunConfig(Strict):
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
     # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
     decision_styles: dict[str, float] = Field(default_factory=dict)
-    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)  # pyright: ignore[reportArgumentType]
+    synthesis: SynthesisSettings = Field(default_factory=lambda: SynthesisSettings.model_validate({}))
     models: Models = Field(default_factory=Models)
-    llm: LLMSettings = Field(default_factory=LLMSettings)  # pyright: ignore[reportArgumentType]
+    llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
     export: ExportSettings = Field(default_factory=ExportSettings)
-    budget: BudgetSettings = Field(default_factory=BudgetSettings)  # pyright: ignore[reportArgumentType]
+    budget: BudgetSettings = Field(default_factory=lambda: BudgetSettings.model_validate({}))
 
     @field_validator("scenarios", mode="before")
     @classmethod

@@ -90,6 +90,22 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
 }
 
 
+# Settings that no longer exist, hashed with the one value they always had when a run was made,
+# so that folders made while they existed keep their fingerprint.
+RETIRED: dict[str, dict[str, Any]] = {
+    "generate": {"llm.send_state": False},  # the offline state header, removed with typed requests
+    "evaluate": {},
+}
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    head, _, rest = dotted.partition(".")
+    if not rest:
+        data[head] = value
+    elif isinstance(data.get(head), dict):
+        _set(data[head], rest, value)
+
+
 def _drop(data: dict[str, Any], dotted: str) -> None:
     head, _, rest = dotted.partition(".")
     if not rest:
@@ -108,6 +124,8 @@ def counted(kind: Kind, settings: Mapping[str, Any], prompt_versions: Mapping[st
     for entry in MAY_CHANGE[kind]:
         if entry.applies(settings):
             _drop(data, entry.name)
+    for dotted, value in RETIRED[kind].items():
+        _set(data, dotted, value)
     return data
 
 

@@ -214,3 +214,41 @@ def test_an_unparseable_reply_is_one_invalid_turn_not_retried(tmp_path: Path) ->
     for r in results:
         turns = [m for m in r.messages if m.role == "assistant"]
         assert turns and all(m.parse_error for m in turns) and not r.first_calls
+
+
+# ---- the offline model under test sees what any model sees ------------------------------------------------
+
+def test_the_under_test_request_holds_only_the_candidates_and_the_dialogue() -> None:
+    from utcgen.pipeline.llm.requests import SaidWithThought, UnderTestRequest
+
+    assert set(UnderTestRequest.model_fields) == {"role", "candidates", "history"}
+    assert set(SaidWithThought.model_fields) == {"role", "content", "thought"}
+
+
+@pytest.mark.parametrize("tool_format", ["json", "native"])
+def test_the_offline_model_under_test_answers_alike_when_only_hidden_gold_differs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool_format: str) -> None:
+    """Two cases with the same candidates and dialogue, but another gold tool, other gold values, persona,
+    goal and scenario: whatever the model under test replies must be the same for both."""
+    from tests.support.evalcases import CASE_TOOL, INCIDENT, TICKET, case
+    from utcgen.pipeline.evaluation.models import LiteLLMModel
+    from utcgen.pipeline.records import Message, Persona, ScenarioInfo
+
+    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
+    pool = [TICKET, INCIDENT, CASE_TOOL]
+    one = case("c1", candidates=pool)
+    other = case("c1", candidates=pool, gold=INCIDENT, arguments={"title": "Fire", "severity": 1}).model_copy(
+        update={"persona": Persona(id="p2", text="A facilities manager."), "goal": "Report a fire.",
+                "scenario": "underspecified", "scenario_info": ScenarioInfo(masked_arg="severity")})
+    model = LiteLLMModel("utcgen-offline/default", tool_format=tool_format)  # type: ignore[arg-type]
+    history = [Message(role="user", content="My printer keeps jamming.")]
+    replies = []
+    try:
+        for c in (one, other):
+            turn, _ = asyncio.run(model.reply(c, history))
+            after = [*history, turn, Message(role="user", content="Printer jam, the priority is high.")]
+            replies.append((turn, asyncio.run(model.reply(c, after))[0]))
+    finally:
+        model.close()
+    assert replies[0] == replies[1]
+    assert replies[0][0].content  # it did answer (a question first: several candidates fit)

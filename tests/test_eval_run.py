@@ -63,10 +63,10 @@ def test_offline_model_under_test_sees_no_gold(tmp_path: Path, monkeypatch: pyte
     seen: list[dict] = []
     real = offline.respond
 
-    def spy(role, state, messages):
-        if role == "under_test":
-            seen.append(state)
-        return real(role, state, messages)
+    def spy(request, messages):
+        if request.role == "under_test":
+            seen.append(request.model_dump(mode="json", exclude={"role"}))
+        return real(request, messages)
 
     monkeypatch.setattr(offline, "respond", spy)
     bench = benchmark(tmp_path)

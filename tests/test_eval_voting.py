@@ -155,3 +155,16 @@ def test_voting_with_a_served_generator_and_voter(case, tmp_path, monkeypatch) -
     rng = random.Random(f"5:{case.id}:0:vote")
     assert ballot["votes"] == [voting.permutation(rng, 3)[0] for _ in range(4)]
     assert text == drafts[voting.pool(ballot["votes"], 3)]
+
+
+def test_the_voter_judges_from_what_its_prompt_shows() -> None:
+    from utcgen.pipeline.llm.offline.evaluation import vote_score
+    from utcgen.pipeline.llm.requests import VoterRequest
+
+    assert set(VoterRequest.model_fields) == {"role", "persona", "goal", "history", "shown"}  # no tools
+    question = "Which queue should the ticket go to?"
+    plain = vote_score("The queue is the network team's.", question)
+    assert plain == 1  # answers the question
+    assert vote_score("Use queueName network please.", question) < 0  # a camelCase identifier
+    assert vote_score("Call open_ticket for the network queue.", question) < 0  # a snake_case identifier
+    assert vote_score("A follow-up on the day-to-day queue.", question) == plain  # hyphens are plain speech

@@ -7,6 +7,7 @@ waits are measured from the server's own request timestamps.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -35,6 +36,8 @@ from tests.support.simulator import (
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm import offline
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
+from utcgen.pipeline.llm.registry import ModelRegistry
+from utcgen.pipeline.llm.requests import GoalRequest, parse_request
 
 pytestmark = pytest.mark.slow  # starts real servers
 
@@ -43,8 +46,8 @@ TOOL = {"name": "list_open_tickets", "description": "Lists open service tickets 
 PERSONA = {"id": "p1", "text": "A service desk lead.", "role": "a service desk lead", "attributes": {}}
 
 
-def goal_state(seed: int = 1) -> dict[str, Any]:
-    return {"tool": TOOL, "persona": PERSONA, "seed": seed}
+def goal_state(seed: int = 1) -> GoalRequest:
+    return parse_request({"role": "goal", "tool": TOOL, "persona": PERSONA, "seed": seed})  # type: ignore[return-value]
 
 
 def messages(text: str = "Write a goal.") -> list[dict[str, str]]:
@@ -58,16 +61,15 @@ def gateway(srv: ScriptedOpenAIServer, tmp_path: Path, *, model: str | None = No
     raw = simulator_config(srv.base_url, llm=settings)
     if model:
         raw["models"] = {role: model for role in raw["models"]}
-    return Gateway(RunConfig.model_validate(raw))
+    return Gateway(ModelRegistry.from_config(RunConfig.model_validate(raw)))
 
 
-def chat(gw: Gateway, role: str = "goal", state: dict | None = None, msgs: list | None = None,
-         nonce: str = "") -> LLMReply:
-    return asyncio.run(gw.chat(role, msgs or messages(), state=state or goal_state(), nonce=nonce))
+def chat(gw: Gateway, state: GoalRequest | None = None, msgs: list | None = None, nonce: str = "") -> LLMReply:
+    return asyncio.run(gw.chat(state or goal_state(), msgs or messages(), nonce=nonce))
 
 
-def expected_goal(state: dict | None = None) -> str:
-    return offline.respond("goal", state or goal_state(), messages())
+def expected_goal(state: GoalRequest | None = None) -> str:
+    return offline.respond(state or goal_state(), messages())
 
 
 # --------------------------------------------------------------------------- retries
@@ -166,7 +168,8 @@ def test_in_flight_calls_are_bounded(tmp_path: Path) -> None:
         gw = gateway(srv, tmp_path, max_in_flight=4, timeout=10)
 
         async def many() -> list[LLMReply]:
-            return await asyncio.gather(*(gw.chat("goal", messages(), state=goal_state(i)) for i in range(20)))
+            # one prompt per call: the simulator knows a call's request by its prompt
+            return await asyncio.gather(*(gw.chat(goal_state(i), messages(f"Write goal {i}.")) for i in range(20)))
 
         started = time.monotonic()
         replies = asyncio.run(many())
@@ -223,12 +226,15 @@ def test_usage_counts_the_servers_tokens(tmp_path: Path) -> None:
     assert gw.usage.completion_tokens == sum(r.usage.completion_tokens for r in replies)
 
 
-def test_state_header_reaches_the_server_for_every_role(tmp_path: Path) -> None:
+def test_a_real_server_gets_the_prompt_and_never_the_typed_request(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(simulator_responder) as srv:
         gw = gateway(srv, tmp_path)
-        chat(gw, role="goal")
+        chat(gw)
         [request] = srv.requests
-    assert offline.decode_state(request.headers["x-utcgen-state"]) == ("goal", goal_state())
+    sent = json.dumps(request.body) + json.dumps(dict(request.headers.items()))
+    assert request.messages == messages()
+    assert "utcgen" not in sent.lower() and "metadata" not in request.body
+    assert TOOL["name"] not in sent and PERSONA["text"] not in sent  # the facts stay in this process
     assert request.model == "sim"
     assert request.headers["authorization"] == "Bearer " + os.environ["UTCGEN_SIM_API_KEY"]
 
@@ -254,10 +260,10 @@ def test_cancelling_a_call_is_never_swallowed(tmp_path: Path, monkeypatch: pytes
                                      usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
 
     monkeypatch.setattr(litellm, "acompletion", reply_after_a_few_turns)
-    gw = Gateway(RunConfig.model_validate(simulator_config("http://127.0.0.1:9/v1", llm={"cache": False})))
+    gw = Gateway(ModelRegistry.from_config(RunConfig.model_validate(simulator_config("http://127.0.0.1:9/v1", llm={"cache": False}))))
 
     async def cancel_at(turns: int) -> str:
-        task = asyncio.ensure_future(gw.chat("goal", messages(), state=goal_state()))
+        task = asyncio.ensure_future(gw.chat(goal_state(), messages()))
         for _ in range(turns):
             await asyncio.sleep(0)
         if task.done():

@@ -23,7 +23,6 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.support.cli import UTCGEN
 from tests.support.openai_server import (
     ChatRequest,
     FaultPlan,
@@ -35,13 +34,16 @@ from tests.support.openai_server import (
     Slow,
 )
 from tests.support.simulator import (
+    SPOOL_ENV,
     FaultLog,
     decoded,
     for_job,
     merged,
+    recording_command,
     role_is,
     simulator_config,
     simulator_responder,
+    spool_env,
 )
 from utcgen.pipeline.config import load_config
 from utcgen.pipeline.synthesis.journal import JobRecord, select
@@ -118,7 +120,7 @@ def test_generation_over_http_survives_faults_and_rejects_the_broken(
     out = tmp_path / "out"
     with ScriptedOpenAIServer(simulator_responder, latency=0.02, faults=log) as srv:
         config = load_config(write_config(tmp_path / "run.yaml", srv.base_url, out))
-        assert config.backend() == "litellm" and config.llm.send_state and not config.llm.cache
+        assert config.backend() == "litellm" and not config.llm.cache
         engine = Engine(config, embedder=embedder)
         try:
             wrong = content_faults(engine, plan)
@@ -190,10 +192,13 @@ def test_cli_generate_against_the_simulator(tmp_path: Path, clean_env: Path) -> 
         config = write_config(tmp_path / "run.yaml", srv.base_url, out)
         env = {**os.environ, "UTCGEN_CACHE_DIR": str(clean_env), "HF_HUB_OFFLINE": "1",
                "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false",
-               "PYTHONWARNINGS": "always"}
-        result = subprocess.run(
-            [UTCGEN, "generate", "--config", str(config), "--out", str(out), "--no-progress"],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+               "PYTHONWARNINGS": "always", **spool_env(tmp_path / "requests.jsonl")}
+        # the CLI as a user runs it, with the simulator's request recorder installed in its process
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(SPOOL_ENV, str(tmp_path / "requests.jsonl"))
+            result = subprocess.run(
+                recording_command("generate", "--config", str(config), "--out", str(out), "--no-progress"),
+                cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
         requests, statuses = srv.requests, srv.status_counts
 
     assert result.returncode == 0, result.stderr[-3000:]

@@ -204,27 +204,33 @@ def test_a_changed_api_base_refuses_to_resume_unless_allowed(tmp_path: Path) -> 
 
 def test_the_cache_key_is_made_of_everything_sent(tmp_path: Path) -> None:
     from utcgen.pipeline.llm.gateway import Gateway
+    from utcgen.pipeline.llm.registry import ModelRegistry
 
     def gw(**llm) -> Gateway:
-        return Gateway(RunConfig(models={r: "openai/m" for r in ("goal", "slots", "user", "assistant", "relevancy",
+        return Gateway(ModelRegistry.from_config(RunConfig(models={r: "openai/m" for r in ("goal", "slots", "user", "assistant", "relevancy",
                                                                    "critic")},
-                                 llm={"cache": False, "api_base": "http://127.0.0.1:1/v1", **llm}))
+                                 llm={"cache": False, "api_base": "http://127.0.0.1:1/v1", **llm})))
+
+    from tests.factories import make_persona, make_tool
+    from utcgen.pipeline.llm.requests import GoalRequest
+    from utcgen.pipeline.llm.structured import Shape
 
     msgs = [{"role": "user", "content": "hi"}]
+    goal = GoalRequest(tool=make_tool(), persona=make_persona())
     a = gw()
-    key = a._key(a._request_kwargs("goal", "openai/m", msgs, None), "")
+    key = a._key(a._request_kwargs(goal, msgs, Shape()), "")
     for other in (gw(api_base="http://127.0.0.1:2/v1"), gw(temperature=0.2), gw(max_tokens=99)):
-        assert other._key(other._request_kwargs("goal", "openai/m", msgs, None), "") != key
+        assert other._key(other._request_kwargs(goal, msgs, Shape()), "") != key
     same = gw(timeout=3, max_retries=1, max_in_flight=2)
-    assert same._key(same._request_kwargs("goal", "openai/m", msgs, None), "") == key
-    kwargs = a._request_kwargs("goal", "openai/m", msgs, None)
+    assert same._key(same._request_kwargs(goal, msgs, Shape()), "") == key
+    kwargs = a._request_kwargs(goal, msgs, Shape())
     assert a._key({**kwargs, "response_format": {"type": "json_object"}}, "") != key
     assert a._key({**kwargs, "tools": [{"type": "function"}]}, "") != key
     assert a._key(kwargs, "retry-1") != key
 
 
 def test_local_servers_get_a_low_start_and_a_longer_timeout_unless_set() -> None:
-    from utcgen.pipeline.llm.gateway import LOCAL_START_IN_FLIGHT, LOCAL_TIMEOUT, effective_settings
+    from utcgen.pipeline.llm.registry import LOCAL_START_IN_FLIGHT, LOCAL_TIMEOUT, effective_settings
 
     models = {r: "openai/m" for r in ("goal", "slots", "user", "assistant", "relevancy", "critic")}
     settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "http://localhost:8080/v1"}))

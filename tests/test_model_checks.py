@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import REPO
 from tests.support.cli import UTCGEN
 from utcgen.pipeline.config import ROLES, RunConfig, load_config
-from utcgen.pipeline.llm.gateway import check_models
+from utcgen.pipeline.llm.registry import check_models
 
 ALL_ROLES = "models." + "/".join(ROLES)
 

@@ -18,6 +18,7 @@ from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.simulator import role_of, simulator_config, simulator_responder, think_tag_responder
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm.gateway import Gateway, LLMReply
+from utcgen.pipeline.llm.registry import ModelRegistry
 from utcgen.pipeline.records import Dialogue, Usage
 from utcgen.pipeline.synthesis.attempt import synthesize
 from utcgen.pipeline.synthesis.roles import ReplyError, parse_native
@@ -75,7 +76,7 @@ def comparable(d: Dialogue) -> dict[str, Any]:
 
 def run(engine: Engine, raw: dict[str, Any]) -> tuple[list[Dialogue], Gateway]:
     config = RunConfig.model_validate({**engine.config.model_dump(), **raw})
-    gateway = Gateway(config)
+    gateway = Gateway(ModelRegistry.from_config(config))
 
     async def all_jobs() -> list[Dialogue]:
         return [await synthesize(engine.seed_for(job, 1), config, gateway) for job in range(JOBS)]

@@ -83,3 +83,69 @@ def test_assistant_in_tool_selection_does_not_see_the_seed_tool(tools):
     reply = json.loads(policies.assistant(state, []))
     assert reply["tool_calls"] == [] and reply["content"].endswith("?")  # asks, never guesses on turn one
     assert reply["thought"].strip()  # every turn carries a private thought
+
+
+# ---- the typed request: the only thing the offline provider reads besides the prompt ----------------------
+
+def _goal_request(tools, personas):
+    from utcgen.pipeline.llm.requests import GoalRequest
+
+    return GoalRequest(tool=tools[0], persona=personas[0], seed=3)
+
+
+def test_only_the_offline_provider_gets_the_typed_request(tools, personas):
+    from utcgen.pipeline.llm.gateway import Gateway
+    from utcgen.pipeline.llm.registry import ModelRegistry
+    from utcgen.pipeline.llm.structured import Shape
+
+    request = _goal_request(tools, personas)
+    msgs = [{"role": "user", "content": "Write a goal."}]
+    gateway = Gateway(ModelRegistry.of({"goal": "utcgen-offline/default", "user": "openai/m"}))
+    try:
+        sent = gateway._request_kwargs(request, msgs, Shape())
+        assert sent["metadata"] == {"utcgen_request": request.model_dump(mode="json")}
+        gateway.registry.entries["goal"] = gateway.registry.entries["user"]  # the same request to a real model
+        real = gateway._request_kwargs(request, msgs, Shape())
+        assert "metadata" not in real and tools[0].name not in json.dumps(real)
+    finally:
+        gateway.close()
+
+
+def test_the_offline_provider_validates_the_request_it_receives(tools, personas):
+    import asyncio
+
+    from litellm.exceptions import BadRequestError
+
+    from utcgen.pipeline.llm.gateway import quiet_litellm
+
+    litellm = quiet_litellm()
+    msgs = [{"role": "user", "content": "Write a goal."}]
+    request = _goal_request(tools, personas)
+
+    async def call(metadata):
+        return await litellm.acompletion(model="utcgen-offline/default", messages=msgs, metadata=metadata)
+
+    reply = asyncio.run(call({"utcgen_request": request.model_dump(mode="json")}))
+    assert json.loads(reply.choices[0].message.content)["goal"]
+    with pytest.raises(BadRequestError, match="needs the role's typed request"):
+        asyncio.run(call({}))
+    broken = {**request.model_dump(mode="json"), "gold_arguments": {"a": 1}}  # a goal writer holds no values
+    with pytest.raises(BadRequestError, match=r"malformed request: not a valid role request \(goal\.gold_arguments: Extra inputs"):
+        asyncio.run(call({"utcgen_request": broken}))
+
+
+def test_the_generation_assistant_request_carries_no_seed_tool_gold_or_scenario():
+    from utcgen.pipeline.llm.requests import AssistantRequest
+
+    assert set(AssistantRequest.model_fields) == {"role", "phase", "candidates", "tool", "history", "may_decline",
+                                                  "hint", "seed"}
+
+
+def test_an_old_config_that_sets_send_state_is_refused_by_name(tmp_path):
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.errors import InputError
+
+    path = tmp_path / "old.yaml"
+    path.write_text("llm:\n  send_state: false\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"old\.yaml.*llm.*send_state is gone"):
+        load_config(path)

@@ -257,18 +257,18 @@ def test_litellm_extra_headers_and_extra_body_reach_the_server() -> None:
     seen: list[tuple[str | None, Any]] = []
 
     def responder(request: ChatRequest) -> str:
-        seen.append((request.headers.get("X-Utcgen-State"), request.body.get("utcgen_state")))
+        seen.append((request.headers.get("X-Test-Tag"), request.body.get("test_tag")))
         return "ok"
 
     state = {"dialogue": "d-17", "turn": 3}
     with ScriptedOpenAIServer(responder) as srv:
-        acompletion(srv, extra_headers={"X-Utcgen-State": "d-17:3"},
-                    extra_body={"utcgen_state": state})
+        acompletion(srv, extra_headers={"X-Test-Tag": "d-17:3"},
+                    extra_body={"test_tag": state})
 
     assert seen == [("d-17:3", state)]
     [request] = srv.requests
-    assert request.headers["x-utcgen-state"] == "d-17:3"  # case-insensitive
-    assert "utcgen_state" in request.body and request.body["model"] == "test"
+    assert request.headers["x-test-tag"] == "d-17:3"  # case-insensitive
+    assert "test_tag" in request.body and request.body["model"] == "test"
 
 
 # --------------------------------------------------------------------------- performance

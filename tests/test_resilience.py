@@ -90,16 +90,19 @@ def test_random_transport_faults_lose_nothing_and_every_retry_is_counted(
 
 
 def test_the_same_model_name_on_two_servers_never_shares_a_cached_reply(tmp_path: Path, clean_env: Path) -> None:
+    from tests.factories import make_persona, make_tool
     from utcgen.pipeline.llm.gateway import Gateway
+    from utcgen.pipeline.llm.registry import ModelRegistry
+    from utcgen.pipeline.llm.requests import GoalRequest
 
     msgs = [{"role": "user", "content": "Which server are you?"}]
+    request = GoalRequest(tool=make_tool(), persona=make_persona())
     replies = []
     with ScriptedOpenAIServer(lambda r: "server A") as a, ScriptedOpenAIServer(lambda r: "server B") as b:
         for srv in (a, b, a, b):
-            raw = simulator_config(srv.base_url, llm={"cache": True, "cache_dir": str(tmp_path / "cache"),
-                                                      "send_state": False})
-            gw = Gateway(RunConfig.model_validate(raw))
-            replies.append(asyncio.run(gw.chat("goal", msgs)))
+            raw = simulator_config(srv.base_url, llm={"cache": True, "cache_dir": str(tmp_path / "cache")})
+            gw = Gateway(ModelRegistry.from_config(RunConfig.model_validate(raw)))
+            replies.append(asyncio.run(gw.chat(request, msgs)))
             gw.close()
         assert len(a.requests) == 1 and len(b.requests) == 1  # the second round came from the cache
     assert [r.text for r in replies] == ["server A", "server B", "server A", "server B"]

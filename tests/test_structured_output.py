@@ -28,6 +28,7 @@ from tests.support.simulator import role_of, simulator_config, simulator_respond
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm import replies, structured
 from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.llm.registry import ModelRegistry
 from utcgen.pipeline.records import Message, Persona, Tool
 from utcgen.pipeline.synthesis.roles import ReplyError, Roles, parse_assistant
 
@@ -42,7 +43,7 @@ def gateway(srv: ScriptedOpenAIServer, tmp_path: Path, *, model: str = "openai/s
                 "cache_dir": str(tmp_path / "cache"), **llm}
     raw = simulator_config(srv.base_url, llm=settings)
     raw["models"] = {role: model for role in raw["models"]}
-    return Gateway(RunConfig.model_validate(raw))
+    return Gateway(ModelRegistry.from_config(RunConfig.model_validate(raw)))
 
 
 def goal(gw: Gateway, seed: int = 1) -> str:

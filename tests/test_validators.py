@@ -19,6 +19,7 @@ from utcgen.pipeline import arguments as values
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
 from utcgen.pipeline.llm.offline import judges
+from utcgen.pipeline.llm.registry import ModelRegistry
 from utcgen.pipeline.mentions import mentioned
 from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict
 from utcgen.validators import cascade
@@ -478,7 +479,7 @@ def test_parse_reply(text: str, expected: bool | None) -> None:
 def gateway() -> Gateway:
     cfg = RunConfig()
     cfg.llm.cache = False
-    gw = Gateway(cfg)
+    gw = Gateway(ModelRegistry.from_config(cfg))
     yield gw
     gw.close()
 
@@ -560,7 +561,7 @@ def served_gateway(srv: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch, m
     cfg.llm.cache = False
     cfg.llm.max_retries = max_retries
     cfg.llm.timeout = 10
-    return Gateway(cfg)
+    return Gateway(ModelRegistry.from_config(cfg))
 
 
 def test_unparseable_judge_is_retried_then_rejects(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -710,10 +711,11 @@ class FakeGateway:
         self._arrived = 0
         self._event: asyncio.Event | None = None
 
-    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
+    async def chat(self, request: Any, messages: list[dict], *, nonce: str = "",
                    schema: dict | None = None) -> LLMReply:
+        role = request.role
         self.calls.append(role)
-        assert state is not None and state["dialogue"]["id"]
+        assert request.dialogue.id
         if self.barrier:
             self._event = self._event or asyncio.Event()
             self._arrived += 1
@@ -724,8 +726,8 @@ class FakeGateway:
 
 
 class RaisingGateway:
-    async def chat(self, role: str, messages: list[dict], **kwargs: Any) -> LLMReply:
-        raise LLMError(f"{role} call to x failed: boom")
+    async def chat(self, request: Any, messages: list[dict], **kwargs: Any) -> LLMReply:
+        raise LLMError(f"{request.role} call to x failed: boom")
 
 
 def test_cascade_accepts_a_good_dialogue_through_the_offline_backend(gateway: Gateway) -> None:
@@ -798,6 +800,25 @@ def test_the_stage_list_is_the_order_the_cascade_runs() -> None:
     assert STAGES == cascade.RULE_STAGES + cascade.LLM_STAGES
     verdicts = run(run_cascade(GOOD, FakeGateway()))
     assert tuple(v.validator for v in verdicts) == STAGES
+
+
+def test_every_stage_is_registered_by_name_behind_one_interface() -> None:
+    from utcgen.validators.base import Judge, Rule
+
+    for name in STAGES:
+        found = cascade.stage(name)
+        assert found is not None and found.name == name
+        assert found.kind == ("rule" if isinstance(found, Rule) else "llm")
+        assert cascade.kind_of(name) == found.kind
+    assert cascade.stage("selection") is None and cascade.kind_of("synthesis") is None
+    assert all(isinstance(cascade.stage(n), Judge) for n in cascade.LLM_STAGES)
+    for rule in cascade.RULES:  # the async check is the pure rule, verdict for verdict
+        assert run(rule.check(GOOD)) == rule.run(GOOD)
+        assert rule.run(GOOD).validator == rule.name
+    relevancy = cascade.stage("relevancy")
+    assert relevancy is not None and run(relevancy.check(GOOD, FakeGateway())).validator == "relevancy"
+    with pytest.raises(ValueError, match="'critique' is an LLM judge: it needs a gateway"):
+        run(cascade.JUDGES[1].check(GOOD))
 
 
 SELECTION = Verdict(validator="selection", passed=False, reason="wrong tool selected")

@@ -10,7 +10,6 @@ critique are independent, so they run concurrently. Every verdict produced is re
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 
 from ..pipeline.records import Dialogue, Verdict
 from . import (
@@ -28,42 +27,56 @@ from . import (
     toolcall,
 )
 from . import format as fmt
+from .base import Judge, Kind, Rule, Validator
 from .judge import ChatGateway
 
 # The stages, in cascade order; a stage's name is the `validator` of the verdicts it writes.
-RULES: tuple[tuple[str, Callable[[Dialogue], Verdict]], ...] = (
-    (fmt.NAME, fmt.check_format),
-    (toolcall.NAME, toolcall.check_toolcall),
-    (toolargs.NAME, toolargs.check_toolargs),
+RULES: tuple[Rule, ...] = (
+    Rule(fmt.NAME, fmt.check_format),
+    Rule(toolcall.NAME, toolcall.check_toolcall),
+    Rule(toolargs.NAME, toolargs.check_toolargs),
     # shortcut and leakage checks: what would let a model pass without disambiguating
-    (nameleak.NAME, nameleak.check_name_leak),
-    (recitation.NAME, recitation.check_recitation),
-    (paramkeys.NAME, paramkeys.check_param_keys),
-    (repetition.NAME, repetition.check_repetition),
-    (plausibility.NAME, plausibility.check_plausibility),
-    (personafit.NAME, personafit.check_persona_fit),
+    Rule(nameleak.NAME, nameleak.check_name_leak),
+    Rule(recitation.NAME, recitation.check_recitation),
+    Rule(paramkeys.NAME, paramkeys.check_param_keys),
+    Rule(repetition.NAME, repetition.check_repetition),
+    Rule(plausibility.NAME, plausibility.check_plausibility),
+    Rule(personafit.NAME, personafit.check_persona_fit),
     # the scenario type's own rule (explicit asks nothing, an unavailable tool ends without a call, ...)
-    (scenario.NAME, scenario.check_scenario),
+    Rule(scenario.NAME, scenario.check_scenario),
     # no question about what is known, not far more questions than the EVPI plan needs (Q*)
-    (planning.NAME, planning.check_planning),
+    Rule(planning.NAME, planning.check_planning),
 )
-JUDGES: tuple[tuple[str, Callable[[Dialogue, ChatGateway], Awaitable[Verdict]]], ...] = (
-    (relevancy.NAME, relevancy.check_relevancy),
-    (critique.NAME, critique.check_critique),
+# After every rule passed, these run concurrently (independent of each other).
+JUDGES: tuple[Judge, ...] = (
+    Judge(relevancy.NAME, relevancy.check_relevancy, rejects_as="off-topic"),
+    Judge(critique.NAME, critique.check_critique, rejects_as="critique failed"),
 )
-RULE_STAGES: tuple[str, ...] = tuple(name for name, _ in RULES)
-LLM_STAGES: tuple[str, ...] = tuple(name for name, _ in JUDGES)
+_REGISTRY: dict[str, Validator] = {v.name: v for v in (*RULES, *JUDGES)}
+RULE_STAGES: tuple[str, ...] = tuple(v.name for v in RULES)
+LLM_STAGES: tuple[str, ...] = tuple(v.name for v in JUDGES)
 STAGES: tuple[str, ...] = RULE_STAGES + LLM_STAGES
+
+
+def stage(name: str) -> Validator | None:
+    """The registered validator of that name; None for a verdict of a step outside the cascade
+    (e.g. `selection`, `synthesis`)."""
+    return _REGISTRY.get(name)
+
+
+def kind_of(name: str) -> Kind | None:
+    found = stage(name)
+    return None if found is None else found.kind
 
 
 async def run_cascade(d: Dialogue, gateway: ChatGateway) -> list[Verdict]:
     """The verdicts of every stage that ran, in stage order."""
     verdicts: list[Verdict] = []
-    for _, rule in RULES:
-        verdicts.append(rule(d))
+    for rule in RULES:
+        verdicts.append(await rule.check(d))
         if not verdicts[-1].passed:
             return verdicts
-    verdicts += await asyncio.gather(*(judge(d, gateway) for _, judge in JUDGES))
+    verdicts += await asyncio.gather(*(judge.check(d, gateway) for judge in JUDGES))
     return verdicts
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..pipeline.llm.requests import CriticRequest
 from ..pipeline.prompts import load_prompt
 from ..pipeline.records import Dialogue, Verdict
 from .judge import ChatGateway, ask, transcript
@@ -25,7 +26,6 @@ SCENARIO_PROTOCOLS = {
     "input_fault": "the opening is faulty (unclear intent, a false premise, two values for one detail, or "
                    "garbled wording); the assistant asks until it is clear, then calls.",
 }
-ROLE = "critic"
 
 
 def render(d: Dialogue) -> list[dict[str, str]]:
@@ -56,4 +56,4 @@ def _verdict(reply: dict[str, Any]) -> Verdict:
 
 async def check_critique(d: Dialogue, gateway: ChatGateway) -> Verdict:
     """Asks the critic; a failing, erroring or unparseable critic rejects the dialogue."""
-    return await ask(NAME, ROLE, gateway, render(d), d, "passed", _verdict)
+    return await ask(NAME, CriticRequest(dialogue=d), gateway, render(d), "passed", _verdict)

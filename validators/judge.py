@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ..pipeline.llm import replies
 from ..pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
+from ..pipeline.llm.requests import CriticRequest, RelevancyRequest
 from ..pipeline.records import Dialogue, Verdict
 
 log = logging.getLogger("utcgen.validators")
@@ -29,7 +30,7 @@ class ChatGateway(Protocol):
     """What a judge needs: `utcgen.pipeline.llm.gateway.Gateway` or any wrapper with the same `chat` (e.g. a meter)."""
 
     async def chat(
-        self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
+        self, request: RelevancyRequest | CriticRequest, messages: list[dict], *, nonce: str = "",
         schema: dict | None = None,
     ) -> LLMReply: ...
 
@@ -73,20 +74,19 @@ def parse_reply(text: str, key: str) -> dict[str, Any] | None:
 
 async def ask(
     name: str,
-    role: str,
+    request: RelevancyRequest | CriticRequest,
     gateway: ChatGateway,
     messages: list[dict[str, str]],
-    d: Dialogue,
     key: str,
     to_verdict: Callable[[dict[str, Any]], Verdict],
 ) -> Verdict:
     """Calls the judge, retrying unparseable replies; LLMError and garbage become a failed Verdict."""
-    state = {"dialogue": d.model_dump(mode="json")}
+    role = request.role
     last_text = ""
     for attempt in range(RETRIES + 1):
         nonce = f"retry-{attempt}" if attempt else ""
         try:
-            reply = await gateway.chat(role, messages, state=state, nonce=nonce, schema=replies.schema_of(role))
+            reply = await gateway.chat(request, messages, nonce=nonce, schema=replies.schema_of(role))
         except LLMFatalError:
             raise
         except LLMError as exc:

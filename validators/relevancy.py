@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..pipeline.llm.requests import RelevancyRequest
 from ..pipeline.prompts import load_prompt
 from ..pipeline.records import Dialogue, Verdict
 from .judge import ChatGateway, ask, transcript
 
 NAME = "relevancy"
-ROLE = "relevancy"
 
 
 def render(d: Dialogue) -> list[dict[str, str]]:
@@ -35,4 +35,4 @@ def _verdict(reply: dict[str, Any]) -> Verdict:
 
 async def check_relevancy(d: Dialogue, gateway: ChatGateway) -> Verdict:
     """Asks the relevancy judge; a failing, erroring or unparseable judge rejects the dialogue."""
-    return await ask(NAME, ROLE, gateway, render(d), d, "relevant", _verdict)
+    return await ask(NAME, RelevancyRequest(dialogue=d), gateway, render(d), "relevant", _verdict)

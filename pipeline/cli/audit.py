@@ -56,14 +56,14 @@ def by_scenario(dialogues: list[Dialogue]) -> dict[str, Any]:
         accepted = sum(d.accepted for d in mine)
         out[scenario] = {"dialogues": len(mine), "accepted": accepted, "acceptance_rate": accepted / len(mine),
                          "pass_rates": {name: sum(_verdict(name, rule, d).passed for d in mine) / len(mine)
-                                        for name, rule in RULES}}
+                                        for name, rule in ((r.name, r.run) for r in RULES)}}
     return out
 
 
 def audit(dialogues: list[Dialogue]) -> dict[str, Any]:
     """Per rule: dialogues checked, passed, pass rate and the commonest failure codes; the same per scenario."""
     stages: dict[str, dict[str, Any]] = {}
-    for name, rule in RULES:
+    for name, rule in ((r.name, r.run) for r in RULES):
         passed, codes, unchecked = 0, Counter(), 0
         for d in dialogues:
             v = _verdict(name, rule, d)

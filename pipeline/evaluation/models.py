@@ -32,6 +32,7 @@ from ..errors import InputError
 from ..export.slicing import build_system_prompt, chat_message
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMError
+from ..llm.requests import SaidWithThought, UnderTestRequest
 from ..records import Message, ToolCall, Usage
 from ..synthesis.roles import ReplyError, parse_assistant, parse_native
 from .cases import Case
@@ -65,38 +66,31 @@ class ModelUnderTest:
 def make_gateway(roles: dict[str, str], *, config: str | Path | None = None, api_base: str | None = None,
                  tool_format: ToolFormat = "json", temperature: float | None = None,
                  max_in_flight: int | None = None, cache: bool | None = None) -> Gateway:
-    """A gateway whose roles call the given models; every model is checked (provider, key, server up) first."""
-    from ..config import ROLES, Models, load_config
-    from ..llm.gateway import check_models
+    """A gateway whose roles call the given models, with the call settings of `config`'s `llm`
+    section (default: the shipped one) and these overrides; every model is checked (provider,
+    key, server up) first."""
+    from ..config import load_config
     from ..llm.probe import probe_servers
+    from ..llm.registry import ModelRegistry, check_models
 
-    first = next(iter(roles.values()))
-    cfg = load_config(config, model=first)
+    updates: dict[str, Any] = {"tool_format": tool_format}
     if api_base:
-        cfg.llm.api_base = api_base
-    cfg.llm.tool_format = tool_format
+        updates["api_base"] = api_base
     if temperature is not None:
-        cfg.llm.temperature = temperature
+        updates["temperature"] = temperature
     if max_in_flight:
-        cfg.llm.max_in_flight = max_in_flight
+        updates["max_in_flight"] = max_in_flight
     if cache is not None:
-        cfg.llm.cache = cache
+        updates["cache"] = cache
+    settings = load_config(config).llm.model_copy(update=updates)
     problems: list[str] = []
     for model in dict.fromkeys(roles.values()):
-        single = cfg.model_copy(deep=True)
-        single.models = Models(**{r: model for r in ROLES})
+        single = ModelRegistry.of({r: m for r, m in roles.items() if m == model}, settings)
         found = check_models(single) or probe_servers(single)
         problems += [f"{p} (for {', '.join(r for r, m in roles.items() if m == model)})" for p in found]
     if problems:
         raise InputError(problems)
-    gateway = Gateway(cfg)
-    gateway.models.update(roles)
-    return gateway
-
-
-def _state_history(history: list[Message]) -> list[dict[str, Any]]:
-    """The dialogue as the offline backend reads it: what a real model sees (its own thoughts included)."""
-    return [m.model_dump(include={"role", "content", "thought"}) for m in history]
+    return Gateway(ModelRegistry.of(roles, settings))
 
 
 class LiteLLMModel(ModelUnderTest):
@@ -128,17 +122,19 @@ class LiteLLMModel(ModelUnderTest):
         assert self.gateway is not None
         native = self.tool_format == "native"
         messages = self.messages(case, history)
-        state = {"candidates": [c.model_dump() for c in case.candidates], "history": _state_history(history)}
+        # what any model sees: the candidates and the dialogue (its own earlier thoughts included)
+        request = UnderTestRequest(candidates=case.candidates, history=[
+            SaidWithThought(role=m.role, content=m.content, thought=m.thought) for m in history])
         names = [c.name for c in case.candidates]
         usage, error = Usage(), ""
         turn = sum(m.role == "assistant" for m in history)
         for retry in range(REPLY_RETRIES + 1):
             nonce = f"eval/{case.id}/{turn}/{retry}"
             if native:
-                reply = await self.gateway.chat(ROLE, messages, state=state, nonce=nonce,
+                reply = await self.gateway.chat(request, messages, nonce=nonce,
                                                 tools=[c.openai_spec() for c in case.candidates])
             else:
-                reply = await self.gateway.chat(ROLE, messages, state=state, nonce=nonce,
+                reply = await self.gateway.chat(request, messages, nonce=nonce,
                                                 schema=replies.schema_of("assistant", tool_names=names))
             usage.add(reply.usage)
             try:

@@ -10,6 +10,7 @@ import re
 
 from ..llm.gateway import Gateway
 from ..llm.replies import ReplyError, find_object
+from ..llm.requests import RubricRequest, RubricTurn, said
 from ..prompts import load_prompt
 from ..records import Message, Usage, tools_json
 from ..synthesis.roles import transcript
@@ -24,7 +25,7 @@ GRADE_SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "e
 def parse_grade(text: str) -> int | None:
     """The grade a rubric reply gives (1-3), or None."""
     try:
-        grade = int(find_object(text).get("grade"))
+        grade = int(find_object(text).get("grade", ""))
     except (ReplyError, TypeError, ValueError):
         match = re.search(r"\b([123])\b", text)
         grade = int(match.group(1)) if match else 0
@@ -46,10 +47,9 @@ async def conv_rel(gateway: Gateway, case: Case, messages: list[Message], usage:
     async def grade(i: int) -> float:
         before, turn = messages[:i], messages[i]
         prompt = load_prompt("eval_conv_rel").render(tools=tools, transcript=transcript(before), turn=show_turn(turn))
-        state = {"turn": turn.model_dump(include={"content", "tool_calls", "parse_error"}),
-                 "candidates": [c.model_dump() for c in case.candidates],
-                 "history": [m.model_dump(include={"role", "content"}) for m in before]}
-        reply = await gateway.chat("rubric", prompt, state=state, nonce=f"eval-rubric/{case.id}/{i}", schema=GRADE_SCHEMA)
+        request = RubricRequest(turn=RubricTurn(**turn.model_dump(include={"content", "tool_calls", "parse_error"})),
+                                candidates=case.candidates, history=said(before))
+        reply = await gateway.chat(request, prompt, nonce=f"eval-rubric/{case.id}/{i}", schema=GRADE_SCHEMA)
         usage.add(reply.usage)
         found = parse_grade(reply.text)
         return SCORE[found] if found is not None else 0.0

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..llm.gateway import Gateway
 from ..llm.replies import ReplyError, find_object
+from ..llm.requests import VoterRequest, said
 from ..prompts import load_prompt
 from ..records import Message, Usage
 from ..synthesis.roles import Roles, persona_text, transcript
@@ -48,7 +49,7 @@ def parse_choice(text: str, n: int) -> int | None:
     """The 0-based position a voter picked, or None if its reply names none of 1..n."""
     try:
         data = find_object(text)
-        value = data.get("choice", data.get("draft"))
+        value = data.get("choice", data.get("draft", ""))
         choice = int(value)
     except (ReplyError, TypeError, ValueError):
         match = re.search(r"\b(\d+)\b", text)
@@ -116,13 +117,11 @@ class UserProxy:
         for j in range(m):
             shown = permutation(rng, len(drafts))
             listed = "\n".join(f"{k + 1}. {json.dumps(drafts[i], ensure_ascii=False)}" for k, i in enumerate(shown))
-            messages = load_prompt("eval_user_vote").render(persona=persona_text(case.persona), goal=case.goal,
-                                                       transcript=transcript(history), drafts=listed)
-            state = {"shown": [drafts[i] for i in shown],
-                     "history": [x.model_dump(include={"role", "content"}) for x in history],
-                     "tool_names": [case.gold_tool.name, *(d.name for d in case.distractors)],
-                     "parameter_keys": sorted({k for t in case.candidates for k in t.properties})}
-            reply = await self.gateway.chat("voter", messages, state=state, nonce=f"eval-vote/{case.id}/{turn}/{j}",
+            request = VoterRequest(persona=case.persona, goal=case.goal, history=said(history),
+                                   shown=[drafts[i] for i in shown])
+            messages = load_prompt("eval_user_vote").render(persona=persona_text(request.persona), goal=request.goal,
+                                                            transcript=transcript(history), drafts=listed)
+            reply = await self.gateway.chat(request, messages, nonce=f"eval-vote/{case.id}/{turn}/{j}",
                                             schema=vote_schema(len(drafts)))
             self.usage.add(reply.usage)
             choice = parse_choice(reply.text, len(drafts))

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage
+from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage, kind_of
 from ..records import Dialogue, Usage
 from .flatten import num_turns
 from .run_info import RunInfo
@@ -38,7 +38,7 @@ def stage_counts(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, Any]]:
     Verdicts of steps outside the cascade (a wrong tool selected, an unusable reply) are
     not a stage: such a dialogue was rejected before validation and counts for no stage.
     """
-    stages = {s: {"kind": "rule" if s in RULE_STAGES else "llm", "evaluated": 0, "passed": 0} for s in STAGES}
+    stages = {s: {"kind": kind_of(s), "evaluated": 0, "passed": 0} for s in STAGES}
     for d in dialogues:
         for stage in STAGES:
             verdicts = [v for v in d.validation if v.validator == stage]

@@ -7,39 +7,29 @@ provider), so rendering, transport and parsing are the same code for all of them
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import logging
 import os
 import random
-import re
 import sqlite3
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..config import RunConfig
-from ..errors import UtcgenError
 from ..records import Usage
 from . import offline, structured
+from .failures import KEPT, LLMError, LLMFatalError, category, describe, is_fatal, is_retryable, retry_after
 from .limits import Limits
+from .registry import ModelRegistry, is_local
+from .requests import Request
+
+__all__ = ["Gateway", "LLMError", "LLMFatalError", "LLMReply", "ModelRegistry", "ResponseCache", "quiet_litellm",
+           "shutdown"]
 
 log = logging.getLogger("utcgen.llm")
-
-
-class LLMError(UtcgenError):
-    """A call the server refused for this request's own sake (a 4xx such as a prompt too long):
-    the dialogue that made it is rejected and the run goes on."""
-
-
-class LLMFatalError(LLMError):
-    """A failure no other dialogue would get past (a rejected key, an unknown model, a server
-    that stays down through every retry): the run stops instead of spending its seeds on it,
-    and the unfinished job is not journaled, so the re-run does it."""
 
 
 class LLMReply(BaseModel):
@@ -80,119 +70,13 @@ class ResponseCache:
             self._db.close()
 
 
-def _retry_after(exc: Exception) -> float | None:
-    """Seconds the server asked us to wait, from the error's response headers if any."""
-    for attr in ("litellm_response_headers", "response"):
-        source = getattr(exc, attr, None)
-        headers = getattr(source, "headers", source)
-        if headers is None:
-            continue
-        with contextlib.suppress(AttributeError, TypeError, ValueError):
-            value = headers.get("retry-after") or headers.get("Retry-After")
-            if value is not None:
-                return max(0.0, float(value))
-    return None
-
-
-def _is_retryable(exc: Exception) -> bool:
-    from litellm import exceptions as litellm
-
-    retryable = (
-        litellm.Timeout,
-        litellm.RateLimitError,
-        litellm.APIConnectionError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.BadGatewayError,
-    )
-    if isinstance(exc, (*retryable, asyncio.TimeoutError)):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(exc, litellm.APIError) and (status is None or status >= 500)
-
-
-def _litellm() -> Any:
+def quiet_litellm() -> Any:
     """litellm, quiet and with the offline provider registered: what every use here expects."""
     import litellm
 
     litellm.suppress_debug_info = True
     offline.register()
     return litellm
-
-
-def _is_fatal(exc: Exception) -> bool:
-    """A bad key, a forbidden or an unknown model. By status too: litellm maps an OpenAI-style
-    body of type invalid_request_error to BadRequestError whatever the status was."""
-    from litellm import exceptions as litellm
-
-    fatal = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError)
-    return isinstance(exc, fatal) or getattr(exc, "status_code", None) in (401, 403, 404)
-
-
-_KEPT = "Finished work is kept: re-running the same command resumes where this run stopped."
-_CREDENTIAL = re.compile(r"KEY|TOKEN|SECRET|PASSWORD")
-
-
-def check_models(config: RunConfig) -> list[str]:
-    """What would make every call to a role's model fail, found before the first call.
-
-    Unknown providers and credentials missing from the environment; API bases are left to
-    litellm's defaults (Ollama's local port, for one), so only credential variables count.
-    """
-    litellm = _litellm()
-    settings = config.llm
-    roles_of: dict[str, list[str]] = {}
-    for role, model in config.models.model_dump().items():
-        if not model.startswith(offline.PROVIDER + "/"):
-            roles_of.setdefault(model, []).append(role)
-    problems = []
-    if roles_of and settings.api_key_env and not os.environ.get(settings.api_key_env):
-        problems.append(f"llm.api_key_env: the environment variable {settings.api_key_env} is not set")
-    for model, roles in roles_of.items():
-        source = " (from UTCGEN_MODEL)" if os.environ.get("UTCGEN_MODEL") == model else ""
-        where = f"models.{'/'.join(roles)} = {model!r}{source}"
-        try:
-            litellm.get_llm_provider(model, api_base=settings.api_base)
-        except litellm.BadRequestError:
-            problems.append(f"{where}: litellm knows no provider for it; write it as provider/model, "
-                            "e.g. openai/gpt-4o-mini or hosted_vllm/<name>")
-            continue
-        if settings.api_key_env:
-            continue
-        found = litellm.validate_environment(model=model, api_base=settings.api_base)
-        missing = [key for key in found.get("missing_keys", []) if _CREDENTIAL.search(key)]
-        if missing:
-            problems.append(f"{where}: needs {' and '.join(missing)} in the environment (for a local server "
-                            "that ignores keys any value will do), or name another variable in llm.api_key_env")
-    return problems
-
-
-LOCAL_START_IN_FLIGHT = 2  # a local server is often one model on one thread: start low, grow on success
-LOCAL_TIMEOUT = 300.0  # seconds; a local server's queue makes long waits normal
-
-
-def is_local(api_base: str | None) -> bool:
-    """True for a server on this machine (127.0.0.1, localhost, ::1)."""
-    if not api_base:
-        return False
-    from urllib.parse import urlparse
-
-    return (urlparse(api_base).hostname or "") in ("127.0.0.1", "localhost", "::1", "0.0.0.0")
-
-
-def effective_settings(config: RunConfig) -> Any:
-    """`config.llm` with the local-server defaults applied where the user kept the shipped default:
-    a longer timeout for a server on this machine. Returns (settings, first in-flight limit):
-    `llm.start_in_flight` when set, else a low start for a local server, else None (the maximum)."""
-    settings = config.llm
-    defaults = type(settings).model_fields
-    start = settings.start_in_flight
-    if is_local(settings.api_base) and config.backend() != "offline":
-        if settings.timeout == defaults["timeout"].default:
-            settings = settings.model_copy(update={"timeout": LOCAL_TIMEOUT})
-        if start is None:
-            start = LOCAL_START_IN_FLIGHT
-    return settings, None if start is None else min(start, settings.max_in_flight)
 
 
 # Request fields that change how a call is made, never what it answers: left out of the cache key.
@@ -202,16 +86,16 @@ _NOT_IN_KEY = ("timeout", "num_retries", "api_key", "max_retries")
 class Gateway:
     """Calls a role's model. One instance per run; share it across all concurrent dialogues.
 
-    Calls in flight are bounded per (provider, model, api_base) by an adaptive limit
+    Built from the model registry (role -> model entry, and the shared call settings). Calls
+    in flight are bounded per (provider, model, api_base) by an adaptive limit
     (`limits.AdaptiveLimit`, at most `llm.max_in_flight`). `on_call(gateway)`, if set, is
     called after every call, cache hit and retry (progress bars read `usage`, `retries`
     and `in_flight()`)."""
 
-    def __init__(self, config: RunConfig) -> None:
-        _litellm()
-        self.config = config
-        self.settings, start = effective_settings(config)
-        self.models = config.models.model_dump()
+    def __init__(self, registry: ModelRegistry) -> None:
+        quiet_litellm()
+        self.registry = registry
+        self.settings, start = registry.effective()
         self.limits = Limits(self.settings.max_in_flight, start)
         self.usage = Usage()
         self.retries = 0
@@ -219,7 +103,13 @@ class Gateway:
         self.on_call: Any = None
         cache_root = Path(self.settings.cache_dir or os.environ.get("UTCGEN_CACHE_DIR") or Path.home() / ".cache" / "utcgen")
         self.cache = ResponseCache(cache_root / "llm-cache.sqlite") if self.settings.cache else None
-        self.formats = structured.Formats(self.settings.structured_output, self.settings.structured_output_roles)
+        self.formats = structured.Formats(self.settings.structured_output,
+                                          {role: e.structured_output for role, e in registry.entries.items()})
+
+    @property
+    def models(self) -> dict[str, str]:
+        """role -> model string, as recorded in every dialogue."""
+        return self.registry.models()
 
     def in_flight(self) -> int:
         return self.limits.in_flight()
@@ -228,165 +118,167 @@ class Gateway:
         if self.on_call is not None:
             self.on_call(self)
 
-    def _request_kwargs(self, role: str, model: str, messages: list[dict], state: dict | None) -> dict[str, Any]:
-        """Everything a call sends to litellm; the cache key is made from it (see `_key`)."""
+    def _request_kwargs(self, request: Request, messages: list[dict], shape: structured.Shape) -> dict[str, Any]:
+        """Everything a call sends to litellm; the cache key is made from it (see `_key`). Only the
+        offline provider gets the typed request (in the call's metadata); a real model never does."""
+        entry = self.registry.entry(request.role)
         kwargs: dict[str, Any] = {
-            "model": model,
+            "model": entry.model,
             "messages": messages,
             "temperature": self.settings.temperature,
             "max_tokens": self.settings.max_tokens,
             "timeout": self.settings.timeout,
             "num_retries": 0,
         }
-        if not model.startswith(offline.PROVIDER + "/"):
-            if self.settings.api_base:
-                kwargs["api_base"] = self.settings.api_base
-            if self.settings.api_key_env:
-                kwargs["api_key"] = os.environ.get(self.settings.api_key_env, "")
-            if self.settings.send_state and state is not None:
-                kwargs["extra_headers"] = {offline.STATE_HEADER: offline.encode_state(role, state)}
-        kwargs.update(self._shape_kwargs(role, model))
+        if entry.offline:
+            kwargs["metadata"] = {offline.REQUEST_KEY: request.model_dump(mode="json")}
+        else:
+            if entry.api_base:
+                kwargs["api_base"] = entry.api_base
+            if entry.api_key_env:
+                kwargs["api_key"] = os.environ.get(entry.api_key_env, "")
+        kwargs.update(self._shape_kwargs(request.role, shape))
         return kwargs
 
-    def _shape_kwargs(self, role: str, model: str, mode: str | None = None) -> dict[str, Any]:
+    def _shape_kwargs(self, role: str, shape: structured.Shape, mode: str | None = None) -> dict[str, Any]:
         """response_format and tools for this call (see `structured`); `mode` overrides the learnt one."""
-        shape = structured.SHAPE.get()
+        entry = self.registry.entry(role)
         out: dict[str, Any] = {}
         if shape.tools:
             out["tools"] = shape.tools
             out["_skip_mcp_handler"] = True  # function tools only: spares litellm's MCP path (needs `mcp`)
-        base = None if model.startswith(offline.PROVIDER + "/") else self.settings.api_base
-        mode = mode or self.formats.mode(role, model, base)
+        mode = mode or self.formats.mode(role, entry.model, entry.api_base)
         if (fmt := structured.response_format(mode, shape)) is not None:
             out["response_format"] = fmt
         return out
 
     def _key(self, kwargs: dict[str, Any], nonce: str) -> str:
         """The cache key: every request field that can change the reply (model, api_base, messages,
-        sampling, response_format, tools, headers, ...), whatever `_request_kwargs` sends."""
+        sampling, response_format, tools, ...), whatever `_request_kwargs` sends."""
         sent = {k: v for k, v in kwargs.items() if k not in _NOT_IN_KEY}
         blob = json.dumps([sent, nonce], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    async def chat(self, role: str, messages: list[dict], *, state: dict | None = None, nonce: str = "",
+    async def chat(self, request: Request, messages: list[dict], *, nonce: str = "",
                    schema: dict | None = None, tools: list[dict] | None = None) -> LLMReply:
-        """One completion for `role`. `state` drives the offline backend; `nonce` varies a retry's cache key;
-        `schema` is the reply's JSON Schema (sent as response_format per `llm.structured_output`), `tools`
-        the function specs of a native tool call (sent as the request's `tools`)."""
-        # Read by _request_kwargs and _call in this task (a context variable: every chat sets its own).
-        structured.SHAPE.set(structured.Shape(schema=schema, name=f"{role}_reply", tools=tools))
-        model = self.models[role]
+        """One completion for `request.role`, whose prompt is `messages`. `nonce` varies a retry's cache
+        key; `schema` is the reply's JSON Schema (sent as response_format per `llm.structured_output`),
+        `tools` the function specs of a native tool call (sent as the request's `tools`)."""
+        shape = structured.Shape(schema=schema, name=f"{request.role}_reply", tools=tools)
+        entry = self.registry.entry(request.role)
         # The offline backend is free and deterministic: caching it would only serve stale replies.
-        cache = None if model.startswith(offline.PROVIDER + "/") else self.cache
-        key = self._key(self._request_kwargs(role, model, messages, state), nonce) if cache else ""
+        cache = None if entry.offline else self.cache
+        key = self._key(self._request_kwargs(request, messages, shape), nonce) if cache else ""
         if cache and (hit := cache.get(key)) is not None:
             usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
             self.usage.add(usage)
             self._notify()
             return hit.model_copy(update={"usage": usage, "cached": True})
-        reply = await self._call_with_retries(role, model, messages, state)
+        reply = await self._call_with_retries(request, messages, shape)
         if cache:
             cache.put(key, reply)
         self.usage.add(reply.usage)
         self._notify()
         return reply
 
-    async def _call_with_retries(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
-        s = self.settings
+    async def _call_with_retries(self, request: Request, messages: list[dict], shape: structured.Shape) -> LLMReply:
+        s, role = self.settings, request.role
+        entry = self.registry.entry(role)
+        model = entry.model
         # The offline backend is deterministic: its failures are bugs, never worth a retry.
-        is_offline = model.startswith(offline.PROVIDER + "/")
-        retries = 0 if is_offline else s.max_retries
-        limit = self.limits.get(model, None if is_offline else s.api_base)
+        retries = 0 if entry.offline else s.max_retries
+        limit = self.limits.get(model, entry.api_base)
         for attempt in range(retries + 1):
             try:
                 async with limit:  # the slot is held per attempt, not across backoff sleeps
-                    reply = await self._call(role, model, messages, state)
+                    reply = await self._call(request, messages, shape)
                 limit.success()
                 return reply
             except Exception as exc:
-                failure = f"{role} call to {model} failed: {_describe(exc, s.api_base)}"
-                if _is_fatal(exc):
+                failure = f"{role} call to {model} failed: {describe(exc, entry.api_base)}"
+                if is_fatal(exc):
                     raise LLMFatalError(f"{failure}. Fix the model name, address or credentials, then re-run "
-                                        f"the same command: {_KEPT}") from exc
-                if not _is_retryable(exc):
+                                        f"the same command: {KEPT}") from exc
+                if not is_retryable(exc):
                     raise LLMError(failure) from exc  # this request's own problem: its dialogue is rejected
-                category = _category(exc)
+                kind = category(exc)
                 if attempt == retries:
                     tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
                     hint = f"the server is down, overloaded or slower than llm.timeout ({s.timeout:g}s)"
-                    if category == "timeout":
+                    if kind == "timeout":
                         hint = (f"calls took longer than llm.timeout ({s.timeout:g}s): allow fewer calls in flight "
                                 f"(--max-in-flight, now at most {limit.maximum}) or a longer llm.timeout")
-                    raise LLMFatalError(f"{failure}. Gave up after {tries}: {hint}. {_KEPT}") from exc
-                wait = _retry_after(exc)
-                if category == "rate limited":
+                    raise LLMFatalError(f"{failure}. Gave up after {tries}: {hint}. {KEPT}") from exc
+                wait = retry_after(exc)
+                if kind == "rate limited":
                     limit.rate_limited(wait)  # the server says it is overloaded: fewer calls in flight
                 if wait is None:
                     wait = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
                 self.retries += 1
-                self.retry_reasons[category] = self.retry_reasons.get(category, 0) + 1
+                self.retry_reasons[kind] = self.retry_reasons.get(kind, 0) + 1
                 self._notify()
-                if category == "timeout" and is_local(s.api_base):
+                if kind == "timeout" and is_local(entry.api_base):
                     log.warning("%s: no reply within %gs from the local server at %s, retry %d in %.2fs "
                                 "(%d calls in flight allowed; a single-threaded server answers one at a time: "
-                                "lower --max-in-flight or raise llm.timeout)", role, s.timeout, s.api_base,
+                                "lower --max-in-flight or raise llm.timeout)", role, s.timeout, entry.api_base,
                                 attempt + 1, wait, limit.limit)
                 else:
-                    log.warning("%s: %s, retry %d in %.2fs", role, category, attempt + 1, wait)
+                    log.warning("%s: %s, retry %d in %.2fs", role, kind, attempt + 1, wait)
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
-    async def _call(self, role: str, model: str, messages: list[dict], state: dict | None) -> LLMReply:
+    async def _call(self, request: Request, messages: list[dict], shape: structured.Shape) -> LLMReply:
         import litellm
 
-        kwargs = self._request_kwargs(role, model, messages, state)
-        base = None if model.startswith(offline.PROVIDER + "/") else self.settings.api_base
-        mode = self.formats.mode(role, model, base) if "response_format" in kwargs else "off"
-        token = offline.CURRENT.set((role, state))
-        try:
-            while True:
-                try:
-                    # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
-                    # call completes, and the cancelled dialogue then runs on to its end.
-                    async with asyncio.timeout(self.settings.timeout + 5):
-                        response = await litellm.acompletion(**kwargs)
-                    break
-                except Exception as exc:
-                    # `auto` and a server that refuses this response_format: the next form, at once.
-                    step = self.formats.refused(role, model, base, mode, exc) if mode != "off" else None
-                    if step is None:
-                        raise
-                    kwargs.pop("response_format", None)
-                    kwargs.update(self._shape_kwargs(role, model, step))
-                    mode = step if "response_format" in kwargs else "off"
-        finally:
-            offline.CURRENT.reset(token)
-        message = response.choices[0].message
-        text = message.content or ""
-        calls = []
-        for call in getattr(message, "tool_calls", None) or []:
-            fn = getattr(call, "function", None)
-            if fn is not None and getattr(fn, "name", None):
-                calls.append({"name": fn.name, "arguments": fn.arguments if fn.arguments is not None else {}})
-        reasoning = getattr(message, "reasoning_content", None)
-        usage = getattr(response, "usage", None)
-        cost = (getattr(response, "_hidden_params", {}) or {}).get("response_cost") or 0.0
-        return LLMReply(
-            text=text,
-            tool_calls=calls,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
-            structured_output=mode,
-            usage=Usage(
-                calls=1,
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                cost_usd=float(cost),
-            ),
-        )
+        role = request.role
+        entry = self.registry.entry(role)
+        kwargs = self._request_kwargs(request, messages, shape)
+        mode = self.formats.mode(role, entry.model, entry.api_base) if "response_format" in kwargs else "off"
+        while True:
+            try:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
+                # call completes, and the cancelled dialogue then runs on to its end.
+                async with asyncio.timeout(self.settings.timeout + 5):
+                    response = await litellm.acompletion(**kwargs)
+                break
+            except Exception as exc:
+                # `auto` and a server that refuses this response_format: the next form, at once.
+                step = self.formats.refused(role, entry.model, entry.api_base, mode, exc) if mode != "off" else None
+                if step is None:
+                    raise
+                kwargs.pop("response_format", None)
+                kwargs.update(self._shape_kwargs(role, shape, step))
+                mode = step if "response_format" in kwargs else "off"
+        return _reply(response, mode)
 
     def close(self) -> None:
         if self.cache:
             self.cache.close()
+
+
+def _reply(response: Any, mode: str) -> LLMReply:
+    """A litellm response as an LLMReply: text, native calls, reasoning, usage and cost."""
+    message = response.choices[0].message
+    calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        fn = getattr(call, "function", None)
+        if fn is not None and getattr(fn, "name", None):
+            calls.append({"name": fn.name, "arguments": fn.arguments if fn.arguments is not None else {}})
+    reasoning = getattr(message, "reasoning_content", None)
+    usage = getattr(response, "usage", None)
+    cost = (getattr(response, "_hidden_params", {}) or {}).get("response_cost") or 0.0
+    return LLMReply(
+        text=message.content or "",
+        tool_calls=calls,
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
+        structured_output=mode,
+        usage=Usage(
+            calls=1,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            cost_usd=float(cost),
+        ),
+    )
 
 
 async def shutdown() -> None:
@@ -405,46 +297,3 @@ async def shutdown() -> None:
         log.warning("litellm callbacks still queued after 5 s; dropping them")
     await GLOBAL_LOGGING_WORKER.stop()
     await close_litellm_async_clients()
-
-
-def _category(exc: Exception) -> str:
-    """A retryable failure's kind, for logs, counters and the adaptive limit."""
-    from litellm import exceptions as litellm
-
-    if isinstance(exc, litellm.RateLimitError) or getattr(exc, "status_code", None) == 429:
-        return "rate limited"
-    if isinstance(exc, (litellm.Timeout, asyncio.TimeoutError)):
-        return "timeout"
-    if _refused(exc):
-        return "connection refused"
-    if isinstance(exc, litellm.APIConnectionError):
-        return "connection error"
-    status = getattr(exc, "status_code", None)
-    return f"server error {status}" if isinstance(status, int) else f"server error ({type(exc).__name__})"
-
-
-def _refused(exc: BaseException) -> bool:
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, ConnectionRefusedError) or "connection refused" in str(exc).lower() \
-                or "connect call failed" in str(exc).lower():
-            return True
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return False
-
-
-def _describe(exc: Exception, api_base: str | None) -> str:
-    """What went wrong, in words: a refused connection is called that, not InternalServerError."""
-    if _refused(exc):
-        return f"connection refused at {api_base or 'the provider'} (is the server running?)"
-    return f"{type(exc).__name__}: {_short(exc).rstrip('.')}"
-
-
-def _short(exc: Exception, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def now() -> float:
-    return time.monotonic()

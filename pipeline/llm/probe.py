@@ -9,10 +9,14 @@ is litellm's business and a probe there would need their own API).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import httpx
 
-from ..config import RunConfig
-from . import offline
+from .registry import ModelRegistry, is_local, registry_of
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
 
 PROBE_TIMEOUT = 5.0
 # A server on this machine often runs one request at a time and answers even `GET /models` only
@@ -20,18 +24,16 @@ PROBE_TIMEOUT = 5.0
 LOCAL_PROBE_TIMEOUT = 60.0
 
 
-def probe_servers(config: RunConfig, timeout: float | None = None) -> list[str]:
+def probe_servers(models: ModelRegistry | RunConfig, timeout: float | None = None) -> list[str]:
     """Problems found, one line per unreachable server; empty when every server answered.
     Connecting takes at most PROBE_TIMEOUT; the answer may take `timeout` (default: PROBE_TIMEOUT,
     LOCAL_PROBE_TIMEOUT for a server on this machine)."""
-    from .gateway import is_local
-
-    base = config.llm.api_base
+    registry = registry_of(models)
+    base = registry.llm.api_base
     local = is_local(base)
     if timeout is None:
         timeout = LOCAL_PROBE_TIMEOUT if local else PROBE_TIMEOUT
-    roles = [role for role, model in config.models.model_dump().items()
-             if not model.startswith(offline.PROVIDER + "/")]
+    roles = registry.remote()
     if not roles or not base:
         return []
     url = base.rstrip("/") + "/models"

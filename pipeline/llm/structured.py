@@ -18,7 +18,6 @@ Roles whose reply is free text get no `response_format`; neither does the assist
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import re
 import threading
@@ -27,7 +26,6 @@ from typing import Any
 
 log = logging.getLogger("utcgen.llm")
 
-MODES = ("auto", "json_schema", "json_object", "off")
 # What `auto` walks down when a server refuses a form. "json_object_bare" is json_object
 # without the schema: for servers that accept JSON mode but choke on the schema itself.
 LADDER = ("json_schema", "json_object", "json_object_bare", "off")
@@ -40,10 +38,6 @@ class Shape:
     schema: dict[str, Any] | None = None
     name: str = "reply"
     tools: list[dict[str, Any]] | None = None
-
-
-# The shape of the call in progress, set by Gateway.chat for the task making the call.
-SHAPE: contextvars.ContextVar[Shape] = contextvars.ContextVar("utcgen_shape", default=Shape())  # noqa: B039 (frozen)
 
 
 def response_format(mode: str, shape: Shape) -> dict[str, Any] | None:

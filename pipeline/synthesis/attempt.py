@@ -70,7 +70,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     goal, gold = "", {}
     verdicts: list[Verdict] = []
     rng_seed = seed.seed * 1_000_003 + seed.job * 101 + seed.attempt
-    scenario, info = seed.scenario, ScenarioInfo(decision_style=seed.decision_style)
+    scenario, info = seed.scenario, ScenarioInfo.model_validate({"decision_style": seed.decision_style})
     try:
         if (tool.name in {c.name for c in seed.candidates}) == (scenario == "unavailable_tool"):
             raise _Reject("candidates", "the seed tool is not in the candidate pool" if scenario != "unavailable_tool"
@@ -98,7 +98,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         distractor_tools=seed.distractors,
         candidate_tools=seed.candidates,
         messages=messages,
-        scenario=scenario,
+        scenario=scenario,  # pyright: ignore[reportArgumentType]  (one of SCENARIOS, validated by the model)
         scenario_info=info,
         generation=GenerationInfo(
             utcgen_version=__version__,
@@ -143,9 +143,9 @@ class _Metered:
     def __init__(self, gateway: Gateway, roles: Roles) -> None:
         self.gateway, self.roles = gateway, roles
 
-    async def chat(self, role: str, messages: list[dict], **kwargs):
-        reply = await self.gateway.chat(role, messages, **kwargs)
-        self.roles.note(role, reply)
+    async def chat(self, request, messages: list[dict], **kwargs):
+        reply = await self.gateway.chat(request, messages, **kwargs)
+        self.roles.note(request.role, reply)
         return reply
 
 

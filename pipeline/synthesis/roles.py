@@ -1,6 +1,7 @@
 """The generation roles: goal and slot-value generators, user proxy, assistant.
 
-Each renders its prompt file, calls the gateway with the structured state and its reply
+Each builds its typed request (`utcgen.pipeline.llm.requests`: the facts its prompt carries),
+renders its prompt file from the same facts, calls the gateway with both and its reply
 schema (`utcgen.pipeline.llm.replies`, sent as response_format where the config asks for
 structured output), and validates the reply through the same reply model. Parsing is
 tolerant where a real model is sloppy (code fences, prose around the JSON) and strict
@@ -29,6 +30,15 @@ import jsonschema
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMReply
 from ..llm.replies import ReplyError
+from ..llm.requests import (
+    AssistantRequest,
+    GoalRequest,
+    Request,
+    SlotsRequest,
+    UserRequest,
+    UserScenario,
+    said,
+)
 from ..planning import TOOL, given_arguments
 from ..prompts import load_prompt
 from ..records import Message, Persona, Tool, ToolCall, Usage, tools_json
@@ -81,11 +91,11 @@ class Roles:
     # role -> the structured-output mode its last reply was made under (and the assistant's tool format)
     formats: dict[str, str] = field(default_factory=dict)
 
-    async def _call(self, role: str, messages: list[dict], state: dict, retry: int, *,
+    async def _call(self, request: Request, messages: list[dict], retry: int, *,
                     schema: dict | None = None, tools: list[dict] | None = None) -> LLMReply:
-        reply = await self.gateway.chat(role, messages, state=state, nonce=f"{self.attempt_tag}/{retry}",
+        reply = await self.gateway.chat(request, messages, nonce=f"{self.attempt_tag}/{retry}",
                                         schema=schema, tools=tools)
-        self.note(role, reply)
+        self.note(request.role, reply)
         return reply
 
     def note(self, role: str, reply: LLMReply) -> None:
@@ -93,20 +103,19 @@ class Roles:
         self.usage.add(reply.usage)
         self.formats[f"{role}.structured_output"] = reply.structured_output
 
-    async def _chat(self, role: str, messages: list[dict], state: dict, retry: int, *,
-                    schema: dict | None = None) -> str:
-        return (await self._call(role, messages, state, retry, schema=schema)).text
+    async def _chat(self, request: Request, messages: list[dict], retry: int, *, schema: dict | None = None) -> str:
+        return (await self._call(request, messages, retry, schema=schema)).text
 
     @property
     def tool_format(self) -> str:
         return self.gateway.settings.tool_format
 
     async def goal(self, tool: Tool, persona: Persona, seed: int) -> str:
-        messages = load_prompt("goal").render(persona=persona_text(persona), tool=tool.spec_json())
-        state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "seed": seed}
+        request = GoalRequest(tool=tool, persona=persona, seed=seed)
+        messages = load_prompt("goal").render(persona=persona_text(request.persona), tool=request.tool.spec_json())
         last = ""
         for retry in range(self.reply_retries + 1):
-            text = await self._chat("goal", messages, state, retry, schema=replies.schema_of("goal"))
+            text = await self._chat(request, messages, retry, schema=replies.schema_of("goal"))
             try:
                 return replies.parse("goal", text).goal
             except ReplyError:
@@ -126,12 +135,11 @@ class Roles:
         reply_schema = replies.schema_of("slots", arguments=schema)
         feedback = ""
         for attempt in range(retries + 1):
+            request = SlotsRequest(tool=tool, persona=persona, required=required, attempt=attempt, seed=seed)
             messages = load_prompt("slots").render(
-                persona=persona_text(persona), tool=tool.spec_json(),
-                required=", ".join(required), feedback=feedback)
-            state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "seed": seed,
-                     "required": required, "attempt": attempt}
-            text = await self._chat("slots", messages, state, attempt, schema=reply_schema)
+                persona=persona_text(request.persona), tool=request.tool.spec_json(),
+                required=", ".join(request.required), feedback=feedback)
+            text = await self._chat(request, messages, attempt, schema=reply_schema)
             try:
                 args = replies.parse("slots", text).arguments
             except ReplyError as exc:
@@ -149,58 +157,37 @@ class Roles:
     async def user(self, phase: str, tool: Tool, persona: Persona, goal: str, distractors: list[Tool],
                    gold: dict[str, Any], history: list[Message], seed: int, scenario: dict | None = None) -> str:
         """The user proxy's next message. `scenario` (name, info, the opening as meant and as said)
-        is None for a disambiguation dialogue without a decision style: today's prompts and state."""
-        if scenario is not None:
-            return await self._scenario_user(phase, tool, persona, goal, distractors, gold, history, seed, scenario)
-        if phase == "tool_selection":
-            messages = load_prompt("user_tool_selection").render(
-                persona=persona_text(persona), goal=goal, tool=tool.spec_json(),
-                distractors=tools_json(distractors), transcript=transcript(history))
-        else:
-            messages = load_prompt("user_argument_filling").render(
-                persona=persona_text(persona), goal=goal, gold_arguments=_dump(gold), transcript=transcript(history))
-        state = {"phase": phase, "tool": tool.model_dump(), "persona": persona.model_dump(), "goal": goal,
-                 "distractors": [d.model_dump() for d in distractors], "gold_arguments": gold,
-                 "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed}
-        return await self._user_reply(messages, state)
-
-    async def _scenario_user(self, phase: str, tool: Tool, persona: Persona, goal: str, distractors: list[Tool],
-                             gold: dict[str, Any], history: list[Message], seed: int, scenario: dict) -> str:
-        name, info = scenario["name"], scenario.get("info") or {}
-        prompt = _USER_PROMPTS.get(name, "user_tool_selection" if phase == "tool_selection" else "user_argument_filling")
-        messages = load_prompt(prompt).render(
-            persona=persona_text(persona, info.get("decision_style")), goal=goal, tool=tool.spec_json(),
-            distractors=tools_json(distractors), gold_arguments=_dump(gold), transcript=transcript(history),
-            note=scenario_note(name, info, scenario), phase=phase.replace("_", " "))
-        state = {"phase": phase, "tool": tool.model_dump(), "persona": persona.model_dump(), "goal": goal,
-                 "distractors": [d.model_dump() for d in distractors], "gold_arguments": gold,
-                 "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed,
-                 "scenario": scenario}
-        return await self._user_reply(messages, state)
+        is None for a disambiguation dialogue without a decision style: today's prompts."""
+        request = UserRequest(phase=phase, tool=tool, persona=persona, goal=goal,  # type: ignore[arg-type]
+                              distractors=distractors, gold_arguments=gold, history=said(history), seed=seed,
+                              scenario=None if scenario is None else UserScenario(**scenario))
+        return await self._user_reply(request, render_user(request, history))
 
     async def fault_opening(self, tool: Tool, persona: Persona, goal: str, distractors: list[Tool],
                             gold: dict[str, Any], seed: int, scenario: dict) -> tuple[str, str]:
         """(original, faulted) opening of an input-fault dialogue: the request as meant, then the
         same request with the scenario's fault written in."""
-        info = scenario.get("info") or {}
-        base = {"tool": tool.model_dump(), "persona": persona.model_dump(), "goal": goal,
-                "distractors": [d.model_dump() for d in distractors], "gold_arguments": gold, "history": [],
-                "seed": seed, "phase": "tool_selection"}
+        base = UserRequest(phase="tool_selection", tool=tool, persona=persona, goal=goal, distractors=distractors,
+                           gold_arguments=gold, history=[], seed=seed, scenario=UserScenario(**scenario))
+        assert base.scenario is not None
+        first = base.model_copy(update={"scenario": base.scenario.model_copy(update={"write": "original"})})
+        info = base.scenario.info
         original_messages = load_prompt("scenario_user_explicit").render(
             persona=persona_text(persona, info.get("decision_style")), goal=goal, tool=tool.spec_json(),
             distractors=tools_json(distractors), gold_arguments=_dump(gold), transcript=transcript([]))
-        original = await self._user_reply(original_messages, {**base, "scenario": {**scenario, "write": "original"}})
+        original = await self._user_reply(first, original_messages)
         fault = info["fault"]
         rewrite = load_prompt("scenario_user_fault_rewrite").render(
             kind=fault["kind"], original=original, note=scenario_note("input_fault", info, scenario))
-        faulted = await self._user_reply(rewrite, {**base, "scenario": {**scenario, "write": "faulted",
-                                                                            "original": original}})
+        second = base.model_copy(update={"scenario": base.scenario.model_copy(
+            update={"write": "faulted", "original": original})})
+        faulted = await self._user_reply(second, rewrite)
         return original, faulted
 
-    async def _user_reply(self, messages: list[dict], state: dict) -> str:
+    async def _user_reply(self, request: UserRequest, messages: list[dict]) -> str:
         last = ""
         for retry in range(self.reply_retries + 1):
-            text = await self._chat("user", messages, state, retry, schema=replies.schema_of("user"))
+            text = await self._chat(request, messages, retry, schema=replies.schema_of("user"))
             try:
                 message = _clean_user(replies.parse("user", text).message)
             except ReplyError as exc:
@@ -220,35 +207,19 @@ class Roles:
         reply_format = reply_format[0]["content"]
         # every scenario but disambiguation uses prompts that also cover refusing and invalid values;
         # they never say which scenario is played
-        prefix = "scenario_" if scenario is not None and scenario["name"] != "disambiguation" else ""
-        if phase == "tool_selection":
-            offered = candidates
-            system = load_prompt(prefix + "assistant_tool_selection").render(
-                tools=tools_json(candidates), reply_format=reply_format)
-        else:
-            assert tool is not None
-            offered = [tool]
-            system = load_prompt(prefix + "assistant_argument_filling").render(tool=tool.spec_json(),
-                                                                               reply_format=reply_format)
-        if hint:
-            system = [{**system[0], "content": f"{system[0]['content']}\n\n{hint}"}, *system[1:]]
-        messages = system + [
-            {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
-            for m in history
-        ]
-        state = {"phase": phase, "candidates": [c.model_dump() for c in candidates],
-                 "tool": tool.model_dump() if tool else None,
-                 "history": [m.model_dump(include={"role", "content"}) for m in history], "seed": seed}
-        if scenario is not None:
-            state["scenario"] = scenario  # for simulators; a real model sees only the prompt
+        may_decline = scenario is not None and scenario["name"] != "disambiguation"
+        request = AssistantRequest(phase=phase, candidates=candidates, tool=tool, history=said(history),  # type: ignore[arg-type]
+                                   may_decline=may_decline, hint=hint, seed=seed)
+        messages = render_assistant(request, history, reply_format, native)
+        offered = request.candidates if request.tool is None else [request.tool]
         self.formats["assistant.tool_format"] = self.tool_format
         names = [t.name for t in offered]
         error = ""
         for retry in range(self.reply_retries + 1):
             if native:
-                reply = await self._call("assistant", messages, state, retry, tools=[t.openai_spec() for t in offered])
+                reply = await self._call(request, messages, retry, tools=[t.openai_spec() for t in offered])
             else:
-                reply = await self._call("assistant", messages, state, retry,
+                reply = await self._call(request, messages, retry,
                                          schema=replies.schema_of("assistant", tool_names=names, max_calls=1,
                                                                   arguments=_keys_of(tool) if tool else None))
             try:
@@ -256,7 +227,46 @@ class Roles:
             except ReplyError as exc:
                 shown = reply.text if not reply.tool_calls else f"{reply.text} + tool_calls {reply.tool_calls}"
                 error = f"{exc}; reply was {shown[:160]!r}"
-        return Message(role="assistant", content="", phase=phase, parse_error=error)
+        return Message.model_validate({"role": "assistant", "content": "", "phase": phase, "parse_error": error})
+
+
+def render_assistant(request: AssistantRequest, history: list[Message], reply_format: str,
+                     native: bool) -> list[dict]:
+    """The assistant's prompt, from its request: the candidates while selecting, the settled tool
+    while filling arguments, the planner's note if any, then the dialogue (its own turns as it
+    wrote them)."""
+    prefix = "scenario_" if request.may_decline else ""
+    if request.tool is None:
+        system = load_prompt(prefix + "assistant_tool_selection").render(
+            tools=tools_json(request.candidates), reply_format=reply_format)
+    else:
+        system = load_prompt(prefix + "assistant_argument_filling").render(
+            tool=request.tool.spec_json(), reply_format=reply_format)
+    if request.hint:
+        system = [{**system[0], "content": f"{system[0]['content']}\n\n{request.hint}"}, *system[1:]]
+    return system + [
+        {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
+        for m in history
+    ]
+
+
+def render_user(request: UserRequest, history: list[Message]) -> list[dict]:
+    """The user proxy's prompt, from its request: the phase's prompt, or the scenario's with its note."""
+    persona, tool, goal, gold = request.persona, request.tool, request.goal, request.gold_arguments
+    if request.scenario is None:
+        if request.phase == "tool_selection":
+            return load_prompt("user_tool_selection").render(
+                persona=persona_text(persona), goal=goal, tool=tool.spec_json(),
+                distractors=tools_json(request.distractors), transcript=transcript(history))
+        return load_prompt("user_argument_filling").render(
+            persona=persona_text(persona), goal=goal, gold_arguments=_dump(gold), transcript=transcript(history))
+    scenario = request.scenario.model_dump(exclude_none=True)
+    name, info = request.scenario.name, request.scenario.info
+    default = "user_tool_selection" if request.phase == "tool_selection" else "user_argument_filling"
+    return load_prompt(_USER_PROMPTS.get(name, default)).render(
+        persona=persona_text(persona, info.get("decision_style")), goal=goal, tool=tool.spec_json(),
+        distractors=tools_json(request.distractors), gold_arguments=_dump(gold), transcript=transcript(history),
+        note=scenario_note(name, info, scenario), phase=request.phase.replace("_", " "))
 
 
 def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, gold: dict[str, Any],
@@ -266,7 +276,7 @@ def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, g
     nothing to plan (the needed tool is not a candidate: the assistant must find that out itself).
     In tool selection an argument question means the tool is clear: the note says to act (select
     it), so no argument of a tool not yet chosen is named."""
-    if question is False:
+    if question is False or question is True:
         return None
     if question is None or (phase == "tool_selection" and question[0] != TOOL):
         return load_prompt("assistant_hint_act").render()[0]["content"]
@@ -355,11 +365,13 @@ def parse_native(reply: LLMReply, phase: str) -> Message:
         if found is not None and {"thought", "content"} & found.keys():
             data = {**found, "tool_calls": reply.tool_calls or found.get("tool_calls") or []}
     try:
-        return _message(replies.validate("assistant", data), phase)
+        parsed = replies.validate("assistant", data)
+        assert isinstance(parsed, replies.AssistantReply)
+        return _message(parsed, phase)
     except ReplyError as exc:
         raise ReplyError(f"native reply: {exc}") from None
 
 
 def _message(reply: replies.AssistantReply, phase: str) -> Message:
-    return Message(role="assistant", content=reply.content, thought=reply.thought,
-                   tool_calls=[ToolCall(name=c.name, arguments=c.arguments) for c in reply.tool_calls], phase=phase)
+    return Message.model_validate({"role": "assistant", "content": reply.content, "thought": reply.thought, "phase": phase,
+                                   "tool_calls": [ToolCall(name=c.name, arguments=c.arguments) for c in reply.tool_calls]})

@@ -63,13 +63,15 @@ class Engine:
 
     def __init__(self, config: RunConfig, embedder: Any = None, allow_config_change: bool = False) -> None:
         from ..catalog.reader import load_catalog
-        from ..llm.gateway import Gateway, check_models
+        from ..llm.gateway import Gateway
         from ..llm.probe import probe_servers
+        from ..llm.registry import ModelRegistry, check_models
         from ..retrieval.embeddings import Embedder
         from ..retrieval.index import ToolIndex
         from ..retrieval.personas import PersonaSampler, load_personas
 
-        if problems := check_models(config) or probe_servers(config):
+        models = ModelRegistry.from_config(config)
+        if problems := check_models(models) or probe_servers(models):
             raise InputError(problems)
         self.config = config
         self.out = Path(config.out)
@@ -89,7 +91,7 @@ class Engine:
         self.index = ToolIndex(self.tools, self.embedder)
         self.sampler = PersonaSampler(self.personas, self.embedder, k=config.synthesis.persona_top_k,
                                       seed=config.seed)
-        self.gateway = Gateway(config)
+        self.gateway = Gateway(models)
         self.order = list(range(len(self.tools)))
         random.Random(f"{config.seed}:order").shuffle(self.order)
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection
 
+from ...validators.base import Judge
+from ...validators.cascade import stage as cascade_stage
 from ..errors import UtcgenError
 from ..records import Dialogue, Usage
 from ..runner import RunProgress
@@ -58,7 +60,6 @@ _RULE_CATEGORY = {
     "value_mismatch": "wrong argument value", "missing_key": "wrong argument set", "extra_key": "wrong argument set",
     "schema": "schema violation",
 }
-_JUDGES = {"relevancy": "off-topic", "critique": "critique failed"}
 
 
 def rejection_category(dialogue: Dialogue) -> tuple[str, str]:
@@ -70,12 +71,12 @@ def rejection_category(dialogue: Dialogue) -> tuple[str, str]:
         stage = (dialogue.rejection_reason or "?").split(":", 1)[0]
         return stage, "unknown"
     stage, reason, details = failed.validator, failed.reason.lower(), failed.details
-    if stage in _JUDGES:
+    if isinstance(judge := cascade_stage(stage), Judge):
         if details.get("error") == "llm":
             return stage, "judge: model call failed"
         if details.get("error") == "unparseable":
             return stage, "judge: unparseable reply"
-        return stage, f"judge: {_JUDGES[stage]}"
+        return stage, f"judge: {judge.rejects_as}"
     if (rule := details.get("rule")) in _RULE_CATEGORY:
         return stage, _RULE_CATEGORY[rule]
     if stage == "selection":  # the loop's own check: the committing call named another tool

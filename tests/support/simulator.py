@@ -1,24 +1,32 @@
 """A competent-LLM simulator for ScriptedOpenAIServer: every utcgen role, over real HTTP.
 
-The gateway (with ``llm.send_state: true``) sends each call's role and structured state
-in the ``X-Utcgen-State`` header; :func:`simulator_responder` decodes it and answers
-with :func:`utcgen.pipeline.llm.offline.respond`, i.e. exactly what the offline backend would say,
-but reached through litellm, httpx and a socket::
+No state travels to the server: the simulator gets each call's typed request its own way.
+Importing this module wraps `Gateway.chat` in this process so that every request is recorded
+under a hash of its prompt (the messages as sent); the server thread looks the prompt it
+received up and answers with :func:`utcgen.pipeline.llm.offline.respond`, i.e. exactly what
+the offline backend would say, but reached through litellm, httpx and a socket::
 
     with ScriptedOpenAIServer(simulator_responder, latency=0.3) as srv:
         config = simulator_config(srv.base_url, out=tmp_path / "out")
 
-Fault plans are layered on top with predicates over the decoded header
+A run in a subprocess records into a spool file instead: start it with
+:func:`recording_command` and the environment from :func:`spool_env`.
+
+Fault plans are layered on top with predicates over the recorded request
 (:func:`role_is`, :func:`for_job`), e.g. ``FaultPlan().when(role_is("critic"), RateLimited(1))``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.support.openai_server import (
@@ -33,37 +41,109 @@ from tests.support.openai_server import (
 )
 from utcgen.pipeline.config import ROLES
 from utcgen.pipeline.llm import offline
+from utcgen.pipeline.llm.gateway import Gateway
+from utcgen.pipeline.llm.requests import Request, parse_request
 
 SIM_MODEL = "openai/sim"
 API_KEY_ENV = "UTCGEN_SIM_API_KEY"
 """Name of the (dummy) environment variable the simulator configs point `api_key_env` at."""
+SPOOL_ENV = "UTCGEN_TEST_REQUEST_SPOOL"
+"""A test-only variable: the file a recording subprocess appends its requests to."""
 
 Predicate = Callable[[ChatRequest], bool]
 
+_seen: dict[str, Request] = {}
+_lock = threading.Lock()
+_spool: list = ["", 0]  # the spool file this process reads, and how far it has read it
+
+
+def prompt_key(messages: list[dict[str, Any]]) -> str:
+    """A hash of a prompt: each message's role and text, in order."""
+    shown = [[m.get("role"), m.get("content") or ""] for m in messages]
+    return hashlib.sha256(json.dumps(shown, ensure_ascii=False).encode()).hexdigest()
+
+
+def record(request: Request, messages: list[dict[str, Any]]) -> None:
+    key = prompt_key(messages)
+    with _lock:
+        _seen[key] = request
+        spool = os.environ.get(SPOOL_ENV)
+        if spool:
+            with open(spool, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"key": key, "request": request.model_dump(mode="json")}) + "\n")
+
+
+def _install() -> None:
+    """Wraps `Gateway.chat` once per process so every request is recorded before it is sent."""
+    if getattr(Gateway.chat, "_records", False):
+        return
+    original = Gateway.chat
+
+    async def chat(self: Gateway, request: Request, messages: list[dict], **kwargs: Any):
+        record(request, messages)
+        return await original(self, request, messages, **kwargs)
+
+    chat._records = True  # type: ignore[attr-defined]
+    Gateway.chat = chat  # type: ignore[method-assign]
+
+
+_install()
+
+
+def spool_env(path: Path) -> dict[str, str]:
+    """Environment entries that make a recording subprocess spool its requests to `path`."""
+    return {SPOOL_ENV: str(path)}
+
+
+def recording_command(*args: str) -> list[str]:
+    """`utcgen ARGS` run by this interpreter with the recorder installed (see `spool_env`)."""
+    code = "import sys, tests.support.simulator; from utcgen.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
+    return [sys.executable, "-c", code, *args]
+
+
+def lookup(request: ChatRequest) -> Request | None:
+    """The typed request whose prompt this HTTP request carries, or None if none was recorded."""
+    key = prompt_key(request.messages)
+    with _lock:
+        found = _seen.get(key)
+        spool = os.environ.get(SPOOL_ENV)
+        if found is None and spool and os.path.exists(spool):
+            if _spool[0] != spool:
+                _spool[:] = [spool, 0]
+            with open(spool, "rb") as f:
+                f.seek(_spool[1])
+                for line in f:
+                    if not line.endswith(b"\n"):
+                        break  # a line still being written: not this request's, read it next time
+                    _spool[1] += len(line)
+                    entry = json.loads(line)
+                    _seen[entry["key"]] = parse_request(entry["request"])
+            found = _seen.get(key)
+    return found
+
 
 def decoded(request: ChatRequest) -> tuple[str, dict] | None:
-    """(role, state) carried by the request's X-Utcgen-State header, or None if absent."""
-    value = request.headers.get(offline.STATE_HEADER)
-    return offline.decode_state(value) if value else None
+    """(role, facts) of the typed request behind this HTTP request, or None if none was recorded."""
+    found = lookup(request)
+    return None if found is None else (found.role, found.model_dump(mode="json", exclude={"role"}))
 
 
 def role_of(request: ChatRequest) -> str | None:
-    """The utcgen role that made this request (None without a state header)."""
-    found = decoded(request)
-    return found[0] if found else None
+    """The utcgen role that made this request (None if it was not recorded)."""
+    found = lookup(request)
+    return found.role if found else None
 
 
 def simulator_responder(request: ChatRequest) -> str | dict[str, Any]:
-    """The reply the role would get from a faithful model: ``offline.respond`` on the sent state.
+    """The reply the role would get from a faithful model: ``offline.respond`` on the recorded request.
 
     An assistant request that carries ``tools`` is answered as a native tool-calling model
     answers: calls in ``tool_calls``, the thought in ``reasoning_content``."""
-    found = decoded(request)
+    found = lookup(request)
     if found is None:
-        raise ValueError(f"request {request.index} has no {offline.STATE_HEADER} header (send_state off?)")
-    role, state = found
-    text = offline.respond(role, state, request.messages)
-    if role == "assistant" and request.tools:
+        raise ValueError(f"request {request.index}: no typed request was recorded for its prompt")
+    text = offline.respond(found, request.messages)
+    if found.role in ("assistant", "under_test") and request.tools:
         return offline.native_message(text)
     return text
 
@@ -172,7 +252,7 @@ class ConcurrencyProbe:
     served: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def __call__(self, request: ChatRequest) -> str:
+    def __call__(self, request: ChatRequest) -> str | dict[str, Any]:
         with self._lock:
             self.current += 1
             self.peak = max(self.peak, self.current)
@@ -206,7 +286,7 @@ def simulator_config(base_url: str, **overrides: Any) -> dict[str, Any]:
     os.environ.setdefault(API_KEY_ENV, "sk-simulator-dummy")
     raw: dict[str, Any] = {
         "models": {role: SIM_MODEL for role in ROLES},
-        "llm": {"api_base": base_url, "api_key_env": API_KEY_ENV, "send_state": True, "cache": False},
+        "llm": {"api_base": base_url, "api_key_env": API_KEY_ENV, "cache": False},
     }
     return merged(raw, overrides)
 

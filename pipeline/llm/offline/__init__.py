@@ -1,9 +1,10 @@
 """The offline backend: a deterministic litellm custom provider that plays every role.
 
 It needs no network and no key. It receives the same rendered prompt a real model
-would, plus the structured state the caller holds (passed in-process through a
-context variable, or as an HTTP header to a simulator), and answers in exactly the
-format a real model must use, so the reply goes through the same parser.
+would, plus the role's typed request (`utcgen.pipeline.llm.requests`: the facts that
+prompt carries), which the gateway puts in the litellm call's metadata for this provider
+only. It answers in exactly the format a real model must use, so the reply goes through
+the same parser.
 Its data is structurally faithful but template-worded: for dry runs, CI and benchmarks.
 
 It accepts `response_format` and ignores it (its replies already follow the protocol).
@@ -14,12 +15,12 @@ would (`native_message`): its calls as the message's `tool_calls`, its thought a
 
 from __future__ import annotations
 
-import base64
-import contextvars
 import json
 import time
 import warnings
 from typing import Any
+
+from ..requests import Request, parse_request
 
 # litellm builds the provider's coroutine in an executor thread; when a run cancels a
 # call in flight (its target reached), that coroutine is dropped unawaited. Ours wraps a
@@ -28,31 +29,31 @@ warnings.filterwarnings("ignore", message=r"coroutine '.*OfflineLLM\.acompletion
                         category=RuntimeWarning)
 
 PROVIDER = "utcgen-offline"
-STATE_HEADER = "X-Utcgen-State"
-
-# (role, state) of the call in progress; set by the gateway around each litellm call.
-CURRENT: contextvars.ContextVar[tuple[str, dict | None] | None] = contextvars.ContextVar("utcgen_offline", default=None)
+REQUEST_KEY = "utcgen_request"  # where the gateway puts the typed request in the call's metadata
 
 _registered = False
 
 
-def encode_state(role: str, state: dict) -> str:
-    return base64.b64encode(json.dumps({"role": role, "state": state}, default=str).encode()).decode()
+def is_offline(model: str) -> bool:
+    """True for a model string of this provider."""
+    return model.startswith(PROVIDER + "/")
 
 
-def decode_state(value: str) -> tuple[str, dict]:
-    data = json.loads(base64.b64decode(value))
-    return data["role"], data["state"]
-
-
-def respond(role: str, state: dict, messages: list[dict]) -> str:
-    """The reply text for a role, from its policy module."""
+def respond(request: Request, messages: list[dict]) -> str:
+    """The reply text for a request, from its role's policy (which reads the request's fields)."""
     import importlib
 
-    module, _, name = _POLICIES.get(role, "").partition(":")
+    module, _, name = _POLICIES.get(request.role, "").partition(":")
     if not module:
-        raise ValueError(f"offline backend has no policy for role '{role}'")
-    return getattr(importlib.import_module(module), name)(state, messages)
+        raise ValueError(f"offline backend has no policy for role '{request.role}'")
+    facts = request.model_dump(mode="json", exclude={"role"})
+    return getattr(importlib.import_module(module), name)(facts, messages)
+
+
+def request_of(litellm_params: dict[str, Any] | None) -> Request | None:
+    """The typed request a call carried in its metadata, validated; None when there is none."""
+    raw = ((litellm_params or {}).get("metadata") or {}).get(REQUEST_KEY)
+    return None if raw is None else parse_request(raw)
 
 
 _POLICIES = {
@@ -101,14 +102,20 @@ def register() -> None:
             return self.completion(model, messages, *args, **kwargs)
 
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]
-            role, state = CURRENT.get() or (None, None)
-            if role is None or state is None:
+            try:
+                request = request_of(kwargs.get("litellm_params"))
+            except ValueError as exc:
+                raise BadRequestError(message=f"the offline backend got a malformed request: {exc}",
+                                      model=model, llm_provider=PROVIDER) from exc
+            if request is None:
                 raise BadRequestError(
-                    message="the offline backend needs the dialogue state: call it through utcgen.pipeline.llm.gateway.Gateway",
+                    message="the offline backend needs the role's typed request: call it through "
+                            "utcgen.pipeline.llm.gateway.Gateway",
                     model=model,
                     llm_provider=PROVIDER,
                 )
-            text = respond(role, state, messages)
+            role = request.role
+            text = respond(request, messages)
             prompt = sum(_estimate_tokens(str(m.get("content", ""))) for m in messages)
             message: dict[str, Any] = {"role": "assistant", "content": text}
             if role in ("assistant", "under_test") and (kwargs.get("optional_params") or {}).get("tools"):

@@ -9,9 +9,10 @@ choice into its thought ("Settled on `name`"), reads it back on later turns, ask
 required values it cannot find in the user's words, and calls the tool once it has them all.
 One phase, as an evaluated model: its first call ends the dialogue.
 
-`voter` picks the best of several user-proxy candidates (App. C.3), deterministically: a
-candidate that names a candidate tool, speaks a parameter key, or talks like the assistant
-(JSON, tool calls, offers of help) loses points; one that answers the assistant's last
+`voter` picks the best of several user-proxy candidates (App. C.3), deterministically, from
+what its prompt shows (persona, goal, transcript, drafts; never the tools): a candidate that
+writes an identifier (a tool or parameter name), or talks like the assistant (JSON, tool
+calls, offers of help) loses points; one that answers the assistant's last
 question with something concrete gains one; ties go to the first shown.
 
 `rubric` grades one assistant turn 1-3 for conversational relevance: 1 for an unusable or
@@ -25,7 +26,6 @@ from __future__ import annotations
 import json
 import re
 
-from ... import shortcuts
 from . import gold_values as values
 from .policies import COMMIT_MARGIN, _reply, _scores, extract, tokens, wish
 
@@ -78,16 +78,18 @@ ASSISTANT_TALK = re.compile(r"how can i (help|assist)|as an ai|i can help you|<t
                             r"^\s*(assistant|system)\s*:", re.IGNORECASE)
 
 
-def vote_score(text: str, question: str, names: list[str], keys: list[str]) -> int:
-    """How good a user-proxy candidate is, by the leaks and role breaks it has and whether it answers."""
+# what the vote prompt forbids a draft to write: a tool or parameter name as an identifier
+IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]*)(?![A-Za-z0-9])")
+
+
+def vote_score(text: str, question: str) -> int:
+    """How good a user-proxy candidate is, judged as the vote prompt asks, from the draft and the
+    assistant's last turn alone: identifiers (tool or parameter names), JSON or assistant talk lose
+    points, an empty draft loses most; one that answers the question gains one."""
     score = 0
     low = text.lower()
-    if any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text, re.IGNORECASE) for n in names):
+    if IDENTIFIER.search(text):
         score -= 3
-    elif names and shortcuts.name_hits(text, names[0], names[1:]):
-        score -= 2
-    if shortcuts.key_hits(text, keys):
-        score -= 2
     if ASSISTANT_TALK.search(text) or low.lstrip().startswith("{"):
         score -= 3
     if not text.strip():
@@ -101,8 +103,7 @@ def voter(state: dict, messages: list[dict]) -> str:
     """`{"choice": k}`, k 1-based in the order shown (`state["shown"]`)."""
     history = state.get("history") or []
     question = next((m.get("content", "") for m in reversed(history) if m["role"] == "assistant"), "")
-    names, keys = state.get("tool_names") or [], state.get("parameter_keys") or []
-    scores = [vote_score(text, question, names, keys) for text in state["shown"]]
+    scores = [vote_score(text, question) for text in state["shown"]]
     best = max(range(len(scores)), key=lambda i: (scores[i], -i))
     return json.dumps({"choice": best + 1})
 

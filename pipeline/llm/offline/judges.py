@@ -1,6 +1,6 @@
 """Offline judges: deterministic stand-ins for the relevancy and critique LLMs.
 
-They read the dialogue from the structured state (state["dialogue"], a dumped
+They read the dialogue from the judge's typed request (its "dialogue" field, a dumped
 `Dialogue`) rather than the rendered prompt, apply documented heuristics, and answer
 with exactly the JSON a real judge must produce, so the validators parse both alike.
 

@@ -1,5 +1,6 @@
-"""Offline policies for the generation roles. Each takes the structured state the engine
-passes with the prompt and returns reply text in exactly the format the prompt asks for.
+"""Offline policies for the generation roles. Each takes its role's typed request (validated on
+arrival, read as its JSON fields: `offline.respond`) and returns reply text in exactly the
+format the prompt asks for.
 
 The user proxy follows the paper's two phases: a vague opening that fits several
 candidates, a distinguishing detail when asked, then the gold values a few at a time.
@@ -319,7 +320,7 @@ def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
 
 def assistant(state: dict, messages: list[dict]) -> str:
     history = state["history"]
-    if state.get("scenario") and state["scenario"]["name"] != "disambiguation":
+    if state.get("may_decline"):
         from . import scenario_policies
 
         return scenario_policies.assistant(state)

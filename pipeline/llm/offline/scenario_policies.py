@@ -1,9 +1,9 @@
 """Offline policies for the scenario types: the user proxy and the assistant of each scenario.
 
-The same protocol as a real model's: the user proxy gets the scenario's facts in its state
-(what a real one gets in its prompt) and says only what it holds; the assistant reads the
-scenario from its state as a simulator of the right behaviour (a real assistant gets only
-the scenario-neutral prompt) and answers in the same JSON reply format.
+The same protocol as a real model's: the user proxy gets the scenario's facts in its request
+(what a real one gets in its prompt) and says only what it holds; the assistant gets only what
+a real one gets (the candidates, the dialogue, the prompts that allow refusing) and reads the
+situation from the user's words, answering in the same JSON reply format.
 
 User: explicit, underspecified, unavailable and infeasible openings state the need with the
 detail that singles the seed tool out (`_detail`), then the values it holds (minus the
@@ -247,30 +247,56 @@ def _styled(state: dict, text: str, rng: random.Random) -> str:
 
 
 # ---- assistant ------------------------------------------------------------------------------------
+# The assistant gets what a real one gets (`requests.AssistantRequest`): the candidates, the tool it
+# settled on and the dialogue, under the prompts that also cover refusing and invalid values. It
+# never learns the scenario: it reads the situation from the user's words, as a model must.
+
+DETAIL = re.compile(r"What matters is the (.+?)\.", re.IGNORECASE)
+PLAIN_OPENING = "i need something done about"
+
+
+def _opening(history: list[dict]) -> str:
+    return next((m["content"] for m in history if m["role"] == "user"), "")
+
+
+def _unclear(opening: str) -> str | None:
+    """Why an opening cannot be acted on: it says what it is about but not what to do ("intention"),
+    or it is garbled ("expression"); None when it singles a need out."""
+    if DETAIL.search(opening) or "it's the usual one we use" in opening.lower():
+        return None
+    return "intention" if PLAIN_OPENING in opening.lower() else "expression"
+
+
+def _missing_tool(candidates: list[dict], opening: str) -> bool:
+    """The need the user singled out uses words no candidate has: the tool for it is not offered."""
+    found = DETAIL.search(opening)
+    if not found:
+        return False
+    known = set().union(*(base.tool_words(c) for c in candidates)) if candidates else set()
+    return bool(set(base.tokens(found.group(1))) - known)
+
 
 def assistant(state: dict) -> str:
-    name = state["scenario"]["name"]
     history = state["history"]
     if state["phase"] == "tool_selection":
-        return _select(state, name, history)
-    return _fill(state, name, history)
+        return _select(state, history)
+    return _fill(state, history)
 
 
-def _select(state: dict, name: str, history: list[dict]) -> str:
-    info = _info(state)
+def _select(state: dict, history: list[dict]) -> str:
     user_turns = [m for m in history if m["role"] == "user"]
-    fault = info.get("fault") or {}
-    if name == "unavailable_tool":
+    opening = _opening(history)
+    if _missing_tool(state["candidates"], opening):
         return _refuse(state)
-    unclear = fault.get("kind") in ("intention", "expression") and len(user_turns) == 1
+    unclear = _unclear(opening) if len(user_turns) == 1 else None
     if unclear:
         ranked = base._scores(state["candidates"], user_turns[0]["content"])
         options = [c for _, c in ranked[:3]]
         listed = "; ".join(base.wish(c["description"]) for c in options)
-        why = ("the request names the subject but not what should be done" if fault["kind"] == "intention"
+        why = ("the request names the subject but not what should be done" if unclear == "intention"
                else "the request is garbled")
         thought = f"I can't act yet: {why}. Candidates: {', '.join(c['name'] for c in options)}."
-        lead = ("I didn't quite follow your message. " if fault["kind"] == "expression"
+        lead = ("I didn't quite follow your message. " if unclear == "expression"
                 else "I see what it's about, but not what you want done. ")
         return base._reply(thought, lead + f"Which of these do you need: {listed}?")
     ranked = base._scores(state["candidates"], " ".join(m["content"] for m in user_turns))
@@ -286,25 +312,20 @@ def _refuse(state: dict) -> str:
     offer = " or ".join(base.wish(c["description"]) for c in near)
     thought = (f"None of the candidates ({', '.join(c['name'] for c in candidates)}) does what the user asks; "
                f"the closest, {', '.join(c['name'] for c in near)}, do something else, so calling one would be wrong.")
-    text = f"I'm sorry, none of the tools I can use does that. What I can do instead: {offer}."
-    if _info(state).get("replaceable"):
-        text += " If you can get that result yourself and share it with me, I can take it from there."
-    return base._reply(thought, text)
+    return base._reply(thought, f"I'm sorry, none of the tools I can use does that. What I can do instead: {offer}.")
 
 
-def _fill(state: dict, name: str, history: list[dict]) -> str:
+def _fill(state: dict, history: list[dict]) -> str:
     tool = state["tool"]
     props = tool["parameters"].get("properties") or {}
     required = tool["parameters"].get("required") or []
     known = extract(state, history)
-    info = _info(state)
-    fault = info.get("fault") or {}
     assistant_turns = sum(m["role"] == "assistant" for m in history)
-    if fault.get("kind") == "parameter" and fault["arg"] in required:
-        said = "\n".join(m["content"] for m in history if m["role"] == "user").lower()
-        name = label(fault["arg"], state)
-        if "is either" in said and said.count(f"the {name.lower()} is ") < 2:  # not yet restated on its own
-            thought = f"The user gave two values for {fault['arg']}; I must know which before calling."
+    said = "\n".join(m["content"] for m in history if m["role"] == "user").lower()
+    for key in required:  # two values given for one detail: which is right?
+        name = label(key, state)
+        if f"the {name.lower()} is either" in said and said.count(f"the {name.lower()} is ") < 2:
+            thought = f"The user gave two values for {key}; I must know which before calling."
             return base._reply(thought, f"You mentioned two values for the {name}. Which one is right?")
     for key in required:
         if key in known and (why := domains.problem(key, known[key], props.get(key) or {}, known)):
@@ -319,7 +340,7 @@ def _fill(state: dict, name: str, history: list[dict]) -> str:
     spoken = [label(k, state) for k in missing[:3]]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
     lead = ""
-    if fault.get("kind") == "premise" and assistant_turns == 0:
+    if PREMISE.lower() in _opening(history).lower() and assistant_turns == 0:
         lead = "I don't have access to earlier requests, so I need the details again. "
     thought = f"{tool['name']} needs {', '.join(required)}. Still missing: {', '.join(missing)}."
     return base._reply(thought, f"{lead}Could you give me the {listed}?")

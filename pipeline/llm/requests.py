@@ -1,0 +1,184 @@
+"""Typed requests, one per role: the facts a role's prompt carries, and nothing else.
+
+Role code builds a request, renders its prompt from the same data and hands both to
+`Gateway.chat`. Every model receives the rendered prompt; the offline provider also
+receives the request itself (in the litellm call's metadata, validated on arrival by
+`parse_request`) and answers from it. A real model never receives it: it has no channel
+to the server.
+
+`seed` is a sampling seed (as an API's `seed` parameter): it fixes which of its equally
+good replies the offline backend gives, and never carries a fact.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ..records import Dialogue, Persona, Tool
+
+Phase = Literal["tool_selection", "argument_filling"]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Said(BaseModel):
+    """One turn of a transcript as a prompt shows it: who spoke and the public words."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str
+    content: str = ""
+
+
+class SaidWithThought(Said):
+    """A turn of the model's own dialogue: its earlier private thoughts are in its context too."""
+
+    thought: str | None = None
+
+
+class GoalRequest(_Request):
+    """The goal writer's prompt: the persona and the seed tool."""
+
+    role: Literal["goal"] = "goal"
+    tool: Tool
+    persona: Persona
+    seed: int = 0
+
+
+class SlotsRequest(_Request):
+    """The slot writer's prompt: persona, seed tool, its required parameters; `attempt` counts the
+    replies already refused (the prompt's feedback)."""
+
+    role: Literal["slots"] = "slots"
+    tool: Tool
+    persona: Persona
+    required: list[str]
+    attempt: int = 0
+    seed: int = 0
+
+
+class UserScenario(BaseModel):
+    """The scenario facts the user proxy's prompt states (its note), and which opening it writes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    info: dict[str, Any] = Field(default_factory=dict)
+    original: str | None = None  # an input fault's opening as meant
+    faulted: str | None = None   # ... and as said
+    write: Literal["original", "faulted"] | None = None
+
+
+class UserRequest(_Request):
+    """The user proxy's prompt: who it is, what it wants, the tools in play, the values it holds,
+    the transcript, and the scenario's note when one is played."""
+
+    role: Literal["user"] = "user"
+    phase: Phase
+    tool: Tool
+    persona: Persona
+    goal: str
+    distractors: list[Tool]
+    gold_arguments: dict[str, Any]
+    history: list[Said]
+    seed: int = 0
+    scenario: UserScenario | None = None
+
+
+class AssistantRequest(_Request):
+    """The generation assistant's prompt: the candidate tools, the tool it settled on (argument
+    filling), the dialogue so far, the prompt variant (`may_decline`: the prompts that also
+    cover refusing and invalid values) and the planner's note if any. Never the seed tool, the gold values or the scenario."""
+
+    role: Literal["assistant"] = "assistant"
+    phase: Phase
+    candidates: list[Tool]
+    tool: Tool | None = None
+    history: list[Said]
+    may_decline: bool = False
+    hint: str | None = None  # the planner's private note, when the run gives one
+    seed: int = 0
+
+
+class RelevancyRequest(_Request):
+    """The relevancy judge: the dialogue under review, whole. Its prompt shows the seed tool and the
+    public transcript; the offline judge's heuristic also weighs the record's distractors (more than
+    the prompt shows: narrowing it means changing that heuristic and so the judged data)."""
+
+    role: Literal["relevancy"] = "relevancy"
+    dialogue: Dialogue
+
+
+class CriticRequest(_Request):
+    """The critic: the dialogue under review, whole. Its prompt shows persona, goal, seed tool,
+    candidate names, the scenario's protocol and the transcript with thoughts; the offline critic
+    also re-checks the gold values and scenario facts through the shared rules."""
+
+    role: Literal["critic"] = "critic"
+    dialogue: Dialogue
+
+
+class UnderTestRequest(_Request):
+    """The model under test in evaluation: the candidate tools and its dialogue so far. Nothing else."""
+
+    role: Literal["under_test"] = "under_test"
+    candidates: list[Tool]
+    history: list[SaidWithThought]
+
+
+class VoterRequest(_Request):
+    """A voter of the evaluation user proxy: the employee (persona, goal), the transcript and the
+    drafts in the order shown. Not the tools: its prompt never shows them."""
+
+    role: Literal["voter"] = "voter"
+    persona: Persona
+    goal: str
+    history: list[Said]
+    shown: list[str]
+
+
+class RubricTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    parse_error: str | None = None
+
+
+class RubricRequest(_Request):
+    """The ConvRel rubric: the candidate tools, the transcript before the turn, and the turn."""
+
+    role: Literal["rubric"] = "rubric"
+    turn: RubricTurn
+    candidates: list[Tool]
+    history: list[Said]
+
+
+Request = Annotated[
+    GoalRequest | SlotsRequest | UserRequest | AssistantRequest | RelevancyRequest | CriticRequest
+    | UnderTestRequest | VoterRequest | RubricRequest,
+    Field(discriminator="role"),
+]
+ROLES: tuple[str, ...] = ("goal", "slots", "user", "assistant", "relevancy", "critic", "under_test", "voter", "rubric")
+_ADAPTER: TypeAdapter[Request] = TypeAdapter(Request)
+
+
+def parse_request(data: Any) -> Request:
+    """A request as it arrives (a mapping or JSON text), validated against its role's type;
+    ValueError naming the role and each bad field otherwise."""
+    try:
+        if isinstance(data, str | bytes):
+            return _ADAPTER.validate_json(data)
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"not a valid role request ({problems})") from None
+
+
+def said(history: list[Any]) -> list[Said]:
+    """`Message`s as a transcript shows them."""
+    return [Said(role=m.role, content=m.content) for m in history]
