@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..files import write_atomic
 from ..records import Dialogue
-from .card import render_card
+from .card import render_card, split_bytes
 from .lengths import length_stats
 from .plots import render_plots
 from .rows import (
@@ -150,7 +150,8 @@ def export_dataset(
 
     card_path = out_dir / "README.md"
     file_bytes = {name: path.stat().st_size for name, path in paths.items()}
-    write_atomic(card_path, render_card(stats, run, [p.name for p in plot_paths], file_bytes))
+    num_bytes = {name: split_bytes(path) for name, path in paths.items()}
+    write_atomic(card_path, render_card(stats, run, [p.name for p in plot_paths], file_bytes, num_bytes))
 
     return DatasetSummary(
         out_dir=out_dir,
