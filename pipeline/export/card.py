@@ -138,7 +138,7 @@ def _templates() -> Any:
     from jinja2 import Environment, FunctionLoader, StrictUndefined
 
     env = Environment(
-        loader=FunctionLoader(lambda name: files(__package__).joinpath(name).read_text(encoding="utf-8")),
+        loader=FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")),
         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
     )
     env.filters.update(cell=_cell, rate=_rate)
