@@ -1,5 +1,7 @@
-# utcgen: `make generate` runs the main job offline; `make test` runs the tests.
-PY      ?= python3
+# utcgen: `make generate` runs the main job offline; `make test` runs the tests (`make test-fast`: no slow ones).
+# The virtualenv is built by the first supported interpreter .ci/find-python finds (PY=... if set, then
+# python3.11, python3.12, python3, ...; the versions allowed are pyproject.toml's requires-python).
+PY      ?=
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
@@ -8,13 +10,29 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install generate test bench bench-catalog clean
+.PHONY: install generate test test-fast lint bench bench-catalog clean
+
+# A .venv whose interpreter is missing or unsupported (say, made by a python3 that is 3.12) is rebuilt:
+# dropping its stamp makes the install recipe run, and that recipe replaces the .venv.
+ifneq ($(wildcard $(VENV)),)
+ifneq ($(shell sh .ci/find-python --check $(BIN)/python && echo ok),ok)
+$(shell rm -f $(STAMP))
+endif
+endif
 
 install: $(STAMP)
 
 # torch first, from its CPU build, so nothing later pulls a CUDA build.
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+$(STAMP): pyproject.toml .ci/find-python
+	@python=$$(PY='$(PY)' sh .ci/find-python) || exit 1; \
+	if [ -e $(VENV) ] && ! sh .ci/find-python --check $(BIN)/python; then \
+		echo "$(VENV) was made by a missing or unsupported interpreter: rebuilding it with $$python"; \
+		rm -rf $(VENV); \
+	fi; \
+	if [ ! -x $(BIN)/python ]; then \
+		echo "creating $(VENV) with $$python ($$($$python --version 2>&1))"; \
+		$$python -m venv $(VENV) || exit 1; \
+	fi
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[dev]'
@@ -23,8 +41,23 @@ $(STAMP): pyproject.toml
 generate: install
 	$(BIN)/utcgen generate --out output
 
+# ruff (lint and import order) and pyright (types; its node comes from the nodejs extra), configured in pyproject.toml.
+LINT := $(BIN)/ruff check . && $(BIN)/pyright
+
+# Everything (what CI runs through .ci/run), then the lint step; both run, and either failing fails the target.
 test: install
-	$(BIN)/pytest -q
+	@status=0; \
+	$(BIN)/pytest -q || status=$$?; \
+	echo "lint: ruff check . && pyright"; \
+	$(LINT) || { [ $$status -ne 0 ] || status=1; }; \
+	exit $$status
+
+# The tests not marked slow (no servers, subprocess installs, Prefect, training or wheel builds).
+test-fast: install
+	$(BIN)/pytest -q -m "not slow"
+
+lint: install
+	$(LINT)
 
 bench-catalog: install
 	$(BIN)/python bench/bench_catalog.py

@@ -9,7 +9,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +37,59 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("UTCGEN_MODEL", raising=False)
     monkeypatch.delenv("UTCGEN_API_BASE", raising=False)
     return tmp_path / "cache"
+
+
+def lines_subset(root: Path, lines: set[str] | tuple[str, ...], persona_share: int = 3) -> tuple[Path, Path]:
+    """The shipped catalog's tools of some lines of business, and every `persona_share`-th of their personas
+    (fewer texts to embed), written under root: (catalog, personas)."""
+    from utcgen.pipeline.catalog.reader import load_catalog
+    from utcgen.pipeline.resources import shipped
+
+    catalog, personas = root / "tools.json", root / "personas.jsonl"
+    tools = load_catalog(str(shipped("catalog", "tools")))
+    catalog.write_text(json.dumps([t.model_dump() for t in tools if t.line_of_business in lines]))
+    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
+            if json.loads(line).get("line_of_business") in lines]
+    personas.write_text("".join(line + "\n" for line in mine[::persona_share]))
+    return catalog, personas
+
+
+SCENARIO_LINES = ("finance", "procurement", "supply_chain")
+DECISION_STYLES = {"rational": 1, "intuitive": 1, "dependent": 1, "avoidant": 1, "spontaneous": 1}
+
+
+@pytest.fixture(scope="session")
+def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, Any]:
+    """One offline run for the whole session, exported: 48 dialogues, every scenario type and decision style
+    mixed, on three lines of business. Modules that read such a run share it (and must not write into it):
+    {"out", "catalog", "every" (every attempt), "accepted"}."""
+    import asyncio
+
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.records import SCENARIOS
+    from utcgen.pipeline.synthesis.run import Engine
+
+    root = tmp_path_factory.mktemp("scenario-run")
+    catalog, personas = lines_subset(root, SCENARIO_LINES)
+    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 48, "seed": 3, "catalog": str(catalog),
+                                "personas": str(personas), "scenarios": {name: 1.0 for name in SCENARIOS},
+                                "decision_styles": DECISION_STYLES})
+    config.llm.cache_dir = str(root / "cache")
+    engine = Engine(config, embedder=embedder)
+    try:
+        records = asyncio.run(engine.run())
+        engine.export(records)
+    finally:
+        engine.close()
+    every = [d for r in records.values() for d in r.dialogues]
+    return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted]}
+
+
+# Fixtures that start something heavy: a test using one is slow (`make test-fast` leaves it out) wherever it is.
+SLOW_FIXTURES = {"prefect_api": "starts a Prefect server"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

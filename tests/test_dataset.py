@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.factories import make_dialogue, make_tool, wrong_selection
 from utcgen.pipeline.export import dataset as ds_mod
+from utcgen.pipeline.export.card import split_bytes
 from utcgen.pipeline.export.dataset import export_dataset, load_split
 from utcgen.pipeline.export.rows import schema
 from utcgen.pipeline.export.run_info import RunInfo
@@ -582,5 +584,46 @@ def test_reexported_folder_loads_its_new_rows_through_the_same_cache(tmp_path: P
     assert (first.num_rows, again.num_rows) == (3, 6)
     assert sorted(set(again["dialogue_id"])) == ["a1", "a2"]
     info = {i["config_name"]: i for i in _front_matter((out / "README.md").read_text())["dataset_info"]}
-    assert info["sft"]["splits"] == [{"name": "train", "num_examples": 6}]
+    sft_file = out / "data" / "sft" / "train-00000-of-00001.parquet"
+    assert info["sft"]["splits"] == [{"name": "train", "num_bytes": split_bytes(sft_file), "num_examples": 6}]
     assert info["sft"]["download_size"] == (out / "data" / "sft" / "train-00000-of-00001.parquet").stat().st_size
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append((record.name, record.levelno, record.getMessage()))
+
+
+def test_every_config_loads_without_a_card_warning(exported: tuple[Path, list[Dialogue], Any], tmp_path: Path,
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    """`datasets` reads the card's dataset_info: nothing in it may be malformed (no warning on load), and
+    each split's declared size is the one `datasets` records."""
+    from datasets import load_dataset
+
+    out, _, summary = exported
+    records = _Records()
+    loggers = [logging.getLogger(name) for name in ("datasets", "huggingface_hub")]
+    for logger in loggers:
+        logger.addHandler(records)
+    try:
+        loaded = {config: load_dataset(str(out), config, cache_dir=str(tmp_path / "fresh-cache"))["train"]
+                  for config in ("dialogues", "sft", "rejected")}
+    finally:
+        for logger in loggers:
+            logger.removeHandler(records)
+    warnings = [m for m in records.messages if m[1] >= logging.WARNING]
+    assert warnings == []
+    assert not [m for m in records.messages if "dataset_info" in m[2] or "malformed" in m[2]]
+    printed = capfd.readouterr()
+    assert "malformed" not in printed.err + printed.out and "Ignoring" not in printed.err + printed.out
+    info = {i["config_name"]: i for i in _front_matter((out / "README.md").read_text())["dataset_info"]}
+    assert {c: len(d) for c, d in loaded.items()} == {"dialogues": summary.accepted, "sft": summary.sft_rows,
+                                                        "rejected": summary.rejected}
+    for config, data in loaded.items():
+        [split] = info[config]["splits"]
+        assert (split["num_examples"], split["num_bytes"]) == (len(data), data.info.splits["train"].num_bytes)
+        assert info[config]["dataset_size"] == split["num_bytes"]

@@ -8,6 +8,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from tests.conftest import lines_subset
 from tests.factories import make_dialogue
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.cli import main
@@ -36,12 +37,7 @@ def world(tmp_path_factory):
     from utcgen.pipeline.synthesis.run import Engine
 
     root = tmp_path_factory.mktemp("evalbuild")
-    catalog, personas = root / "tools.json", root / "personas.jsonl"
-    shipped_tools = load_catalog(str(shipped("catalog", "tools")))
-    catalog.write_text(json.dumps([t.model_dump() for t in shipped_tools if t.line_of_business in LINES]))
-    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
-            if json.loads(line).get("line_of_business") in LINES]
-    personas.write_text("".join(line + "\n" for line in mine[::3]))  # a third of them: fewer texts to embed
+    catalog, personas = lines_subset(root, LINES)
     embedder = Embedder(cache_dir=root / "cache" / "embeddings")
     config = load_config(None, {"out": str(root / "run"), "num_dialogues": RUN_DIALOGUES, "seed": 1,
                                 "catalog": str(catalog), "personas": str(personas)})

@@ -13,7 +13,7 @@ from tests.support.eval_bench import benchmark, cases
 from tests.support.openai_server import ChatRequest, FaultPlan, ScriptedOpenAIServer, ServerError
 from utcgen.pipeline.errors import UtcgenError
 from utcgen.pipeline.evaluation.cases import RESULTS_DIR
-from utcgen.pipeline.evaluation.models import HFModel, parse_generation
+from utcgen.pipeline.evaluation.models import TRAIN_EXTRA, HFModel, parse_generation
 from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator, evaluate
 from utcgen.pipeline.export.slicing import build_system_prompt
 
@@ -174,6 +174,25 @@ def test_peft_lora_adapter_folder_loads(checkpoint: Path, tmp_path: Path) -> Non
 
     message, usage = asyncio.run(model.reply(case, [Message(role="user", content="Hello, I need a report.")]))
     assert message.role == "assistant" and usage.calls == 1 and usage.prompt_tokens > 0
+
+
+def test_an_adapter_without_peft_names_the_extra_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+    import sys
+    import tomllib
+
+    from tests.conftest import REPO
+
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": str(tmp_path / "base")}))
+    monkeypatch.setitem(sys.modules, "peft", None)  # as if peft were not installed
+    with pytest.raises(UtcgenError, match=rf"peft.*pip install 'utcgen\[{TRAIN_EXTRA}\]'") as raised:
+        HFModel(adapter)
+    assert isinstance(raised.value.__cause__, ImportError) and str(adapter) in str(raised.value)
+    # the extra the message names exists and brings peft
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "peft" in {re.split(r"[=<>\[ ]", r)[0] for r in extras[TRAIN_EXTRA]}
 
 
 @pytest.mark.slow

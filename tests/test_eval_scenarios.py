@@ -18,10 +18,6 @@ from utcgen.pipeline.evaluation.metrics import compute_metrics
 from utcgen.pipeline.evaluation.scenario_metrics import scenario_score
 from utcgen.pipeline.records import SCENARIOS, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 
-LINES = {"procurement", "finance"}
-MIX = {name: 1.0 for name in SCENARIOS}
-
-
 # ---------------------------------------------------------------------------------------- hand-built cases
 
 GOLD_TOOL = make_tool()
@@ -185,34 +181,15 @@ def test_report_has_one_table_per_scenario_and_compare_shows_them(tmp_path: Path
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory, embedder) -> dict[str, Any]:
-    """A benchmark built by `build_benchmark` from an offline run of 30 dialogues mixing every scenario."""
-    from utcgen.pipeline.catalog.reader import load_catalog
-    from utcgen.pipeline.config import load_config
+def bench(tmp_path_factory, embedder, scenario_run) -> dict[str, Any]:
+    """A benchmark built by `build_benchmark` from the session's offline run mixing every scenario."""
     from utcgen.pipeline.evaluation.benchmark import build_benchmark
-    from utcgen.pipeline.resources import shipped
-    from utcgen.pipeline.synthesis.run import Engine
 
     root = tmp_path_factory.mktemp("evalscen")
-    catalog, personas = root / "tools.json", root / "personas.jsonl"
-    tools = load_catalog(str(shipped("catalog", "tools")))
-    catalog.write_text(json.dumps([t.model_dump() for t in tools if t.line_of_business in LINES]))
-    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
-            if json.loads(line).get("line_of_business") in LINES]
-    personas.write_text("".join(line + "\n" for line in mine[::3]))
-    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 30, "seed": 5, "catalog": str(catalog),
-                                "personas": str(personas), "scenarios": MIX})
-    config.llm.cache_dir = str(root / "cache")
-    engine = Engine(config, embedder=embedder)
-    try:
-        records = asyncio.run(engine.run())
-        engine.export(records)
-    finally:
-        engine.close()
-    accepted = {d.id: d for r in records.values() for d in r.dialogues if d.accepted}
-    summary = build_benchmark(root / "run", root / "bench", holdout=0.6, seed=1, catalog=catalog, embedder=embedder)
-    return {"root": root, "bench": root / "bench", "summary": summary, "accepted": accepted,
-            "cases": read_cases(root / "bench")}
+    summary = build_benchmark(scenario_run["out"], root / "bench", holdout=0.6, seed=1, catalog=scenario_run["catalog"],
+                              embedder=embedder)
+    return {"root": root, "bench": root / "bench", "summary": summary,
+            "accepted": {d.id: d for d in scenario_run["accepted"]}, "cases": read_cases(root / "bench")}
 
 
 def test_builder_keeps_every_scenario_and_reports_the_mix(bench) -> None:

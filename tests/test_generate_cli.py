@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -12,21 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.support.cli import UTCGEN
+from tests.support.cli import UTCGEN, generate
+from tests.support.cli import generate_env as env
 
 pytestmark = pytest.mark.slow
-
-
-def env(tmp_path: Path) -> dict[str, str]:
-    e = dict(os.environ)
-    e.update(UTCGEN_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
-    e.pop("UTCGEN_MODEL", None)
-    return e
-
-
-def generate(tmp_path: Path, out: Path, *extra: str, **kw) -> subprocess.CompletedProcess:
-    cmd = [UTCGEN, "generate", "--out", str(out), "--no-progress", *extra]
-    return subprocess.run(cmd, cwd=REPO, env=env(tmp_path), capture_output=True, text=True, timeout=300, **kw)
 
 
 def ids(out: Path, config: str = "dialogues") -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -13,38 +12,13 @@ from tests.conftest import REPO
 from tests.factories import make_dialogue, make_tool
 from utcgen.pipeline.records import SCENARIOS, Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 
-LINES = {"procurement", "supply_chain", "finance"}
 MIX = {name: 1.0 for name in SCENARIOS}
-STYLES = {"rational": 1, "intuitive": 1, "dependent": 1, "avoidant": 1, "spontaneous": 1}
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> dict[str, Any]:
-    """An offline run of 48 dialogues, every scenario and decision style mixed, on three lines of business."""
-    from utcgen.pipeline.catalog.reader import load_catalog
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.resources import shipped
-    from utcgen.pipeline.retrieval.embeddings import Embedder
-    from utcgen.pipeline.synthesis.run import Engine
-
-    root = tmp_path_factory.mktemp("scenarios")
-    catalog, personas = root / "tools.json", root / "personas.jsonl"
-    tools = load_catalog(str(shipped("catalog", "tools")))
-    catalog.write_text(json.dumps([t.model_dump() for t in tools if t.line_of_business in LINES]))
-    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
-            if json.loads(line).get("line_of_business") in LINES]
-    personas.write_text("".join(line + "\n" for line in mine[::3]))
-    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 48, "seed": 3, "catalog": str(catalog),
-                                "personas": str(personas), "scenarios": MIX, "decision_styles": STYLES})
-    config.llm.cache_dir = str(root / "cache")
-    engine = Engine(config, embedder=Embedder(cache_dir=root / "cache" / "embeddings"))
-    try:
-        records = asyncio.run(engine.run())
-        engine.export(records)
-    finally:
-        engine.close()
-    every = [d for r in records.values() for d in r.dialogues]
-    return {"out": root / "run", "every": every, "accepted": [d for d in every if d.accepted]}
+@pytest.fixture()
+def run(scenario_run) -> dict[str, Any]:
+    """The session's offline run of 48 dialogues, every scenario and decision style mixed (tests/conftest.py)."""
+    return scenario_run
 
 
 def _of(run: dict[str, Any], scenario: str) -> list[Dialogue]:

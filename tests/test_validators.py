@@ -689,10 +689,37 @@ def test_offline_critic_refuses_a_user_who_picks_the_tool_by_name() -> None:
     assert judge_critic(hidden)["passed"] is False
 
 
-def test_offline_judges_are_deterministic() -> None:
-    state = {"dialogue": broken_structure_dialogue().model_dump(mode="json")}
-    assert judges.critic(state, []) == judges.critic(state, [])
-    assert judges.relevancy(state, []) == judges.relevancy(state, [])
+_JUDGE_VERDICTS = """
+import json
+from tests.test_validators import CRITIC_CASES, GOOD, broken_structure_dialogue
+from utcgen.pipeline.llm.offline import judges
+dialogues = [GOOD, broken_structure_dialogue(), *(mutate(GOOD) for _, mutate in CRITIC_CASES)]
+states = [{"dialogue": d.model_dump(mode="json")} for d in dialogues]
+print(json.dumps([[judges.critic(s, []), judges.relevancy(s, [])] for s in states]))  # the replies as sent
+"""
+
+
+def test_offline_judges_give_the_same_verdicts_in_other_processes() -> None:
+    """Offline runs resume across processes: the judges' verdicts must not depend on anything that
+    changes between them, such as the hash seed behind set and dict-of-set iteration order."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    outputs = []
+    for seed in ("0", "1", "12345"):
+        run = subprocess.run([sys.executable, "-c", _JUDGE_VERDICTS], cwd=REPO, capture_output=True, text=True,
+                             timeout=120, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert run.returncode == 0, run.stderr[-2000:]
+        outputs.append(json.loads(run.stdout))
+    assert outputs[0] == outputs[1] == outputs[2]
+    verdicts = outputs[0]
+    assert len(verdicts) == 2 + len(CRITIC_CASES)
+    # and they judge: the good dialogue passes the critic, every broken one fails it
+    critic = [json.loads(critic_reply)["passed"] for critic_reply, _ in verdicts]
+    assert critic[0] is True and not any(critic[1:])
 
 
 # ------------------------------------------------------------------------------------------ cascade

@@ -9,6 +9,13 @@ import time
 from pathlib import Path
 
 from ..errors import InputError
+from .checks import field, number, pair
+
+
+def _settings():
+    from ..evaluation.run import EvalSettings
+
+    return EvalSettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--out", required=True, metavar="DIR", help="the benchmark folder to write")
     b.add_argument("--by", choices=["family", "line_of_business"], default="family",
                    help="hold out whole near-duplicate families (default) or lines of business")
-    b.add_argument("--holdout", type=float, default=0.2, help="share of groups held out (default 0.2)")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--holdout", type=number(float, [("gt", 0), ("lt", 1)]), default=0.2, help="share of groups held out (default 0.2)")
+    b.add_argument("--seed", type=number(int), default=0)
     b.add_argument("--catalog", metavar="PATH", help="the catalog the dataset was made from (for the families)")
     b.set_defaults(func=build)
 
@@ -42,15 +49,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--user-model", default="utcgen-offline/default", metavar="M", help="dynamic: the user proxy")
     r.add_argument("--voter-model", metavar="M", help="dynamic: the voter (default: the user model)")
     votes = r.add_mutually_exclusive_group()
-    votes.add_argument("--votes", default="3,3", metavar="N,M", help="dynamic: N drafts, M voters (default 3,3)")
+    votes.add_argument("--votes", type=pair, default="3,3", metavar="N,M", help="dynamic: N drafts, M voters (default 3,3)")
     votes.add_argument("--no-voting", action="store_true", help="dynamic: one draft per user turn")
     r.add_argument("--rubric-model", default="utcgen-offline/default", metavar="M", help="the ConvRel judge")
     r.add_argument("--no-conv-rel", action="store_true", help="skip ConvRel (no rubric calls)")
-    r.add_argument("--max-turns", type=int, default=10, help="dynamic: most assistant turns (default 10)")
-    r.add_argument("--limit", type=int, metavar="N", help="the first N cases only")
-    r.add_argument("--max-in-flight", type=int, default=8, metavar="K", help="cases evaluated at once (default 8)")
-    r.add_argument("--max-new-tokens", type=int, default=256, metavar="N", help="hf: tokens generated per turn")
-    r.add_argument("--seed", type=int, default=0, help="dynamic: seeds the proxy's drafts and the voters' orders")
+    r.add_argument("--max-turns", type=field(_settings, "max_turns", int), default=10, help="dynamic: most assistant turns (default 10)")
+    r.add_argument("--limit", type=field(_settings, "limit", int), metavar="N", help="the first N cases only")
+    r.add_argument("--max-in-flight", type=number(int, [("ge", 1)]), default=8, metavar="K", help="cases evaluated at once (default 8)")
+    r.add_argument("--max-new-tokens", type=field(_settings, "max_new_tokens", int), default=256, metavar="N", help="hf: tokens generated per turn")
+    r.add_argument("--seed", type=field(_settings, "seed", int), default=0, help="dynamic: seeds the proxy's drafts and the voters' orders")
     r.add_argument("--config", metavar="PATH", help="YAML run config for the judge-side calls (llm settings)")
     r.add_argument("--allow-config-change", action="store_true",
                    help="resume into an --out made with other settings")
@@ -69,35 +76,19 @@ def build(args: argparse.Namespace) -> int:
     source = Path(args.source)
     if not source.is_dir():
         raise InputError(f"--from {source}: no such folder")
-    if not 0 < args.holdout < 1:
-        raise InputError(f"--holdout {args.holdout}: must be between 0 and 1")
     summary = benchmark.build_benchmark(source, Path(args.out), by=args.by, holdout=args.holdout, seed=args.seed,
                                         catalog=Path(args.catalog) if args.catalog else None)
     print(summary.to_text())
     return 0
 
 
-def parse_votes(text: str) -> tuple[int, int]:
-    try:
-        n, m = (int(x) for x in text.split(","))
-    except ValueError:
-        raise InputError(f"--votes {text}: expected N,M (drafts, voters), e.g. 3,3") from None
-    if n < 1 or m < 1:
-        raise InputError(f"--votes {text}: both numbers must be at least 1")
-    return n, m
-
-
 def run(args: argparse.Namespace) -> int:
     from ..evaluation.run import EvalSettings, evaluate
 
-    for flag, value in (("--max-turns", args.max_turns), ("--max-in-flight", args.max_in_flight),
-                        ("--max-new-tokens", args.max_new_tokens), ("--limit", args.limit)):
-        if value is not None and value < 1:
-            raise InputError(f"{flag} {value}: must be at least 1")
     settings = EvalSettings(
         benchmark=str(args.benchmark), model=args.model, mode=args.mode, api_base=args.api_base,
         tool_format=args.tool_format, user_model=args.user_model, voter_model=args.voter_model,
-        votes=None if args.no_voting else parse_votes(args.votes),
+        votes=None if args.no_voting else args.votes,
         rubric_model=None if args.no_conv_rel else args.rubric_model, max_turns=args.max_turns,
         max_new_tokens=args.max_new_tokens, seed=args.seed, config=args.config, limit=args.limit)
     start = time.monotonic()

@@ -7,6 +7,9 @@ import asyncio
 import sys
 import time
 
+from ..config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
+from .checks import choices, field
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="generate validated dialogues into a dataset folder",
@@ -17,18 +20,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--personas", help="personas JSONL")
     p.add_argument("--persona-field", metavar="NAME",
                    help="field holding each persona's text (default: text, persona or input persona)")
-    p.add_argument("--num-dialogues", type=int, help="accepted dialogues to produce")
+    p.add_argument("--num-dialogues", type=field(lambda: RunConfig, "num_dialogues"), help="accepted dialogues to produce")
     p.add_argument("--out", help="output folder (a Hugging Face dataset repository layout)")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=field(lambda: RunConfig, "seed"))
     p.add_argument("--exclude-split", metavar="PATH",
                    help="a benchmark's split.json (utcgen eval build): its held-out tools are neither seed tools "
                         "nor distractors of this run")
     p.add_argument("--model", metavar="MODEL", help="litellm model for every role (over UTCGEN_MODEL and the config)")
-    p.add_argument("--max-in-flight", type=int,
+    p.add_argument("--max-in-flight", type=field(lambda: LLMSettings, "max_in_flight"),
                    help="most LLM calls in flight per endpoint (adapts below it on rate limits)")
-    p.add_argument("--max-cost", type=float, metavar="USD",
+    p.add_argument("--max-cost", type=field(lambda: BudgetSettings, "max_cost_usd"), metavar="USD",
                    help="stop before the run's spend (resumes included) would pass this many US dollars")
-    p.add_argument("--max-tokens", type=int, metavar="N",
+    p.add_argument("--max-tokens", type=field(lambda: BudgetSettings, "max_tokens"), metavar="N",
                    help="stop before the run's prompt + completion tokens (resumes included) would pass N")
     p.add_argument("--estimate", action="store_true",
                    help=f"run {ESTIMATE_JOBS} seed jobs in a temporary folder and print the expected calls, tokens "
@@ -36,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-config-change", action="store_true",
                    help="resume into an --out made with a different configuration (API base, sampling, ...)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--sft-format", choices=["chat", "json"],
+    p.add_argument("--sft-format", choices=choices(ExportSettings, "sft_format"),
                    help="sft rows: chat (native tool_calls and reasoning_content, default) or json (one JSON reply)")
     p.add_argument("--tokenizer", metavar="PATH",
                    help="local tokenizer folder for the card's token-length statistics (default: a byte estimate)")

@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .checks import number
+
 DEFAULT_CONNECT_TIMEOUT = 20.0
 
 
@@ -26,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--message", metavar="M", help="commit message (default: row counts per config)")
     parser.add_argument(
         "--connect-timeout",
-        type=float,
+        type=number(float, [("gt", 0)]),
         default=DEFAULT_CONNECT_TIMEOUT,
         metavar="S",
         help=f"seconds to wait for a connection to the Hub (default {DEFAULT_CONNECT_TIMEOUT:g})",

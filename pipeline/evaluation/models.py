@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import InputError
+from ..errors import InputError, UtcgenError
 from ..export.slicing import build_system_prompt, chat_message
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMError
@@ -206,6 +206,9 @@ def check_hf_path(path: Path) -> Path:
     return path
 
 
+TRAIN_EXTRA = "train"  # pyproject.toml's optional dependencies for LoRA adapters and training: trl, peft, accelerate
+
+
 class HFModel(ModelUnderTest):
     """A local checkpoint or LoRA adapter, generating greedily on CPU (see the module docstring)."""
 
@@ -230,7 +233,11 @@ class HFModel(ModelUnderTest):
 
         adapter = self.path / "adapter_config.json"
         if adapter.is_file():
-            from peft import PeftModel
+            try:
+                from peft import PeftModel
+            except ImportError as exc:
+                raise UtcgenError(f"--model hf:{self.path} is a LoRA adapter, which needs the optional package peft; "
+                                  f"install it with: pip install 'utcgen[{TRAIN_EXTRA}]'") from exc
 
             base = json.loads(adapter.read_text(encoding="utf-8")).get("base_model_name_or_path")
             if not base or not Path(base).is_dir():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from functools import lru_cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -50,25 +51,40 @@ def features_yaml(config: str) -> list[dict[str, Any]]:
     return Features.from_arrow_schema(schema(config))._to_yaml_list()
 
 
-def _dataset_info(name: str, rows: int, file_bytes: int | None) -> dict[str, Any]:
-    """One config's `dataset_info`: features, and the split's rows and file bytes when known.
+def split_bytes(path: Path) -> int:
+    """The bytes of a parquet split once loaded as an Arrow table: what `datasets` records as the
+    split's `num_bytes` (and sums into `dataset_size`)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).nbytes
+
+
+def _dataset_info(name: str, rows: int, file_bytes: int | None, num_bytes: int | None) -> dict[str, Any]:
+    """One config's `dataset_info`: features, and the split's rows and sizes when known.
 
     `datasets` keys its local cache on these, not on the data files, so without them
-    a folder re-exported after a resume would load the rows of its first load.
+    a folder re-exported after a resume would load the rows of its first load. It reads
+    `splits` only when each entry has name, num_examples and num_bytes (else it warns, on
+    every load, that the card is malformed), so the split is declared only with its size.
     """
     info: dict[str, Any] = {"config_name": name, "features": features_yaml(name)}
+    if num_bytes is not None:
+        info["splits"] = [{"name": "train", "num_bytes": num_bytes, "num_examples": rows}]
     if file_bytes is not None:
-        info["splits"] = [{"name": "train", "num_examples": rows}]
         info["download_size"] = file_bytes
+    if num_bytes is not None:
+        info["dataset_size"] = num_bytes
     return info
 
 
-def front_matter(stats: dict[str, Any], run: RunInfo, file_bytes: dict[str, int] | None = None) -> dict[str, Any]:
+def front_matter(stats: dict[str, Any], run: RunInfo, file_bytes: dict[str, int] | None = None,
+                 num_bytes: dict[str, int] | None = None) -> dict[str, Any]:
     """The card's YAML metadata; `configs:` is what tells `datasets` where each config's files are,
     `dataset_info:` the features of each (the `sft` messages and tools are `Json`, decoded on load),
-    and with `file_bytes` (parquet bytes per config) each split's size."""
+    with `file_bytes` (parquet bytes per config) its download size and with `num_bytes` (Arrow bytes
+    per config, `split_bytes`) its split."""
     rows = rows_per_config(stats)
-    file_bytes = file_bytes or {}
+    file_bytes, num_bytes = file_bytes or {}, num_bytes or {}
     return {
         "pretty_name": run.pretty_name,
         "license": run.license,
@@ -84,7 +100,7 @@ def front_matter(stats: dict[str, Any], run: RunInfo, file_bytes: dict[str, int]
             }
             for name in CONFIGS
         ],
-        "dataset_info": [_dataset_info(name, rows[name], file_bytes.get(name)) for name in CONFIGS],
+        "dataset_info": [_dataset_info(name, rows[name], file_bytes.get(name), num_bytes.get(name)) for name in CONFIGS],
     }
 
 
@@ -123,7 +139,7 @@ def _templates() -> Any:
     from jinja2 import Environment, FunctionLoader, StrictUndefined
 
     env = Environment(
-        loader=FunctionLoader(lambda name: files(__package__).joinpath(name).read_text(encoding="utf-8")),
+        loader=FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")),
         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
     )
     env.filters.update(cell=_cell, rate=_rate)
@@ -136,14 +152,16 @@ def render_summary(stats: dict[str, Any]) -> str:
 
 
 def render_card(
-    stats: dict[str, Any], run: RunInfo, plots: list[str], file_bytes: dict[str, int] | None = None
+    stats: dict[str, Any], run: RunInfo, plots: list[str], file_bytes: dict[str, int] | None = None,
+    num_bytes: dict[str, int] | None = None,
 ) -> str:
     """README.md for an exported folder whose stats.json is `stats`, whose plots/ holds `plots`
-    and whose parquet files per config weigh `file_bytes`."""
+    and whose parquet files per config weigh `file_bytes` (`num_bytes` once loaded)."""
     ks = stats["run"]["distractor_counts"]
     k_text = f"k={ks[0]}" if len(ks) == 1 else ("k=" + "/".join(map(str, ks)) if ks else "k (5 in the paper)")
     return _templates().get_template(TEMPLATE).render(
-        front_matter=yaml.safe_dump(front_matter(stats, run, file_bytes), sort_keys=False, allow_unicode=True).rstrip(),
+        front_matter=yaml.safe_dump(front_matter(stats, run, file_bytes, num_bytes), sort_keys=False,
+                                    allow_unicode=True).rstrip(),
         run=run,
         stats=stats,
         k_text=k_text,

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
 from ..records import Dialogue
-from .card import render_card
+from .card import render_card, split_bytes
 from .column_types import storage_row, storage_schema
 from .flatten import dialogue_row, rejected_row
 from .folder import SHARD, DatasetFolder, finite
@@ -95,7 +95,8 @@ def export_dataset(
     stats_path = folder.write_json("stats.json", stats)
     plot_paths = [folder.write_text(f"plots/{name}", png) for name, png in render_plots(stats).items()]
     file_bytes = {name: path.stat().st_size for name, path in paths.items()}
-    card_path = folder.write_text("README.md", render_card(stats, run, [p.name for p in plot_paths], file_bytes))
+    num_bytes = {name: split_bytes(path) for name, path in paths.items()}
+    card_path = folder.write_text("README.md", render_card(stats, run, [p.name for p in plot_paths], file_bytes, num_bytes))
 
     return DatasetSummary(
         out_dir=out_dir,
