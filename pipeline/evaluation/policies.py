@@ -13,6 +13,7 @@ case, as `oracle` reads τ*: a yardstick, not a model.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..records import Message, ToolCall
 from .cases import Case
@@ -48,9 +49,9 @@ def extra_key(case: Case, history: list[Message]) -> Message:
     arguments = dict(case.gold_arguments)
     optional = [k for k in case.gold_tool.properties if k not in arguments]
     key = optional[0] if optional else EXTRA_KEY
-    schema = case.gold_tool.properties.get(key, {})
-    arguments[key] = {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}.get(
-        schema.get("type") if isinstance(schema.get("type"), str) else "string", "n/a")
+    kind = (case.gold_tool.properties.get(key) or {}).get("type")
+    samples: dict[str, Any] = {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
+    arguments[key] = samples.get(kind if isinstance(kind, str) else "string", "n/a")
     return _call(case.gold_tool.name, arguments)
 
 
