@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from tests.support.cli import generate, generate_env
@@ -58,7 +59,9 @@ def test_max_tokens_stops_the_run_short_and_says_so(tmp_path: Path) -> None:
     said = re.search(r"Spent so far \(resumed runs included\): \d+ calls, ([\d,]+) tokens", run.stderr)
     assert said and int(said.group(1).replace(",", "")) <= limit
     assert re.search(r"(\d+) of 30 dialogues accepted", run.stderr)
-    assert not (out / "data").exists()  # no partial dataset is exported
+    # the finished work is exported before the stop: every accepted dialogue journaled so far, no other
+    exported = pq.read_table(next((out / "data" / "dialogues").glob("*.parquet"))).num_rows
+    assert exported == accepted_in_journal(out)
 
     # a higher budget on the same folder goes on from the journal and finishes
     more = generate(tmp_path, out, "--num-dialogues", "4", "--max-tokens", str(limit * 4))
