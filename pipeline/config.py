@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import InputError
+from .records import DEFAULT_SCENARIO
 from .resources import resolve, shipped
 
 ROLES = ("goal", "slots", "user", "assistant", "relevancy", "critic")
@@ -107,7 +108,7 @@ class ExportSettings(Strict):
     tokenizer: str | None = None
 
 
-DEFAULT_SCENARIOS = {"disambiguation": 1.0}
+DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}
 
 
 def _weights(value: Any, allowed: tuple[str, ...], what: str) -> dict[str, float]:
@@ -153,9 +154,9 @@ class RunConfig(Strict):
     @field_validator("scenarios", mode="before")
     @classmethod
     def _scenario_mix(cls, value: Any) -> Any:
-        from .records import SCENARIOS
+        from .scenarios import names
 
-        mix = _weights(value, SCENARIOS, "scenarios")
+        mix = _weights(value, names(), "scenarios")
         if not mix:
             raise ValueError("the scenario mix is empty: give at least one scenario a positive weight")
         return mix
@@ -165,11 +166,11 @@ class RunConfig(Strict):
     def _style_mix(cls, value: Any) -> Any:
         from .records import DECISION_STYLES
 
-        return _weights(value or {}, DECISION_STYLES, "decision_styles")
+        return _weights(value or {}, tuple(DECISION_STYLES), "decision_styles")
 
     def default_scenarios(self) -> bool:
         """True when only disambiguation can be drawn and no decision style is: today's dialogues."""
-        return not self.decision_styles and {k for k, w in self.scenarios.items() if w > 0} == {"disambiguation"}
+        return not self.decision_styles and {k for k, w in self.scenarios.items() if w > 0} == {DEFAULT_SCENARIO}
 
     def backend(self) -> Literal["offline", "litellm"]:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""

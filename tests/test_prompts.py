@@ -4,19 +4,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from utcgen.pipeline.prompts import load_prompt, prompt_versions
+import pytest
+
+from utcgen.pipeline import scenarios
+from utcgen.pipeline.prompts import PromptError, load_prompt, parse_prompt, prompt_versions
 from utcgen.pipeline.resources import shipped
 
 
-def test_prompt_versions_cover_every_shipped_prompt_file() -> None:
+def test_prompt_versions_cover_every_shipped_prompt_file_and_variant() -> None:
+    """Each file's version lines (its own and its variants') and each scenario type's sections are recorded."""
     files = sorted(p.stem for p in shipped("prompts").glob("*.txt"))
     versions = prompt_versions()
-    assert sorted(versions) == files
-    assert {"goal", "slots", "user_tool_selection", "assistant_argument_filling", "relevancy", "critique",
-            "sft_system"} <= set(versions)
+    declared: dict[str, str] = {}
     for name in files:
-        first = (shipped("prompts") / f"{name}.txt").read_text(encoding="utf-8").splitlines()[0]
-        assert versions[name] == first.removeprefix("version:").strip() == load_prompt(name).version
+        lines = (shipped("prompts") / f"{name}.txt").read_text(encoding="utf-8").splitlines()
+        mine = {}
+        for line in lines[:next(i for i, x in enumerate(lines) if x.startswith("==="))]:
+            head, _, version = line.partition(":")
+            mine[head.removeprefix("version").strip() or name] = version.strip()
+        assert dict(load_prompt(name).versions) == mine, name
+        declared |= mine
+    from_types = {n: v for t in scenarios.all() for n, v in t.prompt_versions}
+    assert versions == dict(sorted({**declared, **from_types}.items()))
+    # the names recorded before the scenario prompts were merged into one template per role stay recorded
+    assert {"goal", "slots", "user_tool_selection", "user_argument_filling", "assistant_argument_filling",
+            "scenario_assistant_tool_selection", "scenario_critique", "scenario_relevancy", "scenario_user_explicit",
+            "scenario_user_fault", "scenario_user_fault_rewrite", "relevancy", "critique", "sft_system"} <= set(versions)
 
 
 def test_prompt_versions_of_another_directory(tmp_path: Path) -> None:
@@ -27,3 +40,49 @@ def test_prompt_versions_of_another_directory(tmp_path: Path) -> None:
 def test_prompt_versions_is_a_fresh_dict() -> None:
     prompt_versions()["goal"] = "tampered"
     assert prompt_versions()["goal"] == "goal/1"
+
+
+TEMPLATE = """version: t/1
+version t_variant: t-variant/4
+=== system
+Always.
+{{#if a}}
+A is {{value}}.
+{{#if b}}
+And B.
+{{else}}
+Not B.
+{{/if}}
+{{else}}
+Not A.
+{{/if}}
+Inline {{#if b}}b{{else}}no b{{/if}}.
+=== user
+{{transcript}}"""
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    (True, True, "Always.\nA is 7.\nAnd B.\nInline b."),
+    (True, False, "Always.\nA is 7.\nNot B.\nInline no b."),
+    (False, True, "Always.\nNot A.\nInline b."),
+    (False, False, "Always.\nNot A.\nInline no b."),
+])
+def test_conditional_sections_keep_the_lines_of_the_branch_taken(a: bool, b: bool, expected: str) -> None:
+    prompt = parse_prompt("t", TEMPLATE)
+    assert prompt.versions == (("t", "t/1"), ("t_variant", "t-variant/4")) and prompt.version == "t/1"
+    assert prompt.render(a=a, b=b, value=7, transcript="...")[0]["content"] == expected
+
+
+def test_a_placeholder_is_needed_only_in_the_branch_taken() -> None:
+    prompt = parse_prompt("t", TEMPLATE)
+    assert prompt.render(a=False, b=False, transcript="")[0]["content"].startswith("Always.")
+    with pytest.raises(PromptError, match="value"):
+        prompt.render(a=True, b=False, transcript="")
+    with pytest.raises(PromptError, match=r"condition.*'b'"):
+        prompt.render(a=True, value=1, transcript="")
+
+
+@pytest.mark.parametrize("body", ["{{#if a}}open", "{{/if}}", "{{else}}", "{{#if a}}x{{else}}y{{else}}z{{/if}}"])
+def test_unbalanced_conditionals_fail_when_the_file_is_read(body: str) -> None:
+    with pytest.raises(PromptError, match="prompts/t.txt"):
+        parse_prompt("t", f"version: t/1\n=== system\n{body}")

@@ -11,9 +11,11 @@ import pytest
 
 from tests.conftest import REPO
 from tests.factories import make_dialogue, make_tool
-from utcgen.pipeline.records import SCENARIOS, Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.records import Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.scenarios import names
 
 LINES = {"procurement", "supply_chain", "finance"}
+SCENARIOS = names()  # every registered scenario type
 MIX = {name: 1.0 for name in SCENARIOS}
 STYLES = {"rational": 1, "intuitive": 1, "dependent": 1, "avoidant": 1, "spontaneous": 1}
 
@@ -52,7 +54,7 @@ def _of(run: dict[str, Any], scenario: str) -> list[Dialogue]:
 
 
 def test_every_scenario_yields_accepted_dialogues_that_keep_its_rule(run):
-    from utcgen.pipeline.scenario_rules import problems
+    from utcgen.pipeline.scenarios import problems
 
     for name in SCENARIOS:
         assert _of(run, name), f"no accepted {name} dialogue"
@@ -309,7 +311,7 @@ def test_decision_style_changes_how_the_offline_user_answers():
 
 def test_the_default_config_makes_disambiguation_only_and_keeps_its_fingerprint():
     from utcgen.pipeline.config import RunConfig
-    from utcgen.pipeline.synthesis.scenarios import draw_scenario
+    from utcgen.pipeline.synthesis.draw import draw_scenario
 
     default = RunConfig()
     assert default.scenarios == {"disambiguation": 1.0} and default.decision_styles == {}

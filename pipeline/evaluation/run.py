@@ -64,9 +64,10 @@ class EvalSettings(BaseModel):
     def fingerprint(self) -> str:
         """What must not change when an evaluation resumes (what may: `fingerprint.MAY_CHANGE`)."""
         from ..fingerprint import fingerprint
-        from ..prompts import load_prompt
+        from ..prompts import prompt_versions
 
-        return fingerprint("evaluate", self.model_dump(), {name: load_prompt(name).version for name in PROMPTS_USED})
+        versions = prompt_versions()
+        return fingerprint("evaluate", self.model_dump(), {name: versions[name] for name in PROMPTS_USED})
 
 
 def result_path(out: Path, case_id: str) -> Path:
