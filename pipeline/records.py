@@ -93,7 +93,7 @@ DECISION_STYLES: dict[str, str] = {
 }
 # The kinds of input fault (Drift-Bench): what the faulted opening gets wrong.
 FaultKind = Literal["intention", "premise", "parameter", "expression"]
-FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 
 
 class Message(BaseModel):

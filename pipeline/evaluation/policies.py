@@ -13,6 +13,7 @@ case, as `oracle` reads τ*: a yardstick, not a model.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..records import Message, ToolCall
 from ..scenarios import get as scenario_type
@@ -50,8 +51,9 @@ def extra_key(case: Case, history: list[Message]) -> Message:
     optional = [k for k in case.gold_tool.properties if k not in arguments]
     key = optional[0] if optional else EXTRA_KEY
     schema = case.gold_tool.properties.get(key, {})
-    arguments[key] = {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}.get(
-        schema.get("type") if isinstance(schema.get("type"), str) else "string", "n/a")
+    kind = schema.get("type")
+    placeholder: dict[str, Any] = {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
+    arguments[key] = placeholder.get(kind if isinstance(kind, str) else "string", "n/a")
     return _call(case.gold_tool.name, arguments)
 
 

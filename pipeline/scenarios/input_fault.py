@@ -8,7 +8,7 @@ import random
 from typing import Any, ClassVar
 
 from .. import domains
-from ..records import FAULT_KINDS, InputFault, ScenarioInfo, Tool
+from ..records import FAULT_KINDS, FaultKind, InputFault, ScenarioInfo, Tool
 from .base import DialogueView, ScenarioType, UnsafeValue, literal, say
 from .explicit import Explicit
 
@@ -20,7 +20,7 @@ FAULT_HINTS = {
     "expression": "it is garbled: misspelt words and clipped phrasing make it hard to follow.",
 }
 # Kinds a tool without values can carry (the others blur or drop values).
-_WITHOUT_VALUES = ("intention", "expression")
+_WITHOUT_VALUES: tuple[FaultKind, ...] = ("intention", "expression")
 
 
 def decoy(value: Any, schema: dict, rng: random.Random) -> Any:
@@ -53,14 +53,15 @@ class InputFaultType(ScenarioType):
     original_opening: ClassVar[ScenarioType | None] = Explicit()  # the request as meant is written as an explicit opening, then faulted
 
     def prepare(self, tool: Tool, gold: dict[str, Any], rng: random.Random) -> ScenarioInfo:
-        kinds = [k for k in FAULT_KINDS if gold or k in _WITHOUT_VALUES]
+        kinds: list[FaultKind] = [k for k in FAULT_KINDS if gold or k in _WITHOUT_VALUES]
         kind = rng.choice(kinds)
         arg = wrong = None
         if kind == "parameter":
             arg = rng.choice(sorted(gold))
             wrong = decoy(gold[arg], tool.properties.get(arg) or {}, rng)
             if wrong is None:
-                kind, arg = "intention", None
+                kind = "intention"
+                arg = None
         return ScenarioInfo(fault=InputFault(kind=kind, original="", faulted="", arg=arg, decoy=wrong))
 
     def user_section(self, info: dict, scenario: dict) -> str:
