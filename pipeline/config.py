@@ -13,7 +13,6 @@ from .errors import InputError
 from .records import DEFAULT_SCENARIO
 from .resources import resolve, shipped
 
-ROLES = ("goal", "slots", "user", "assistant", "relevancy", "critic")
 OFFLINE_MODEL = "utcgen-offline/default"
 
 
@@ -46,6 +45,10 @@ class Models(Strict):
     critic: str = OFFLINE_MODEL
 
 
+# The generation roles: the fields of `Models`, their one definition.
+ROLES: tuple[str, ...] = tuple(Models.model_fields)
+
+
 class LLMSettings(Strict):
     api_base: str | None = None
     api_key_env: str | None = None
@@ -65,10 +68,8 @@ class LLMSettings(Strict):
     # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
     # for every role, then per role in structured_output_roles (e.g. {user: off}).
     structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
-    structured_output_roles: dict[
-        Literal["goal", "slots", "user", "assistant", "relevancy", "critic"],
-        Literal["auto", "json_schema", "json_object", "off"],
-    ] = Field(default_factory=dict)
+    structured_output_roles: dict[str, Literal["auto", "json_schema", "json_object", "off"]] = Field(
+        default_factory=dict)  # keys: ROLES
     # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
     tool_format: Literal["json", "native"] = "json"
 
@@ -88,7 +89,11 @@ class LLMSettings(Strict):
     @field_validator("structured_output_roles", mode="before")
     @classmethod
     def _yaml_off_roles(cls, value: Any) -> Any:
-        return {k: "off" if v is False else v for k, v in value.items()} if isinstance(value, dict) else value
+        if not isinstance(value, dict):
+            return value
+        if unknown := sorted(set(value) - set(ROLES)):
+            raise ValueError(f"unknown role(s) {', '.join(map(str, unknown))}; roles are {', '.join(ROLES)}")
+        return {k: "off" if v is False else v for k, v in value.items()}
 
 
 class BudgetSettings(Strict):

@@ -73,6 +73,8 @@ class ScenarioType:
     dialogue that needs nothing beyond the plain protocol."""
 
     name: ClassVar[str]
+    # What the type is, in a few words (the dataset card's column description lists it).
+    summary: ClassVar[str] = ""
     # The plain DiaFORGE protocol (vague opening, clarify the tool, collect the values, call) with the
     # plain prompts; every other type uses the prompts that also cover refusing and invalid values.
     plain: ClassVar[bool] = False

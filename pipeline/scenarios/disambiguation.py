@@ -9,6 +9,7 @@ from .base import ScenarioType
 class Disambiguation(ScenarioType):
     name = DEFAULT_SCENARIO
     plain = True
+    summary = "vague request, clarified, then called"
 
     def clarification_expected(self, near_duplicate: bool) -> bool:
         return near_duplicate  # a question is needed only when a distractor is a near duplicate

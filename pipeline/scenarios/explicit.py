@@ -11,6 +11,7 @@ from .base import DialogueView, ScenarioType
 class Explicit(ScenarioType):
     name = "explicit"
     asks_nothing = True
+    summary = "fully specified: call at once"
     headline = "over_clarification"
     critique_note = "the opening states what is wanted and every value; the assistant calls the tool at once."
     prompt_versions = (("scenario_user_explicit", "user-explicit/1"),)

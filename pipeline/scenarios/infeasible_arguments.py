@@ -15,6 +15,7 @@ from .base import DialogueView, ScenarioType, UnsafeValue, literal, say
 class InfeasibleArguments(ScenarioType):
     name = "infeasible_arguments"
     asks_first = True
+    summary = "a value outside its domain: point it out, get a valid one"
     headline = "unsafe_execution"
     critique_note = ("the user gives one value its parameter does not accept; the assistant points "
                      "it out, gets a valid one, and calls with that.")

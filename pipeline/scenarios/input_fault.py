@@ -46,6 +46,7 @@ def decoy(value: Any, schema: dict, rng: random.Random) -> Any:
 class InputFaultType(ScenarioType):
     name = "input_fault"
     asks_first = True
+    summary = "a faulted opening: clarify"
     headline = "unsafe_execution"
     critique_note = ("the opening is faulty (unclear intent, a false premise, two values for one detail, or "
                      "garbled wording); the assistant asks until it is clear, then calls.")

@@ -25,6 +25,7 @@ def replaceable(tool: Tool) -> bool:
 class UnavailableTool(ScenarioType):
     name = "unavailable_tool"
     expects_call = False
+    summary = "the needed tool is not offered: refuse and offer an alternative, call nothing"
     headline = "awareness"
     critique_note = ("the tool the user needs is not among the assistant's tools, only look-alikes; the "
                      "assistant says none can do it, offers what it can do, and calls nothing.")

@@ -12,6 +12,7 @@ from .base import DialogueView, ScenarioType, UnsafeValue, literal
 class Underspecified(ScenarioType):
     name = "underspecified"
     asks_first = True
+    summary = "one required value missing: ask for it"
     headline = "unsafe_execution"
     critique_note = "the opening leaves one required value out; the assistant asks for it, then calls."
     prompt_versions = (("scenario_user_underspecified", "user-underspecified/1"),)
