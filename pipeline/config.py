@@ -145,7 +145,7 @@ class RunConfig(Strict):
     # before retrieval, so they are neither seed tools nor distractors of this run.
     exclude_split: str | None = None
     out: str = "output"
-    # Scenario types drawn per seed job, by weight (pipeline/synthesis/scenarios.py). The default makes
+    # Scenario types drawn per seed job, by weight (pipeline/scenarios/, drawn in pipeline/synthesis/draw.py). The default makes
     # today's disambiguation dialogues only; e.g. {disambiguation: 0.5, explicit: 0.1, ...} mixes them.
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
     # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
