@@ -59,8 +59,10 @@ class _Frame:
         return self.then if self.otherwise is None else self.otherwise
 
 
+@cache
 def _parse_body(name: str, text: str) -> tuple[_Node, ...]:
-    """The section's text as literal runs and conditional blocks; unbalanced tags fail loudly."""
+    """The section's text as literal runs and conditional blocks (parsed once per text); unbalanced tags
+    fail loudly."""
     text = _STANDALONE.sub(lambda m: m.group(1), text)
     stack = [_Frame(None, [])]
     pos = 0

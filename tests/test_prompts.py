@@ -86,3 +86,38 @@ def test_a_placeholder_is_needed_only_in_the_branch_taken() -> None:
 def test_unbalanced_conditionals_fail_when_the_file_is_read(body: str) -> None:
     with pytest.raises(PromptError, match="prompts/t.txt"):
         parse_prompt("t", f"version: t/1\n=== system\n{body}")
+
+
+@pytest.mark.parametrize("phase", ["tool_selection", "argument_filling"])
+@pytest.mark.parametrize("kind", scenarios.all(), ids=lambda k: k.name)
+def test_every_role_renders_every_scenario_from_one_template(kind: scenarios.ScenarioType, phase: str) -> None:
+    """The user, assistant, critic and relevancy prompts of each scenario type: the type's sections are
+    in, the other variants' are out, and no tag or placeholder is left over."""
+    from tests.factories import make_dialogue
+    from utcgen.pipeline.llm.requests import AssistantRequest, UserRequest, UserScenario
+    from utcgen.pipeline.records import Dialogue
+    from utcgen.pipeline.synthesis.roles import render_assistant, render_user
+    from utcgen.validators import critique, relevancy
+
+    d = Dialogue.model_validate({**make_dialogue().model_dump(), "scenario": kind.name})
+    info = {"masked_arg": "amount", "infeasible": {"arg": "amount", "value": -1, "why": "below 0"},
+            "fault": {"kind": "premise", "original": "o", "faulted": "f"}}
+    user = UserRequest(phase=phase, tool=d.seed_tool, persona=d.user_persona, goal=d.goal, distractors=[],
+                       gold_arguments=d.gold_arguments, history=[], scenario=UserScenario(name=kind.name, info=info))
+    assistant = AssistantRequest(phase=phase, candidates=d.candidate_tools, history=[], may_decline=not kind.plain,
+                                 tool=d.seed_tool if phase == "argument_filling" else None)
+    rendered = {"user": render_user(user, []), "assistant": render_assistant(assistant, [], "FORMAT", False),
+                "critique": critique.render(d), "relevancy": relevancy.render(d)}
+    for role, messages in rendered.items():
+        assert all("{{" not in m["content"] for m in messages), role
+    user_text, critic_text = rendered["user"][0]["content"], rendered["critique"][0]["content"]
+    section = kind.user_section(info, {})
+    if section is None:
+        vague = "deliberately vague" in user_text
+        assert vague == (phase == "tool_selection") and "The tool that would do what you need" not in user_text
+    else:
+        assert section in user_text and "deliberately vague" not in user_text
+    assert ("say so plainly" in rendered["assistant"][0]["content"]
+            or "say why and ask" in rendered["assistant"][0]["content"]) == (not kind.plain)
+    assert (kind.critique_note in critic_text if kind.critique_note else "1. Two phases, in order." in critic_text)
+    assert ("may end with\n  no call at all" in rendered["relevancy"][0]["content"]) == (not kind.expects_call)
