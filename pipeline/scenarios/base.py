@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from ..labels import label_turn
 from ..mentions import mentioned
-from ..records import Dialogue, Message, ScenarioInfo, Tool
+from ..records import Dialogue, Message, ScenarioInfo, Tool, ToolCall
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class DialogueView:
     users: list[Message]
     opening: str                 # the first user turn
     asked: list[Message]         # assistant turns before the first call
-    calls: list[Any]             # every tool call of the dialogue
+    calls: list[ToolCall]        # every tool call of the dialogue
 
     @classmethod
     def of(cls, d: Dialogue) -> DialogueView:
