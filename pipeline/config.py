@@ -10,9 +10,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import InputError
+from .records import DEFAULT_SCENARIO
 from .resources import resolve, shipped
 
-ROLES = ("goal", "slots", "user", "assistant", "relevancy", "critic")
 OFFLINE_MODEL = "utcgen-offline/default"
 
 
@@ -45,6 +45,10 @@ class Models(Strict):
     critic: str = OFFLINE_MODEL
 
 
+# The generation roles: the fields of `Models`, their one definition.
+ROLES: tuple[str, ...] = tuple(Models.model_fields)
+
+
 class LLMSettings(Strict):
     api_base: str | None = None
     api_key_env: str | None = None
@@ -64,10 +68,8 @@ class LLMSettings(Strict):
     # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
     # for every role, then per role in structured_output_roles (e.g. {user: off}).
     structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
-    structured_output_roles: dict[
-        Literal["goal", "slots", "user", "assistant", "relevancy", "critic"],
-        Literal["auto", "json_schema", "json_object", "off"],
-    ] = Field(default_factory=dict)
+    structured_output_roles: dict[str, Literal["auto", "json_schema", "json_object", "off"]] = Field(
+        default_factory=dict)  # keys: ROLES
     # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
     tool_format: Literal["json", "native"] = "json"
 
@@ -87,7 +89,11 @@ class LLMSettings(Strict):
     @field_validator("structured_output_roles", mode="before")
     @classmethod
     def _yaml_off_roles(cls, value: Any) -> Any:
-        return {k: "off" if v is False else v for k, v in value.items()} if isinstance(value, dict) else value
+        if not isinstance(value, dict):
+            return value
+        if unknown := sorted(set(value) - set(ROLES)):
+            raise ValueError(f"unknown role(s) {', '.join(map(str, unknown))}; roles are {', '.join(ROLES)}")
+        return {k: "off" if v is False else v for k, v in value.items()}
 
 
 class BudgetSettings(Strict):
@@ -107,7 +113,7 @@ class ExportSettings(Strict):
     tokenizer: str | None = None
 
 
-DEFAULT_SCENARIOS = {"disambiguation": 1.0}
+DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}
 
 
 def _weights(value: Any, allowed: tuple[str, ...], what: str) -> dict[str, float]:
@@ -139,7 +145,7 @@ class RunConfig(Strict):
     # before retrieval, so they are neither seed tools nor distractors of this run.
     exclude_split: str | None = None
     out: str = "output"
-    # Scenario types drawn per seed job, by weight (pipeline/synthesis/scenarios.py). The default makes
+    # Scenario types drawn per seed job, by weight (pipeline/scenarios/, drawn in pipeline/synthesis/draw.py). The default makes
     # today's disambiguation dialogues only; e.g. {disambiguation: 0.5, explicit: 0.1, ...} mixes them.
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
     # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
@@ -153,9 +159,9 @@ class RunConfig(Strict):
     @field_validator("scenarios", mode="before")
     @classmethod
     def _scenario_mix(cls, value: Any) -> Any:
-        from .records import SCENARIOS
+        from .scenarios import names
 
-        mix = _weights(value, SCENARIOS, "scenarios")
+        mix = _weights(value, names(), "scenarios")
         if not mix:
             raise ValueError("the scenario mix is empty: give at least one scenario a positive weight")
         return mix
@@ -165,11 +171,11 @@ class RunConfig(Strict):
     def _style_mix(cls, value: Any) -> Any:
         from .records import DECISION_STYLES
 
-        return _weights(value or {}, DECISION_STYLES, "decision_styles")
+        return _weights(value or {}, tuple(DECISION_STYLES), "decision_styles")
 
     def default_scenarios(self) -> bool:
         """True when only disambiguation can be drawn and no decision style is: today's dialogues."""
-        return not self.decision_styles and {k for k, w in self.scenarios.items() if w > 0} == {"disambiguation"}
+        return not self.decision_styles and {k for k, w in self.scenarios.items() if w > 0} == {DEFAULT_SCENARIO}
 
     def backend(self) -> Literal["offline", "litellm"]:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""

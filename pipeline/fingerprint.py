@@ -35,8 +35,10 @@ def _offline(s: Mapping[str, Any]) -> bool:
 
 
 def _default_scenarios(s: Mapping[str, Any]) -> bool:
+    from .records import DEFAULT_SCENARIO
+
     return not s.get("decision_styles") and {k for k, w in (s.get("scenarios") or {}).items() if w > 0} == {
-        "disambiguation"}
+        DEFAULT_SCENARIO}
 
 
 def _no_plan_hint(s: Mapping[str, Any]) -> bool:

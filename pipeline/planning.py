@@ -35,6 +35,7 @@ from typing import Any
 from .mentions import mentioned
 from .records import Dialogue, Message, ScenarioInfo, Tool
 from .said import user_said
+from .scenarios import get as scenario_type
 from .text import split_words
 
 EPSILON = 1e-3  # certainty of an unknown value in an open domain
@@ -126,8 +127,7 @@ def belief_after(seed: Tool, candidates: list[Tool], gold: dict[str, Any], heard
     """The belief once the user has said `heard`; None when the needed tool is not a candidate."""
     if seed.name not in {t.name for t in candidates}:
         return None
-    specific = scenario in ("explicit", "underspecified", "infeasible_arguments") or (
-        info.fault is not None and info.fault.kind in ("premise", "parameter"))
+    specific = scenario_type(scenario).tool_known_from_opening(info)
     tools: dict[str, dict[str, float]] = {seed.name: _arguments(seed, gold, heard)}
     for t in candidates:
         if t.name != seed.name:

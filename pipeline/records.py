@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Tool(BaseModel):
@@ -79,10 +79,21 @@ Role = Literal["system", "user", "assistant"]
 # What an assistant turn does next, and which clarification act it performs (pipeline/labels.py).
 Action = Literal["call", "ask", "refuse", "answer"]
 Act = Literal["report_blocker", "ask_parameter", "disambiguate", "propose_solution", "confirm_risk"]
-SCENARIOS = ("disambiguation", "explicit", "underspecified", "unavailable_tool", "infeasible_arguments",
-             "input_fault")
-DECISION_STYLES = ("rational", "intuitive", "dependent", "avoidant", "spontaneous")
-FAULT_KINDS = ("intention", "premise", "parameter", "expression")
+ROLES: tuple[str, ...] = get_args(Role)
+# The scenario a record plays when it names none (records made before scenario types); the types
+# themselves are registered objects (pipeline/scenarios/), so a new one needs no change here.
+DEFAULT_SCENARIO = "disambiguation"
+# The user decision styles (Drift-Bench), each with how it answers, in the user proxy's prompt's words.
+DECISION_STYLES: dict[str, str] = {
+    "rational": "You decide deliberately: you answer exactly what is asked, precisely, and give reasons when useful.",
+    "intuitive": "You decide on gut feeling: you answer quickly and loosely, with the gist rather than every detail.",
+    "dependent": "You lean on others to decide: you answer what is asked but like the assistant to confirm or advise.",
+    "avoidant": "You put decisions off: you answer reluctantly, one thing at a time, and only when pressed.",
+    "spontaneous": "You decide on the spot: you answer at once and may give several things in one go.",
+}
+# The kinds of input fault (Drift-Bench): what the faulted opening gets wrong.
+FaultKind = Literal["intention", "premise", "parameter", "expression"]
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 
 
 class Message(BaseModel):
@@ -197,7 +208,7 @@ class InputFault(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["intention", "premise", "parameter", "expression"]
+    kind: FaultKind
     original: str
     faulted: str
     arg: str | None = None  # the parameter a `parameter` fault blurs
@@ -213,7 +224,14 @@ class ScenarioInfo(BaseModel):
     infeasible: InfeasibleValue | None = None
     fault: InputFault | None = None
     replaceable: bool | None = None  # unavailable_tool: the user could do it or supply the result
-    decision_style: Literal["rational", "intuitive", "dependent", "avoidant", "spontaneous"] | None = None
+    decision_style: str | None = None  # one of DECISION_STYLES
+
+    @field_validator("decision_style")
+    @classmethod
+    def _known_style(cls, value: str | None) -> str | None:
+        if value is not None and value not in DECISION_STYLES:
+            raise ValueError(f"unknown decision style {value!r} (known: {', '.join(DECISION_STYLES)})")
+        return value
 
 
 class Dialogue(BaseModel):
@@ -229,9 +247,9 @@ class Dialogue(BaseModel):
     distractor_tools: list[Tool]
     candidate_tools: list[Tool]
     messages: list[Message]
-    # The scenario type (SCENARIOS) and what it changed; records made before scenarios load as disambiguation.
-    scenario: Literal["disambiguation", "explicit", "underspecified", "unavailable_tool", "infeasible_arguments",
-                      "input_fault"] = "disambiguation"
+    # The scenario type (a registered name, pipeline/scenarios/) and what it changed; records made
+    # before scenarios load as the default.
+    scenario: str = DEFAULT_SCENARIO
     scenario_info: ScenarioInfo = Field(default_factory=ScenarioInfo)
     # The minimal number of questions the dialogue needed (EVPI plan, pipeline/planning.py); None if not computed.
     q_star: int | None = None
@@ -240,9 +258,23 @@ class Dialogue(BaseModel):
     rejection_reason: str | None = None
     generation: GenerationInfo
 
+    @field_validator("scenario")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return check_scenario(value)
+
     @property
     def assistant_turns(self) -> list[Message]:
         return [m for m in self.messages if m.role == "assistant"]
 
     def turns_in_phase(self, phase: str) -> int:
         return sum(1 for m in self.assistant_turns if m.phase == phase)
+
+
+def check_scenario(name: str) -> str:
+    """`name` if a scenario type of that name is registered (pipeline/scenarios/), else a ValueError
+    listing the known ones."""
+    from .scenarios import get
+
+    get(name)
+    return name

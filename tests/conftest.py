@@ -55,7 +55,6 @@ def lines_subset(root: Path, lines: set[str] | tuple[str, ...], persona_share: i
 
 
 SCENARIO_LINES = ("finance", "procurement", "supply_chain")
-DECISION_STYLES = {"rational": 1, "intuitive": 1, "dependent": 1, "avoidant": 1, "spontaneous": 1}
 
 
 @pytest.fixture(scope="session")
@@ -66,14 +65,15 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
     import asyncio
 
     from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.records import SCENARIOS
+    from utcgen.pipeline.records import DECISION_STYLES
+    from utcgen.pipeline.scenarios import names
     from utcgen.pipeline.synthesis.run import Engine
 
     root = tmp_path_factory.mktemp("scenario-run")
     catalog, personas = lines_subset(root, SCENARIO_LINES)
     config = load_config(None, {"out": str(root / "run"), "num_dialogues": 48, "seed": 3, "catalog": str(catalog),
-                                "personas": str(personas), "scenarios": {name: 1.0 for name in SCENARIOS},
-                                "decision_styles": DECISION_STYLES})
+                                "personas": str(personas), "scenarios": {name: 1.0 for name in names()},
+                                "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)})
     config.llm.cache_dir = str(root / "cache")
     engine = Engine(config, embedder=embedder)
     try:

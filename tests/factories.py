@@ -225,6 +225,12 @@ def make_messages(
     return messages
 
 
+def assistant_turn(content: str = "", calls: list[ToolCall] | None = None, phase: str = "argument_filling") -> Message:
+    """An assistant message with a thought, as the format validator wants it."""
+    return Message.model_validate({"role": "assistant", "content": content, "thought": "t",
+                                   "tool_calls": calls or [], "phase": phase})
+
+
 def make_dialogue(
     id: str = "dlg-0001",
     seed_tool: Tool | None = None,

@@ -16,7 +16,11 @@ from utcgen.pipeline.evaluation.cases import CASES_FILE, Case, CaseResult, read_
 from utcgen.pipeline.evaluation.intervals import wilson
 from utcgen.pipeline.evaluation.metrics import compute_metrics
 from utcgen.pipeline.evaluation.scenario_metrics import scenario_score
-from utcgen.pipeline.records import SCENARIOS, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.records import InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.scenarios import names
+
+SCENARIOS = names()  # every registered scenario type
+
 
 # ---------------------------------------------------------------------------------------- hand-built cases
 

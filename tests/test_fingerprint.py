@@ -130,3 +130,36 @@ def test_manifests_record_the_scheme_and_refuse_the_same_way(tmp_path: Path) -> 
     checkpoint(tmp_path / "ev", settings.model_copy(update={"model": "other"}), allow_config_change=True)
     history = json.loads((tmp_path / "ev" / "run.json").read_text())["previous_fingerprints"]
     assert history == [settings.fingerprint()]
+
+
+# What every record and manifest held before the scenario prompt files were merged into one
+# template per role: folders made then must keep resuming, so the recorded names and versions stay.
+RECORDED_BEFORE_THE_MERGE = {
+    "assistant_argument_filling": "assistant-argument-filling/2", "assistant_hint_act": "assistant-hint-act/1",
+    "assistant_hint_argument": "assistant-hint-argument/1", "assistant_hint_tool": "assistant-hint-tool/1",
+    "assistant_reply_json": "assistant-reply-json/1", "assistant_reply_native": "assistant-reply-native/1",
+    "assistant_tool_selection": "assistant-tool-selection/2", "critique": "critique/1",
+    "eval_conv_rel": "eval_conv_rel/1", "eval_user_vote": "eval_user_vote/1", "goal": "goal/1",
+    "relevancy": "relevancy/1", "scenario_assistant_argument_filling": "scenario-assistant-argument-filling/1",
+    "scenario_assistant_tool_selection": "scenario-assistant-tool-selection/1",
+    "scenario_critique": "scenario-critique/1", "scenario_relevancy": "scenario-relevancy/1",
+    "scenario_user_explicit": "user-explicit/1", "scenario_user_fault": "user-input-fault/1",
+    "scenario_user_fault_rewrite": "user-fault-rewrite/1", "scenario_user_infeasible": "user-infeasible/1",
+    "scenario_user_unavailable": "user-unavailable/1", "scenario_user_underspecified": "user-underspecified/1",
+    "sft_system": "sft_system/1", "sft_system_chat": "sft_system_chat/1", "slots": "slots/1",
+    "user_argument_filling": "user-argument-filling/2", "user_tool_selection": "user-tool-selection/2",
+}
+
+
+@pytest.mark.parametrize("settings", [{}, {"scenarios": {"disambiguation": 1, "input_fault": 1},
+                                           "decision_styles": {"avoidant": 1}}],
+                         ids=["default", "scenario-mix"])
+def test_runs_made_before_the_prompt_merge_keep_their_fingerprint(settings: dict[str, Any]) -> None:
+    """Generation and evaluation hash the same versions as before the merge (a prompt whose text is
+    changed on purpose gets a new version, and this table moves with it)."""
+    config = RunConfig.model_validate(settings)
+    assert config.fingerprint() == fingerprint("generate", config.model_dump(), RECORDED_BEFORE_THE_MERGE)
+    evaluation = EvalSettings(benchmark="b", model="m", mode="dynamic")
+    assert evaluation.fingerprint() == fingerprint("evaluate", evaluation.model_dump(), {
+        k: v for k, v in RECORDED_BEFORE_THE_MERGE.items()
+        if k.startswith(("sft_", "user_", "eval_", "scenario_user_")) and k != "scenario_user_fault_rewrite"})

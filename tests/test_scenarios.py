@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.factories import make_dialogue, make_tool
-from utcgen.pipeline.records import SCENARIOS, Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
+from tests.factories import assistant_turn, make_dialogue, make_tool
+from utcgen.pipeline.records import Dialogue, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.scenarios import names
 
+SCENARIOS = names()  # every registered scenario type
 MIX = {name: 1.0 for name in SCENARIOS}
 
 
@@ -26,7 +28,7 @@ def _of(run: dict[str, Any], scenario: str) -> list[Dialogue]:
 
 
 def test_every_scenario_yields_accepted_dialogues_that_keep_its_rule(run):
-    from utcgen.pipeline.scenario_rules import problems
+    from utcgen.pipeline.scenarios import problems
 
     for name in SCENARIOS:
         assert _of(run, name), f"no accepted {name} dialogue"
@@ -119,108 +121,6 @@ def test_stats_card_and_parquet_agree_per_scenario(run):
     assert all(r["scenario"] == "unavailable_tool" and r["act"] == "propose_solution" for r in refusals)
 
 
-# ---- scenario validator on hand-built dialogues ---------------------------------------------------
-
-def _verdict(d: Dialogue):
-    from utcgen.validators.scenario import check_scenario
-
-    return check_scenario(d)
-
-
-def _assistant(content: str = "", calls: list[ToolCall] | None = None, phase: str = "argument_filling") -> Message:
-    return Message(role="assistant", content=content, thought="t", tool_calls=calls or [], phase=phase)
-
-
-def test_disambiguation_dialogues_pass_the_scenario_stage():
-    assert _verdict(make_dialogue()).passed
-
-
-def test_explicit_dialogue_that_asks_is_rejected():
-    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
-    d.scenario = "explicit"
-    v = _verdict(d)
-    assert not v.passed and v.details["rule"] == "explicit_asked"
-
-
-def test_unavailable_dialogue_that_calls_a_lookalike_is_rejected():
-    d = make_dialogue()
-    d.scenario, d.candidate_tools = "unavailable_tool", list(d.distractor_tools)
-    look_alike = d.distractor_tools[0].name
-    d.messages = [Message(role="user", content="I need a new requisition raised."),
-                  _assistant(calls=[ToolCall(name=look_alike, arguments={})], phase="tool_selection")]
-    v = _verdict(d)
-    assert not v.passed and v.details["rule"] == "lookalike_called" and look_alike in v.reason
-
-
-def test_unavailable_dialogue_without_refusal_or_offer_is_rejected():
-    d = make_dialogue()
-    d.scenario, d.candidate_tools = "unavailable_tool", list(d.distractor_tools)
-    d.messages = [Message(role="user", content="I need a new requisition raised."),
-                  _assistant("Which plant is it for?", phase="tool_selection")]
-    assert _verdict(d).details["rule"] == "no_refusal"
-    d.messages[-1] = _assistant("Sorry, none of the tools I can use does that.", phase="tool_selection")
-    assert _verdict(d).details["rule"] == "no_offer"
-    d.messages[-1] = _assistant("Sorry, none of the tools I can use does that. What I can do instead: list them.",
-                                phase="tool_selection")
-    assert _verdict(d).passed
-
-
-def test_infeasible_dialogue_called_with_the_bad_value_is_rejected():
-    tool = make_tool(properties={"quantity": {"type": "integer", "minimum": 1, "maximum": 100}})
-    d = make_dialogue(seed_tool=tool, gold_arguments={"quantity": 20})
-    d.scenario = "infeasible_arguments"
-    d.scenario_info = ScenarioInfo(infeasible=InfeasibleValue(arg="quantity", value=500, why="above 100"))
-    d.messages = [Message(role="user", content="Order it; the quantity is 500."),
-                  _assistant(calls=[ToolCall(name=tool.name, arguments={"quantity": 500})])]
-    v = _verdict(d)
-    assert not v.passed and v.details["rule"] == "bad_value_called"
-    rules = {p["rule"] for p in v.details["problems"]}
-    assert "bad_value_not_raised" in rules
-
-
-def test_underspecified_dialogue_whose_user_volunteers_the_masked_value_is_rejected():
-    d = make_dialogue()
-    d.scenario, d.scenario_info = "underspecified", ScenarioInfo(masked_arg="material_id")
-    d.messages[0] = Message(role="user", content=f"I need a requisition for {d.gold_arguments['material_id']}.")
-    v = _verdict(d)
-    assert not v.passed and v.details["rule"] == "masked_volunteered"
-
-
-def test_input_fault_that_is_not_in_the_opening_is_rejected():
-    d = make_dialogue()
-    d.scenario = "input_fault"
-    d.scenario_info = ScenarioInfo(fault=InputFault(kind="premise", original="a", faulted="same as last time"))
-    v = _verdict(d)
-    assert not v.passed and v.details["rule"] == "fault_missing"
-
-
-def test_user_stating_a_value_it_was_never_given_is_rejected():
-    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=0)
-    d.scenario = "explicit"
-    d.messages[0] = Message(role="user", content=d.messages[0].content + " Charge it to cost center CC-99871.")
-    v = _verdict(d)
-    assert not v.passed and v.details["rule"] == "user_invented" and "CC-99871" in v.reason
-
-
-def test_user_saying_a_given_value_in_other_words_invents_nothing():
-    """A time of day, a given number with separators, a given date in another order: nothing invented."""
-    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=0)
-    d.scenario = "explicit"
-    d.gold_arguments = {**d.gold_arguments, "amount": 1250.5, "due": "2026-03-04"}
-    d.messages[0] = Message(role="user", content=d.messages[0].content
-                            + " Around 10:30 if possible; it is 1,250.50 due 04/03/2026.")
-    assert "user_invented" not in {p["rule"] for p in _verdict(d).details.get("problems", [])}
-
-
-def test_offline_critic_rejects_what_the_scenario_validator_rejects():
-    from utcgen.pipeline.llm.offline.judges import critic
-
-    d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
-    d.scenario = "explicit"
-    reply = json.loads(critic({"dialogue": d.model_dump(mode="json")}, []))
-    assert not reply["passed"] and any("asked before calling" in i for i in reply["issues"])
-
-
 # ---- labels ---------------------------------------------------------------------------------------
 
 def test_labels_of_a_hand_built_dialogue():
@@ -230,19 +130,19 @@ def test_labels_of_a_hand_built_dialogue():
     names = [t.name for t in d.candidate_tools]
     d.messages = [
         Message(role="user", content="Something about a requisition."),
-        _assistant(f"Do you mean {names[0]} or {names[1]}?", phase="tool_selection"),
+        assistant_turn(f"Do you mean {names[0]} or {names[1]}?", phase="tool_selection"),
         Message(role="user", content="The first. Quantity 5000."),
-        _assistant("The quantity you gave, 5000, can't be used: above 100. Could you give a valid quantity?"),
+        assistant_turn("The quantity you gave, 5000, can't be used: above 100. Could you give a valid quantity?"),
         Message(role="user", content="Then 50."),
-        _assistant("What is the plant code?"),
+        assistant_turn("What is the plant code?"),
         Message(role="user", content="DE01."),
-        _assistant("This cancels the order for good. Please confirm you want that."),
+        assistant_turn("This cancels the order for good. Please confirm you want that."),
         Message(role="user", content="Yes."),
-        _assistant(calls=[ToolCall(name=names[0], arguments={})]),
+        assistant_turn(calls=[ToolCall(name=names[0], arguments={})]),
         Message(role="user", content="And the other thing?"),
-        _assistant("I'm sorry, none of the tools I can use does that. What I can do instead: list orders."),
+        assistant_turn("I'm sorry, none of the tools I can use does that. What I can do instead: list orders."),
         Message(role="user", content="Ok."),
-        _assistant("You're welcome."),
+        assistant_turn("You're welcome."),
     ]
     labelled = [m for m in label_dialogue(d) if m.role == "assistant"]
     assert [(m.action, m.act) for m in labelled] == [
@@ -283,7 +183,7 @@ def test_decision_style_changes_how_the_offline_user_answers():
 
 def test_the_default_config_makes_disambiguation_only_and_keeps_its_fingerprint():
     from utcgen.pipeline.config import RunConfig
-    from utcgen.pipeline.synthesis.scenarios import draw_scenario
+    from utcgen.pipeline.synthesis.draw import draw_scenario
 
     default = RunConfig()
     assert default.scenarios == {"disambiguation": 1.0} and default.decision_styles == {}
@@ -354,7 +254,7 @@ def test_planning_validator_flags_known_questions_and_over_clarification():
 
     d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
     d.messages[0] = Message(role="user", content=f"I need a requisition: the quantity is {d.gold_arguments['quantity']}.")
-    d.messages[1] = _assistant("What quantity do you need?")
+    d.messages[1] = assistant_turn("What quantity do you need?")
     v = check_planning(d)
     assert not v.passed and v.details["rule"] == "redundant_question" and "quantity" in v.reason
     long = make_dialogue(tool_selection_turns=9, argument_filling_turns=1)
@@ -367,10 +267,10 @@ def test_planning_validator_flags_known_questions_and_over_clarification():
 def test_a_blocker_is_what_a_turn_leads_with_not_words_of_a_listed_option():
     from utcgen.pipeline.labels import label_turn
 
-    listing = _assistant("I see what it's about, but not what you want done. Which of these do you need: file a "
+    listing = assistant_turn("I see what it's about, but not what you want done. Which of these do you need: file a "
                          "disclosure of outside employment; cancel a booking?", phase="tool_selection")
     assert label_turn(listing, []).act == "disambiguate"
-    premise = _assistant("I don't have access to earlier requests, so I need the details again. Could you give me "
+    premise = assistant_turn("I don't have access to earlier requests, so I need the details again. Could you give me "
                          "the quantity?")
     assert (label_turn(premise, []).action, label_turn(premise, []).act) == ("ask", "report_blocker")
 

@@ -5,6 +5,6 @@ and run in order, stopping at the first failure; relevancy and critique are LLM 
 side by side afterwards. `cascade` owns the stage list and the first-failure rule.
 
 May import: `utcgen.pipeline.records`, `arguments`, `prompts`, `errors`, `labels`,
-`scenario_rules`, `planning` and, for the LLM
+`scenarios`, `planning` and, for the LLM
 judges, `utcgen.pipeline.llm`. Never synthesis, export, the CLI or flows.
 """

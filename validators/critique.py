@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..pipeline import scenarios
 from ..pipeline.llm.requests import CriticRequest
 from ..pipeline.prompts import load_prompt
 from ..pipeline.records import Dialogue, Verdict
@@ -15,27 +16,12 @@ from .judge import ChatGateway, ask, transcript
 
 NAME = "critique"
 
-# What each scenario expects of the assistant, as the critic is told (disambiguation: critique.txt).
-SCENARIO_PROTOCOLS = {
-    "explicit": "the opening states what is wanted and every value; the assistant calls the tool at once.",
-    "underspecified": "the opening leaves one required value out; the assistant asks for it, then calls.",
-    "unavailable_tool": "the tool the user needs is not among the assistant's tools, only look-alikes; the "
-                        "assistant says none can do it, offers what it can do, and calls nothing.",
-    "infeasible_arguments": "the user gives one value its parameter does not accept; the assistant points "
-                            "it out, gets a valid one, and calls with that.",
-    "input_fault": "the opening is faulty (unclear intent, a false premise, two values for one detail, or "
-                   "garbled wording); the assistant asks until it is clear, then calls.",
-}
-
-
 def render(d: Dialogue) -> list[dict[str, str]]:
-    """The critic's messages: persona, goal, seed tool, candidate names, transcript with thoughts."""
+    """The critic's messages: persona, goal, seed tool, candidate names, transcript with thoughts, and
+    what the dialogue's scenario type expects (its `critique_note`; none for the plain protocol)."""
     names = ", ".join(sorted({t.name for t in d.candidate_tools} | {d.seed_tool.name}))
-    if d.scenario != "disambiguation":
-        return load_prompt("scenario_critique").render(
-            scenario=SCENARIO_PROTOCOLS[d.scenario], persona=d.user_persona.text, goal=d.goal,
-            tool=d.seed_tool.spec_json(), candidates=names, transcript=transcript(d, thoughts=True))
     return load_prompt("critique").render(
+        scenario=scenarios.get(d.scenario).critique_note,
         persona=d.user_persona.text,
         goal=d.goal,
         tool=d.seed_tool.spec_json(),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..pipeline import scenarios
 from ..pipeline.llm.requests import RelevancyRequest
 from ..pipeline.prompts import load_prompt
 from ..pipeline.records import Dialogue, Verdict
@@ -17,9 +18,10 @@ NAME = "relevancy"
 
 
 def render(d: Dialogue) -> list[dict[str, str]]:
-    """The judge's messages: seed tool spec and the public transcript (no private thoughts)."""
-    name = "scenario_relevancy" if d.scenario == "unavailable_tool" else "relevancy"  # it ends without a call
-    return load_prompt(name).render(tool=d.seed_tool.spec_json(), transcript=transcript(d, thoughts=False))
+    """The judge's messages: seed tool spec and the public transcript (no private thoughts); a dialogue
+    whose scenario expects no call is judged on the need alone."""
+    return load_prompt("relevancy").render(tool=d.seed_tool.spec_json(), transcript=transcript(d, thoughts=False),
+                                           no_call=not scenarios.get(d.scenario).expects_call)
 
 
 def _verdict(reply: dict[str, Any]) -> Verdict:

@@ -1,14 +1,14 @@
 """Scenario validator: each scenario type's own rule (explicit asks nothing, an unavailable tool is
 never replaced by a look-alike, an infeasible value is never called, a fault is present and
-resolved, the user invents nothing). The rules live in `utcgen.pipeline.scenario_rules`, shared
-with the offline critic; the verdict's reason is the first broken rule, its code in details.
-Disambiguation dialogues pass: the earlier stages already judge them.
+resolved, the user invents nothing). Each scenario type owns its rules (`pipeline/scenarios/`,
+`problems`), shared with the offline critic; the verdict's reason is the first broken rule, its
+code in details. Plain disambiguation dialogues pass: the earlier stages already judge them.
 """
 
 from __future__ import annotations
 
 from ..pipeline.records import Dialogue, Verdict
-from ..pipeline.scenario_rules import problems
+from ..pipeline.scenarios import problems
 from .common import Problem, verdict
 
 NAME = "scenario"

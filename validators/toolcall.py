@@ -10,6 +10,7 @@ Rule codes: no_final_call, wrong_tool, not_candidate, earlier_distractor, earlie
 
 from __future__ import annotations
 
+from ..pipeline import scenarios
 from ..pipeline.records import Dialogue, Verdict
 from .common import Problem, assistant_turns, final_call, verdict
 
@@ -18,7 +19,7 @@ NAME = "toolcall"
 
 def check_toolcall(d: Dialogue) -> Verdict:
     """Final call names the seed tool, which is a candidate; no other tool was called before."""
-    if d.scenario == "unavailable_tool":  # nothing may be called: the scenario validator checks that
+    if not scenarios.get(d.scenario).expects_call:  # nothing may be called: the scenario validator checks that
         return verdict(NAME, [], "no call expected: the needed tool is unavailable")
     seed = d.seed_tool.name
     distractors = {t.name for t in d.distractor_tools}

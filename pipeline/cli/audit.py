@@ -22,7 +22,7 @@ from ...validators.cascade import RULES
 from .. import shortcuts
 from ..errors import InputError
 from ..export.reading import dialogue_from_row, load_dialogues  # noqa: F401 (re-exported)
-from ..records import Dialogue, Verdict
+from ..records import DEFAULT_SCENARIO, Dialogue, Verdict
 
 
 def _opening_balance(dialogues: list[Dialogue]) -> tuple[float, float, int]:
@@ -110,7 +110,7 @@ def to_text(report: dict[str, Any], source: str) -> str:
         lines.append(f"{name:<14} {s['passed']:>8} {s['checked']:>8} {rate:>7}  {fails}")
     lines.append("every rule runs on every dialogue (no early stop), so rates are over all dialogues read")
     scenarios = report.get("scenarios") or {}
-    if set(scenarios) - {"disambiguation"}:
+    if set(scenarios) - {DEFAULT_SCENARIO}:
         lines += ["", "per scenario (rules below 100% listed):"]
         for name, s in scenarios.items():
             low = ", ".join(f"{k} {v:.1%}" for k, v in s["pass_rates"].items() if v < 1)

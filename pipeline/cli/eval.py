@@ -115,20 +115,16 @@ def summary_line(report, out: Path, elapsed: float) -> str:
         parts.append(f"{name.upper()} {m.value:.3f}{interval}")
     c = report.counts
     excluded = f" ({c.get('errored', 0)} errored, {c.get('flagged', 0)} flagged)" if c.get("excluded") else ""
-    headline = []
+    from .. import scenarios
+
+    headline = []  # each scenario type's own headline metric
     for name, metrics in (getattr(report, "scenarios", None) or {}).items():
-        key = HEADLINE.get(name, "acc")
+        key = scenarios.get(name).headline if name in scenarios.names() else "acc"
         if key in metrics and metrics[key].value is not None:
             headline.append(f"{name} {key.replace('_', ' ')} {metrics[key].value:.2f} (n={metrics[key].n})")
     scenarios = f"\nper scenario: {'; '.join(headline)}" if len(headline) > 1 else ""
     return (f"{c.get('scored', 0)} of {c.get('cases', 0)} cases scored{excluded} in {elapsed:.1f}s: "
             f"{', '.join(parts)}{scenarios}\nreport: {report.report_path}")
-
-
-# the metric each scenario is mainly judged by (the summary line shows it)
-HEADLINE = {"disambiguation": "acc", "explicit": "over_clarification", "underspecified": "unsafe_execution",
-            "unavailable_tool": "awareness", "infeasible_arguments": "unsafe_execution",
-            "input_fault": "unsafe_execution"}
 
 
 def compare(args: argparse.Namespace) -> int:

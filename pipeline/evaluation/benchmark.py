@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from ..records import SCENARIOS
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
+from ..scenarios import names as scenario_names
 from .cases import Group, Split
 from .families import Similarity, near_duplicate_families
 from .holdout import UNSET_LOB, accepted_dialogues, build_case, hold_out, resolve_catalog
@@ -71,8 +71,8 @@ class BenchmarkSummary(BaseModel):
         ])
 
     def scenario_mix(self) -> str:
-        """`name cases/accepted` per scenario type, in SCENARIOS order."""
-        names = [n for n in SCENARIOS if n in self.scenarios or n in self.source_scenarios]
+        """`name cases/accepted` per scenario type, in registration order (`scenarios.names`)."""
+        names = [n for n in scenario_names() if n in self.scenarios or n in self.source_scenarios]
         return ", ".join(f"{n} {self.scenarios.get(n, 0)}/{self.source_scenarios.get(n, 0)}" for n in names) or "none"
 
 

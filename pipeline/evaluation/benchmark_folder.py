@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..records import SCENARIOS
+from ..scenarios import names as scenario_names
 from .benchmark import BenchmarkSummary
 from .cases import CASES_FILE, SPLIT_FILE, Case, Split
 from .holdout import UNSET_LOB
@@ -121,7 +121,7 @@ def render_card(cases: list[Case], split: Split, s: BenchmarkSummary, overlaps: 
     rule = ("whole near-duplicate families (connected components of the A.4 >= 0.70 graph over every catalog "
             "tool)" if s.by == "family" else
             "whole lines of business (with every tool of their near-duplicate families, whatever their line)")
-    scen_rows = [f"| {n} | {s.scenarios.get(n, 0)} | {s.source_scenarios.get(n, 0)} |" for n in SCENARIOS
+    scen_rows = [f"| {n} | {s.scenarios.get(n, 0)} | {s.source_scenarios.get(n, 0)} |" for n in scenario_names()
                  if n in s.scenarios or n in s.source_scenarios]
     columns = "\n".join(f"| `{k}` | {v} |" for k, v in COLUMNS.items())
     groups = ", ".join(f"`{g}`" for g in split.held_out_groups)

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import InputError
-from ..records import SCENARIOS, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage
+from ..records import DEFAULT_SCENARIO, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage, check_scenario
+from ..scenarios import get as scenario_type
 
 CASES_FILE = "cases.jsonl"
 SPLIT_FILE = "split.json"
@@ -44,7 +45,7 @@ class Case(BaseModel):
     family: str                             # near-duplicate family id of τ* (held out as a whole)
     near_duplicate: bool                    # some distractor has A.4 score >= 0.70 with τ*
     max_similarity: float                   # the highest A.4 score between τ* and a distractor
-    scenario: str = "disambiguation"       # one of records.SCENARIOS; older cases.jsonl load as disambiguation
+    scenario: str = DEFAULT_SCENARIO        # a registered scenario type; older cases.jsonl load as the default
     # What the scenario changed (masked argument, infeasible value, input fault); empty for disambiguation.
     scenario_info: ScenarioInfo = Field(default_factory=ScenarioInfo)
     q_star: int | None = None               # the fewest questions the case needs (EVPI plan); None if unknown
@@ -52,14 +53,12 @@ class Case(BaseModel):
     @field_validator("scenario")
     @classmethod
     def _known_scenario(cls, value: str) -> str:
-        if value not in SCENARIOS:
-            raise ValueError(f"unknown scenario {value!r} (known: {', '.join(SCENARIOS)})")
-        return value
+        return check_scenario(value)
 
     @property
     def has_gold_call(self) -> bool:
         """False for an unavailable-tool case: τ* is not a candidate, so no call can be right."""
-        return self.scenario != "unavailable_tool"
+        return scenario_type(self.scenario).expects_call
 
     @property
     def n_required(self) -> int:

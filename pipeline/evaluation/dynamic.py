@@ -28,6 +28,7 @@ from ..labels import action_of
 from ..llm.gateway import Gateway
 from ..llm.offline.gold_values import label
 from ..records import Message, Usage
+from ..scenarios import get as scenario_type
 from .cases import Case, CaseResult
 from .checker import check_dialogue
 from .models import ModelUnderTest
@@ -90,7 +91,7 @@ async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, 
         if reply.tool_calls:
             first_calls = list(reply.tool_calls)
             break
-        if case.scenario != "disambiguation" and action_of(reply) == "refuse":
+        if not scenario_type(case.scenario).plain and action_of(reply) == "refuse":
             break  # as in generation: a refusal ends a scenario dialogue (right when the tool is unavailable)
         phase = proxy_phase(case, reply.content, phase)
     usage.add(proxy.usage)

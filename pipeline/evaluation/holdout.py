@@ -22,6 +22,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import Dialogue, Message, Tool
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
+from ..scenarios import get as scenario_type
 from .cases import Case, Group
 from .families import Similarity
 
@@ -144,7 +145,7 @@ def build_case(d: Dialogue, by_name: dict[str, Tool], family: dict[str, str], si
         max_similarity=round(max(scores), 6) if scores else 0.0,
         scenario=d.scenario, scenario_info=d.scenario_info, q_star=d.q_star,
     )
-    if d.scenario == "unavailable_tool" and any(t.name == gold.name for t in candidates):
+    if not scenario_type(d.scenario).expects_call and any(t.name == gold.name for t in candidates):
         raise InputError(f"dialogue {d.id}: an unavailable_tool dialogue lists its seed tool {gold.name} among the "
                          "candidates; the record is inconsistent")
     return case, (sum(scores) / len(scores) if scores else 0.0)

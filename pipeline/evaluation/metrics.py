@@ -53,7 +53,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from ..records import SCENARIOS
+from ..scenarios import get as scenario_type
+from ..scenarios import names
 from .cases import Case, CaseResult
 from .intervals import BOOTSTRAP_RESAMPLES, Distinct, Metric, bootstrap, make_metric, ratio, wilson
 from .scenario_metrics import ScenarioScore, scenario_metrics, scenario_score
@@ -168,7 +169,7 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
         "flagged": flagged, "errored": errored, "missing": len(cases) - len(seen),
         "aligned": sum(s.aligned for s in scored), "with_call": sum(not s.tar for s in scored),
         "near_duplicate": sum(s.case.near_duplicate for s in scored),
-        "awareness_only": sum(len(p) for name, p in per_scenario.items() if name == "unavailable_tool"),
+        "awareness_only": sum(len(p) for name, p in per_scenario.items() if not scenario_type(name).expects_call),
     }
     breakdowns = {name: {group: corpus_metrics(members, resamples) for group, members in groups.items()}
                   for name, groups in _groups(scored).items()}
@@ -176,8 +177,8 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
         metrics=corpus_metrics(scored, resamples), counts=counts, breakdowns=breakdowns,
         scores=[CaseScore(case_id=s.case.id, acc=s.acc, ftr=s.ftr, tar=s.tar, conv_rel=s.conv_rel,
                           aligned=s.aligned) for s in scored],
-        scenarios={name: scenario_metrics(per_scenario[name], resamples) for name in SCENARIOS if name in per_scenario},
-        scenario_scores=[sc for name in SCENARIOS for sc, _ in per_scenario.get(name, [])],
+        scenarios={name: scenario_metrics(per_scenario[name], resamples) for name in names() if name in per_scenario},
+        scenario_scores=[sc for name in names() for sc, _ in per_scenario.get(name, [])],
     )
 
 

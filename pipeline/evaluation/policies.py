@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..records import Message, ToolCall
+from ..scenarios import get as scenario_type
 from .cases import Case
 
 Policy = Callable[[Case, list[Message]], Message]
@@ -62,14 +63,15 @@ def _asked(history: list[Message]) -> bool:
 def scenario_oracle(case: Case, history: list[Message]) -> Message:
     """Refuses when τ* is unavailable; asks once where the scenario needs a question, then calls τ* with V*."""
     info = case.scenario_info
-    if case.scenario == "unavailable_tool":
+    kind = scenario_type(case.scenario)
+    if not kind.expects_call:
         return Message(role="assistant", thought="reference policy: unavailable tool",
                        content="None of the tools I have can do that. What I can do instead is help with a related "
                                "request, or you can look it up and share the result with me.")
-    if case.scenario in ("underspecified", "infeasible_arguments", "input_fault") and not _asked(history):
-        if case.scenario == "underspecified" and info.masked_arg:
+    if kind.asks_first and not _asked(history):
+        if info.masked_arg:
             question = f"Could you tell me the {info.masked_arg.replace('_', ' ')}?"
-        elif case.scenario == "infeasible_arguments" and info.infeasible is not None:
+        elif info.infeasible is not None:
             question = (f"The {info.infeasible.arg.replace('_', ' ')} you gave is not valid here. Could you give me "
                         "another value?")
         else:

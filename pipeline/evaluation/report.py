@@ -25,7 +25,8 @@ from .. import __version__
 from ..errors import InputError
 from ..export.folder import finite, write_parquet
 from ..files import write_atomic
-from ..records import SCENARIOS, Usage
+from ..records import Usage
+from ..scenarios import names as scenario_names
 from .cases import Case, CaseResult
 from .metrics import (
     LOWER_IS_BETTER,
@@ -249,7 +250,8 @@ def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> list[str]:
            "Rates with Wilson 95% intervals, means (questions, questions − Q*) with a bootstrap interval; "
            "definitions in `utcgen.pipeline.evaluation.metrics`. Unavailable-tool cases are scored by awareness "
            "only (no C.1 metric).", ""]
-    for name in [*(n for n in SCENARIOS if n in scenarios), *(n for n in scenarios if n not in SCENARIOS)]:
+    known = scenario_names()
+    for name in [*(n for n in known if n in scenarios), *(n for n in scenarios if n not in known)]:
         metrics = scenarios[name]
         rows = [[f"{SCENARIO_LABELS.get(k, k)}{_direction(k)}", _cell(metrics[k]),
                  str(metrics[k]["n"])] for k in SCENARIO_KEYS if k in metrics]
@@ -340,7 +342,7 @@ def compare(runs: list[Path]) -> str:
         rows.append([f"{LABELS[key]} ({'↓' if key in LOWER_IS_BETTER else '↑'})", *cells])
     rows.append(["cases scored", *(str(d.get("counts", {}).get("scored", "?")) for d in data)])
     rows.append(["excluded", *(str(d.get("counts", {}).get("excluded", "?")) for d in data)])
-    names = [n for n in SCENARIOS if any(n in (d.get("scenarios") or {}) for d in data)]
+    names = [n for n in scenario_names() if any(n in (d.get("scenarios") or {}) for d in data)]
     for name in names:
         for key in SCENARIO_KEYS:
             if not any(key in ((d.get("scenarios") or {}).get(name) or {}) for d in data):

@@ -34,10 +34,10 @@ from .voting import UserProxy
 
 MANIFEST = "run.json"
 # The prompts whose wording changes an evaluation's replies (what the model under test, the proxy,
-# the voters and the rubric are shown); other prompt files may change without touching a run.
+# the voters and the rubric are shown), by recorded name; other prompts may change without touching
+# a run. The scenario types' user sections count too: the dynamic proxy plays scenario cases.
 PROMPTS_USED = ("sft_system", "sft_system_chat", "user_tool_selection", "user_argument_filling", "eval_user_vote",
-                "eval_conv_rel", "scenario_user_explicit", "scenario_user_underspecified", "scenario_user_unavailable",
-                "scenario_user_infeasible", "scenario_user_fault")  # the scenario ones: the dynamic proxy of scenario cases
+                "eval_conv_rel")
 OFFLINE = "utcgen-offline/default"
 
 
@@ -64,9 +64,12 @@ class EvalSettings(BaseModel):
     def fingerprint(self) -> str:
         """What must not change when an evaluation resumes (what may: `fingerprint.MAY_CHANGE`)."""
         from ..fingerprint import fingerprint
-        from ..prompts import load_prompt
+        from ..prompts import prompt_versions
+        from ..scenarios import prompt_versions as scenario_prompts
 
-        return fingerprint("evaluate", self.model_dump(), {name: load_prompt(name).version for name in PROMPTS_USED})
+        versions = prompt_versions()
+        used = [*PROMPTS_USED, *scenario_prompts()]
+        return fingerprint("evaluate", self.model_dump(), {name: versions[name] for name in used})
 
 
 def result_path(out: Path, case_id: str) -> Path:

@@ -20,6 +20,7 @@ from ..llm.replies import ReplyError, find_object
 from ..llm.requests import VoterRequest, said
 from ..prompts import load_prompt
 from ..records import Message, Usage
+from ..scenarios import plain_dialogue
 from ..synthesis.roles import Roles, persona_text, transcript
 from .cases import Case
 
@@ -71,7 +72,7 @@ def scenario_context(case: Case) -> dict | None:
     and as faulted), so it plays the scenario as in generation; None for a plain disambiguation case
     (today's prompts and state, hence unchanged disambiguation runs)."""
     info = case.scenario_info
-    if case.scenario == "disambiguation" and info.decision_style is None:
+    if plain_dialogue(case.scenario, info):
         return None
     context: dict = {"name": case.scenario, "info": info.model_dump(mode="json")}
     if info.fault is not None:

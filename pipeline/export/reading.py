@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
+from ..records import DEFAULT_SCENARIO, Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
 
 
 def _json(value: Any) -> Any:
@@ -54,7 +54,7 @@ def dialogue_from_row(row: dict[str, Any], accepted: bool) -> Dialogue:
         distractor_tools=[by_name.get(n) or Tool(name=n, description="") for n in row.get("distractor_tools") or []],
         candidate_tools=candidates, messages=messages,
         # rows written before scenarios existed have none of these: a disambiguation dialogue
-        scenario=row.get("scenario") or "disambiguation",
+        scenario=row.get("scenario") or DEFAULT_SCENARIO,
         scenario_info=ScenarioInfo.model_validate(_json(row.get("scenario_info")) or {}), q_star=row.get("q_star"),
         validation=[Verdict(validator=v["validator"], passed=v["passed"], reason=v.get("reason") or "",
                             details=_json(v.get("details")) or {}) for v in row.get("validation") or []],

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...validators.cascade import STAGES
+from .. import scenarios
+from ..records import DECISION_STYLES
 from .column_types import JsonText, JsonValue, arrow_schema
 
 if TYPE_CHECKING:
@@ -153,15 +155,11 @@ class DialogueRow(_Row):
     )
     generation: GenerationRow = Field(description="How the dialogue was made.")
     scenario: str = Field(
-        description="Scenario type: disambiguation (vague request, clarified, then called), explicit (fully "
-        "specified: call at once), underspecified (one required value missing: ask for it), unavailable_tool "
-        "(the needed tool is not offered: refuse and offer an alternative, call nothing), infeasible_arguments "
-        "(a value outside its domain: point it out, get a valid one), input_fault (a faulted opening: clarify)."
+        description="Scenario type: " + ", ".join(f"{t.name} ({t.summary})" for t in scenarios.all()) + "."
     )
     scenario_info: JsonText = Field(
         description="What the scenario changed: masked_arg, infeasible {arg, value, why}, fault {kind, original, "
-        "faulted, arg, decoy}, replaceable, decision_style (rational, intuitive, dependent, avoidant, "
-        "spontaneous); unused fields null."
+        f"faulted, arg, decoy}}, replaceable, decision_style ({', '.join(DECISION_STYLES)}); unused fields null."
     )
     q_star: int | None = Field(
         description="Minimal number of clarification questions the dialogue needed: the length of an EVPI "

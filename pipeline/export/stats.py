@@ -54,12 +54,12 @@ def stage_counts(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, Any]]:
 def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[str, Any]:
     """Per scenario type: dialogues generated and accepted, acceptance, each stage's pass rate, turns and
     the labels of accepted assistant turns; decision styles and fault kinds over every dialogue."""
+    from .. import scenarios
     from ..labels import label_turn
-    from ..records import SCENARIOS
 
     every = accepted + rejected
     out: dict[str, Any] = {}
-    for name in SCENARIOS:
+    for name in scenarios.names():
         mine = [d for d in every if d.scenario == name]
         if not mine:
             continue
@@ -90,7 +90,7 @@ def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[s
         "fault_kinds": dict(Counter(d.scenario_info.fault.kind for d in accepted
                                     if d.scenario_info.fault is not None).most_common()),
         "replaceable": dict(Counter(str(d.scenario_info.replaceable).lower() for d in accepted
-                                    if d.scenario == "unavailable_tool").most_common()),
+                                    if not scenarios.get(d.scenario).expects_call).most_common()),
     }
 
 

@@ -12,7 +12,7 @@ good replies the offline backend gives, and never carries a fact.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -163,7 +163,8 @@ Request = Annotated[
     | UnderTestRequest | VoterRequest | RubricRequest,
     Field(discriminator="role"),
 ]
-ROLES: tuple[str, ...] = ("goal", "slots", "user", "assistant", "relevancy", "critic", "under_test", "voter", "rubric")
+# Every role with a typed request, as each request type names it (the generation roles are `config.ROLES`).
+ROLES: tuple[str, ...] = tuple(get_args(t.model_fields["role"].annotation)[0] for t in get_args(get_args(Request)[0]))
 _ADAPTER: TypeAdapter[Request] = TypeAdapter(Request)
 
 

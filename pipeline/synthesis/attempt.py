@@ -8,9 +8,9 @@ after T_max assistant turns. T_max counts the assistant turns kept in the dialog
 dropped committing message is not one, so it does not count (a rejected wrong selection
 or an unparsable reply ends the loop anyway).
 
-Scenarios (`scenarios.py` sets them up) change who says what, not the loop: the opening of
-an input-fault dialogue is written before the loop (as meant, then with its fault), and
-any scenario but disambiguation also stops at the assistant's refusal (an unavailable tool
+Scenario types (`pipeline/scenarios/` sets them up) change who says what, not the loop: the
+opening of an input-fault dialogue is written before the loop (as meant, then with its fault),
+and any scenario but the plain one also stops at the assistant's refusal (an unavailable tool
 ends there; elsewhere the validators reject it). Every assistant turn is labelled
 (`utcgen.pipeline.labels`) once the loop ends.
 """
@@ -29,8 +29,9 @@ from ..labels import action_of, label_dialogue
 from ..llm.gateway import Gateway, LLMError, LLMFatalError
 from ..planning import next_question, q_star
 from ..prompts import prompt_versions
-from ..records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, Verdict
-from . import scenarios
+from ..records import DEFAULT_SCENARIO, Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, Verdict
+from ..scenarios import get as scenario_type
+from ..scenarios import plain_dialogue, prepare
 from .roles import ReplyError, Roles, plan_hint
 
 
@@ -46,7 +47,7 @@ class Seed:
     candidates: list[Tool]
     seed: int
     persona_fit: float | None = None  # cosine(persona text, tool text), recorded as attributes["tool_fit"]
-    scenario: str = "disambiguation"  # drawn per job (scenarios.draw_scenario); may fall back in `prepare`
+    scenario: str = DEFAULT_SCENARIO  # drawn per job (draw.draw_scenario); may fall back in `prepare`
     decision_style: str | None = None
 
 
@@ -72,12 +73,13 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     rng_seed = seed.seed * 1_000_003 + seed.job * 101 + seed.attempt
     scenario, info = seed.scenario, ScenarioInfo.model_validate({"decision_style": seed.decision_style})
     try:
-        if (tool.name in {c.name for c in seed.candidates}) == (scenario == "unavailable_tool"):
-            raise _Reject("candidates", "the seed tool is not in the candidate pool" if scenario != "unavailable_tool"
+        offered = scenario_type(scenario).expects_call
+        if (tool.name in {c.name for c in seed.candidates}) != offered:
+            raise _Reject("candidates", "the seed tool is not in the candidate pool" if offered
                           else "the unavailable seed tool is still in the candidate pool")
         goal = await roles.goal(tool, persona, rng_seed)
         gold = await roles.slots(tool, persona, rng_seed, s.slot_retries)
-        scenario, info = scenarios.prepare(scenario, tool, gold, random.Random(f"{rng_seed}:scenario"),
+        scenario, info = prepare(scenario, tool, gold, random.Random(f"{rng_seed}:scenario"),
                                            seed.decision_style)
         await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info, s.plan_hint)
     except _Reject as reject:
@@ -98,7 +100,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         distractor_tools=seed.distractors,
         candidate_tools=seed.candidates,
         messages=messages,
-        scenario=scenario,  # pyright: ignore[reportArgumentType]  (one of SCENARIOS, validated by the model)
+        scenario=scenario,
         scenario_info=info,
         generation=GenerationInfo(
             utcgen_version=__version__,
@@ -157,13 +159,13 @@ class _Reject(Exception):
 
 def _context(scenario: str, info: ScenarioInfo) -> dict | None:
     """What the roles are told of the scenario; None for today's dialogues (unchanged prompts and state)."""
-    if scenario == "disambiguation" and info.decision_style is None:
+    if plain_dialogue(scenario, info):
         return None
     return {"name": scenario, "info": info.model_dump(mode="json")}
 
 
 async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: list[Message],
-                    max_turns: int, rng_seed: int, scenario: str = "disambiguation",
+                    max_turns: int, rng_seed: int, scenario: str = DEFAULT_SCENARIO,
                     info: ScenarioInfo | None = None, hints: bool = False) -> None:
     tool, phase = seed.tool, "tool_selection"
     distractors = seed.distractors
@@ -191,8 +193,8 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
             chosen = reply.tool_calls[0].name
             if chosen != tool.name:
                 messages.append(reply)
-                what = "look-alike called although the needed tool is unavailable" if scenario == "unavailable_tool" \
-                    else "wrong tool selected"
+                what = ("wrong tool selected" if scenario_type(scenario).expects_call
+                        else "look-alike called although the needed tool is unavailable")
                 raise _Reject("selection", f"{what}: '{chosen}' instead of '{tool.name}'")
             # The committing message is dropped, and so it does not count toward T_max;
             # argument filling answers the same user turn.
@@ -202,6 +204,6 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
         messages.append(reply)
         if reply.tool_calls:
             return  # a call ends the dialogue; toolcall/toolargs judge whether it was the right one
-        if context is not None and scenario != "disambiguation" and action_of(reply) == "refuse":
+        if context is not None and not scenario_type(scenario).plain and action_of(reply) == "refuse":
             return  # a refusal ends it: right for an unavailable tool, rejected by the validators elsewhere
         need_user = True

@@ -27,6 +27,7 @@ from typing import Any
 
 import jsonschema
 
+from .. import scenarios
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMReply
 from ..llm.replies import ReplyError
@@ -41,7 +42,7 @@ from ..llm.requests import (
 )
 from ..planning import TOOL, given_arguments
 from ..prompts import load_prompt
-from ..records import Message, Persona, Tool, ToolCall, Usage, tools_json
+from ..records import DECISION_STYLES, Message, Persona, Tool, ToolCall, Usage, tools_json
 from ..said import user_said
 
 __all__ = ["ReplyError", "Roles", "parse_assistant", "parse_json_object", "parse_native"]
@@ -51,16 +52,6 @@ parse_json_object = replies.find_object
 
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
-
-
-# How each decision style (Drift-Bench's user styles) answers an assistant, in the prompts' words.
-DECISION_STYLES = {
-    "rational": "You decide deliberately: you answer exactly what is asked, precisely, and give reasons when useful.",
-    "intuitive": "You decide on gut feeling: you answer quickly and loosely, with the gist rather than every detail.",
-    "dependent": "You lean on others to decide: you answer what is asked but like the assistant to confirm or advise.",
-    "avoidant": "You put decisions off: you answer reluctantly, one thing at a time, and only when pressed.",
-    "spontaneous": "You decide on the spot: you answer at once and may give several things in one go.",
-}
 
 
 def persona_text(p: Persona, decision_style: str | None = None) -> str:
@@ -172,13 +163,14 @@ class Roles:
         assert base.scenario is not None
         first = base.model_copy(update={"scenario": base.scenario.model_copy(update={"write": "original"})})
         info = base.scenario.info
-        original_messages = load_prompt("scenario_user_explicit").render(
-            persona=persona_text(persona, info.get("decision_style")), goal=goal, tool=tool.spec_json(),
-            distractors=tools_json(distractors), gold_arguments=_dump(gold), transcript=transcript([]))
+        kind = scenarios.get(base.scenario.name)
+        if kind.original_opening is None:
+            raise ValueError(f"scenario '{kind.name}' does not rewrite its opening")
+        original_messages = render_user(first.model_copy(update={"scenario": UserScenario(
+            name=kind.original_opening.name, info=info)}), [])
         original = await self._user_reply(first, original_messages)
-        fault = info["fault"]
-        rewrite = load_prompt("scenario_user_fault_rewrite").render(
-            kind=fault["kind"], original=original, note=scenario_note("input_fault", info, scenario))
+        rewrite = load_prompt("user_fault_rewrite").render(
+            kind=info["fault"]["kind"], original=original, note=kind.user_note(info, scenario))
         second = base.model_copy(update={"scenario": base.scenario.model_copy(
             update={"write": "faulted", "original": original})})
         faulted = await self._user_reply(second, rewrite)
@@ -205,9 +197,9 @@ class Roles:
         native = self.tool_format == "native"
         reply_format = load_prompt("assistant_reply_native" if native else "assistant_reply_json").render()
         reply_format = reply_format[0]["content"]
-        # every scenario but disambiguation uses prompts that also cover refusing and invalid values;
+        # every scenario but the plain one uses prompts that also cover refusing and invalid values;
         # they never say which scenario is played
-        may_decline = scenario is not None and scenario["name"] != "disambiguation"
+        may_decline = scenario is not None and not scenarios.get(scenario["name"]).plain
         request = AssistantRequest(phase=phase, candidates=candidates, tool=tool, history=said(history),  # type: ignore[arg-type]
                                    may_decline=may_decline, hint=hint, seed=seed)
         messages = render_assistant(request, history, reply_format, native)
@@ -235,13 +227,12 @@ def render_assistant(request: AssistantRequest, history: list[Message], reply_fo
     """The assistant's prompt, from its request: the candidates while selecting, the settled tool
     while filling arguments, the planner's note if any, then the dialogue (its own turns as it
     wrote them)."""
-    prefix = "scenario_" if request.may_decline else ""
     if request.tool is None:
-        system = load_prompt(prefix + "assistant_tool_selection").render(
-            tools=tools_json(request.candidates), reply_format=reply_format)
+        system = load_prompt("assistant_tool_selection").render(
+            tools=tools_json(request.candidates), reply_format=reply_format, may_decline=request.may_decline)
     else:
-        system = load_prompt(prefix + "assistant_argument_filling").render(
-            tool=request.tool.spec_json(), reply_format=reply_format)
+        system = load_prompt("assistant_argument_filling").render(
+            tool=request.tool.spec_json(), reply_format=reply_format, may_decline=request.may_decline)
     if request.hint:
         system = [{**system[0], "content": f"{system[0]['content']}\n\n{request.hint}"}, *system[1:]]
     return system + [
@@ -251,22 +242,18 @@ def render_assistant(request: AssistantRequest, history: list[Message], reply_fo
 
 
 def render_user(request: UserRequest, history: list[Message]) -> list[dict]:
-    """The user proxy's prompt, from its request: the phase's prompt, or the scenario's with its note."""
-    persona, tool, goal, gold = request.persona, request.tool, request.goal, request.gold_arguments
-    if request.scenario is None:
-        if request.phase == "tool_selection":
-            return load_prompt("user_tool_selection").render(
-                persona=persona_text(persona), goal=goal, tool=tool.spec_json(),
-                distractors=tools_json(request.distractors), transcript=transcript(history))
-        return load_prompt("user_argument_filling").render(
-            persona=persona_text(persona), goal=goal, gold_arguments=_dump(gold), transcript=transcript(history))
-    scenario = request.scenario.model_dump(exclude_none=True)
-    name, info = request.scenario.name, request.scenario.info
-    default = "user_tool_selection" if request.phase == "tool_selection" else "user_argument_filling"
-    return load_prompt(_USER_PROMPTS.get(name, default)).render(
-        persona=persona_text(persona, info.get("decision_style")), goal=goal, tool=tool.spec_json(),
-        distractors=tools_json(request.distractors), gold_arguments=_dump(gold), transcript=transcript(history),
-        note=scenario_note(name, info, scenario), phase=request.phase.replace("_", " "))
+    """The user proxy's prompt, from its request: the phase's prompt, or the section the scenario
+    type adds (`ScenarioType.user_section`, with its note)."""
+    persona, tool = request.persona, request.tool
+    scenario = request.scenario.model_dump(exclude_none=True) if request.scenario is not None else {}
+    info = request.scenario.info if request.scenario is not None else {}
+    behaviour = (scenarios.get(request.scenario.name).user_section(info, scenario)
+                 if request.scenario is not None else None)
+    return load_prompt("user").render(
+        behaviour=behaviour or "", tool_selection=request.phase == "tool_selection",
+        persona=persona_text(persona, info.get("decision_style")), goal=request.goal, tool=tool.spec_json(),
+        distractors=tools_json(request.distractors), gold_arguments=_dump(request.gold_arguments),
+        transcript=transcript(history))
 
 
 def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, gold: dict[str, Any],
@@ -287,47 +274,6 @@ def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, g
     about = str((tool.properties.get(arg) or {}).get("description") or "no description").rstrip(".")
     return load_prompt("assistant_hint_argument").render(
         argument=arg, about=about, given=", ".join(given) or "nothing yet")[0]["content"]
-
-
-_USER_PROMPTS = {"explicit": "scenario_user_explicit", "underspecified": "scenario_user_underspecified",
-                 "unavailable_tool": "scenario_user_unavailable", "infeasible_arguments": "scenario_user_infeasible",
-                 "input_fault": "scenario_user_fault"}
-
-
-def _say(value: Any) -> str:
-    return value if isinstance(value, str) else _dump(value)
-
-
-def scenario_note(name: str, info: dict, scenario: dict) -> str:
-    """The scenario's facts as the user proxy's prompt states them."""
-    if name == "underspecified" and info.get("masked_arg"):
-        return (f"Leave the value for '{info['masked_arg']}' out of your opening and do not hint at it: the "
-                "assistant cannot guess it. Give it, exactly as listed, only when the assistant asks for it.")
-    if name == "infeasible_arguments" and info.get("infeasible"):
-        bad = info["infeasible"]
-        return (f"In your first message give {_say(bad['value'])} for '{bad['arg']}' (you believe it is right; "
-                f"it is not, because {bad['why']}). When the assistant points this out, give the correct value "
-                "from your list.")
-    if name == "unavailable_tool":
-        return ("The assistant cannot reach the tool you need, only the similar ones. Say exactly what you need; "
-                "do not accept a similar tool that does something else.")
-    if name == "input_fault" and info.get("fault"):
-        fault = info["fault"]
-        extra = (f" For '{fault['arg']}' you mention both {_say(fault.get('decoy'))} and the right value."
-                 if fault.get("arg") else "")
-        said = (f"\nWhat you meant: {scenario['original']}\nWhat you said: {scenario['faulted']}"
-                if scenario.get("original") else "")
-        return (f"Your opening has a {fault['kind']} fault: {FAULT_HINTS[fault['kind']]}{extra} Never point the "
-                f"fault out yourself; when the assistant asks, answer truthfully from what you meant.{said}")
-    return ""
-
-
-FAULT_HINTS = {
-    "intention": "it names the subject but leaves out what you want done with it.",
-    "premise": "it assumes the assistant still has the details from an earlier request, and gives none of them.",
-    "parameter": "it gives two different values for one detail, unsure which is right.",
-    "expression": "it is garbled: misspelt words and clipped phrasing make it hard to follow.",
-}
 
 
 def _keys_of(tool: Tool) -> dict[str, Any]:

@@ -96,8 +96,9 @@ class Engine:
         random.Random(f"{config.seed}:order").shuffle(self.order)
 
     def seed_for(self, job: int, attempt: int):
-        from . import scenarios
+        from .. import scenarios
         from .attempt import Seed, shuffled_pool
+        from .draw import draw_scenario, draw_style
 
         tool = self.tools[self.order[job % len(self.tools)]]
         cycle = job // len(self.tools)
@@ -105,12 +106,12 @@ class Engine:
         distractors = [n.tool for n in self.index.distractors(tool, self.config.synthesis.k_distractors)]
         rng = random.Random(f"{self.config.seed}:{job}:{attempt}:pool")
         # the scenario and decision style are drawn per job from streams of their own: no other draw moves
-        scenario = scenarios.draw_scenario(self.config.seed, job, self.config.scenarios)
-        candidates = scenarios.pool(scenario, tool, shuffled_pool(tool, distractors, rng))
+        scenario = draw_scenario(self.config.seed, job, self.config.scenarios)
+        candidates = scenarios.get(scenario).pool(tool, shuffled_pool(tool, distractors, rng))
         return Seed(job=job, attempt=attempt, tool=tool, persona=persona, distractors=distractors,
                     candidates=candidates, seed=self.config.seed,
                     persona_fit=self.sampler.fit(persona, tool, self.index.vector(tool)), scenario=scenario,
-                    decision_style=scenarios.draw_style(self.config.seed, job, self.config.decision_styles))
+                    decision_style=draw_style(self.config.seed, job, self.config.decision_styles))
 
     async def run_job(self, job: int) -> JobRecord:
         """All attempts of one seed job, journaled as soon as it finishes."""

@@ -46,7 +46,7 @@ import json
 import re
 from typing import Any
 
-from ... import shortcuts, text
+from ... import scenarios, shortcuts, text
 from ...records import Dialogue, Message, Tool
 from ...said import user_said
 
@@ -121,7 +121,7 @@ def relevancy(state: dict[str, Any], messages: list[dict]) -> str:
         + f"whole conversation: topic {_share(everything, topic_words(seed)):.2f}, "
         f"parameters {_share(everything, parameter_words(seed)):.2f}"
     )
-    if _final_call_name(d) != seed.name and d.scenario != "unavailable_tool":  # that one must end without a call
+    if _final_call_name(d) != seed.name and scenarios.get(d.scenario).expects_call:  # else it ends without a call
         relevant, why = False, f"the conversation does not end by calling {seed.name}"
     elif seed_score < MIN_TOPIC or len(functional) < MIN_FUNCTION_WORDS:
         relevant, why = False, f"the user's need barely touches what {seed.name} does"
@@ -154,7 +154,7 @@ def _structure_issues(d: Dialogue) -> list[str]:
     issues: list[str] = []
     turns = [(i, m) for i, m in enumerate(d.messages, start=1) if m.role == "assistant"]
     phases = [m.phase for _, m in turns]
-    if "tool_selection" not in phases and d.scenario == "disambiguation":
+    if "tool_selection" not in phases and scenarios.get(d.scenario).plain:
         # other scenarios may commit at once (the committing turn is dropped) or never leave selection
         issues.append("no clarification (tool-selection) turn before arguments were collected")
     seen_filling = False
@@ -165,7 +165,7 @@ def _structure_issues(d: Dialogue) -> list[str]:
             issues.append(f"message {i}: tool selection resumed after argument filling began")
         if m.phase == "tool_selection" and m.tool_calls:
             issues.append(f"message {i}: the assistant called a tool while still selecting it")
-    if d.scenario == "unavailable_tool":
+    if not scenarios.get(d.scenario).expects_call:
         pass  # it must end without a call: the scenario rules below say so
     elif not turns or not turns[-1][1].tool_calls:
         issues.append("the conversation does not end with a tool call")
@@ -256,7 +256,7 @@ def critic(state: dict[str, Any], messages: list[dict]) -> str:
     d = _dialogue(state)
     if d is None:
         return json.dumps({"passed": False, "issues": ["no dialogue in the critic's state"], "reason": "nothing to review"})
-    from ...scenario_rules import problems  # the scenario validator's rules: one definition
+    from ...scenarios import problems  # the scenario validator's rules: one definition
 
     issues = _structure_issues(d) + _user_issues(d) + _shortcut_issues(d) + _grounding_issues(d)
     issues += [message for _, message in problems(d)]

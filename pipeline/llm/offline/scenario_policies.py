@@ -5,9 +5,10 @@ The same protocol as a real model's: the user proxy gets the scenario's facts in
 a real one gets (the candidates, the dialogue, the prompts that allow refusing) and reads the
 situation from the user's words, answering in the same JSON reply format.
 
-User: explicit, underspecified, unavailable and infeasible openings state the need with the
-detail that singles the seed tool out (`_detail`), then the values it holds (minus the
-masked one, with the wrong one); an input fault's opening is the explicit request with its
+User: a scenario type with a specific opening (`ScenarioType.opening`: explicit, underspecified,
+unavailable, infeasible) states the need with the detail that singles the seed tool out
+(`_clear_detail`), then the values the type names (minus the masked one, with the wrong one);
+an input fault's opening is the explicit request with its
 fault written in. Answers give what is asked, in the disambiguation user's phrasing, which
 the decision style colours (argument-filling answers only, so tool choice is unchanged).
 """
@@ -18,7 +19,7 @@ import random
 import re
 from typing import Any
 
-from ... import domains
+from ... import domains, scenarios
 from . import gold_values as values
 from . import policies as base
 
@@ -40,6 +41,12 @@ def _info(state: dict) -> dict:
     return (state.get("scenario") or {}).get("info") or {}
 
 
+def _plain(state: dict) -> bool:
+    """Whether the user plays the plain protocol (its scenario type says so); an assistant's state has no scenario."""
+    name = (state.get("scenario") or {}).get("name")
+    return name is not None and scenarios.get(name).plain
+
+
 def _style(state: dict) -> str | None:
     return _info(state).get("decision_style")
 
@@ -53,7 +60,7 @@ def _names_of(state: dict) -> dict:
 def label(key: str, state: dict) -> str:
     """`_label`, told apart by an ordinal when two of the tool's parameters would be called alike."""
     name = _label(key, state)
-    if (state.get("scenario") or {}).get("name") == "disambiguation":
+    if _plain(state):
         return name
     props = list(state["tool"]["parameters"].get("properties") or {})
     same = [k for k in props if _label(k, state) == name]
@@ -66,7 +73,7 @@ def _label(key: str, state: dict) -> str:
     """How a parameter is called in these scenarios: the disambiguation user's words for it without any
     word of a candidate's name (a specific opening states values while the tool is being chosen, so a
     label such as 'reversal date' would give 'reverse_journal_entry' away)."""
-    if (state.get("scenario") or {}).get("name") == "disambiguation":
+    if _plain(state):
         return values.label(key)  # its assistant reads values under these names (`policies.extract`)
     banned = base._banned(_names_of(state))
     kept = [w for w in values.label(key).split() if base.shortcuts.stem(w.lower()) not in banned]
@@ -153,7 +160,7 @@ def _garble(text: str, rng: random.Random) -> str:
 
 def user_text(state: dict) -> str:
     ctx = state["scenario"]
-    name, info = ctx["name"], _info(state)
+    kind, info = scenarios.get(ctx["name"]), _info(state)
     gold = state.get("gold_arguments") or {}
     history = state["history"]
     rng = _rng(state, "user", len(history))
@@ -161,20 +168,13 @@ def user_text(state: dict) -> str:
         return base._safe(state, _request(state, rng, sorted(gold)))
     if ctx.get("write") == "faulted":
         return base._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
-    if name == "disambiguation":
+    if kind.plain:
         if state["phase"] == "argument_filling" and history:
             return _style_values(state, rng)
         return base.user_text(state)
-    if not history:
-        if name == "explicit":
-            return base._safe(state, _request(state, rng, sorted(gold)))
-        if name == "underspecified":
-            return base._safe(state, _request(state, rng, [k for k in sorted(gold) if k != info["masked_arg"]]))
-        if name == "unavailable_tool":
-            return base._safe(state, _request(state, rng, []))
-        if name == "infeasible_arguments":
-            bad = info["infeasible"]
-            return base._safe(state, _request(state, rng, sorted(gold), {bad["arg"]: bad["value"]}))
+    if not history and (opening := kind.opening(gold, info)) is not None:
+        keys, said_instead = opening
+        return base._safe(state, _request(state, rng, keys, said_instead or None))
     return _answer(state, rng)
 
 
@@ -202,7 +202,7 @@ def _answer(state: dict, rng: random.Random) -> str:
     if state["phase"] == "tool_selection":
         if info.get("fault", {}) and info["fault"]["kind"] in ("intention", "expression"):
             return base._safe(state, _clear_detail(state))
-        if state["scenario"]["name"] == "unavailable_tool":
+        if not scenarios.get(state["scenario"]["name"]).expects_call:
             return "I see. Thanks for telling me."
         return base._safe(state, _clear_detail(state))
     bad = info.get("infeasible")
