@@ -15,6 +15,7 @@ from typing import Any, Literal
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from ..pipeline.config import OFFLINE_MODEL
 from ..pipeline.evaluation.run import EvalSettings, evaluate
 
 ARTIFACT_KEY = "utcgen-evaluation-report"
@@ -47,11 +48,11 @@ def evaluate_model(
     mode: Literal["static", "dynamic"] = "static",
     api_base: str | None = None,
     tool_format: Literal["json", "native"] | None = None,
-    user_model: str = "utcgen-offline/default",
+    user_model: str = OFFLINE_MODEL,
     voter_model: str | None = None,
     votes: list[int] | None = None,
     voting: bool = True,
-    rubric_model: str | None = "utcgen-offline/default",
+    rubric_model: str | None = OFFLINE_MODEL,
     max_turns: int = 10,
     limit: int | None = None,
     max_in_flight: int = 8,

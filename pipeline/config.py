@@ -13,7 +13,19 @@ from .errors import InputError
 from .records import DEFAULT_SCENARIO
 from .resources import resolve, shipped
 
-OFFLINE_MODEL = "utcgen-offline/default"
+OFFLINE_PROVIDER = "utcgen-offline"  # the offline backend's litellm provider prefix
+OFFLINE_MODEL = f"{OFFLINE_PROVIDER}/default"
+
+
+def only_default_scenario(scenarios: dict[str, float] | None, decision_styles: dict[str, float] | None) -> bool:
+    """True when only the default scenario type can be drawn and no decision style is: the
+    dialogues of runs made before scenario types existed."""
+    return not decision_styles and {k for k, w in (scenarios or {}).items() if w > 0} == {DEFAULT_SCENARIO}
+
+
+def is_offline(model: str) -> bool:
+    """Whether a litellm model string names the offline backend."""
+    return str(model).startswith(f"{OFFLINE_PROVIDER}/")
 
 
 class Strict(BaseModel):
@@ -175,11 +187,11 @@ class RunConfig(Strict):
 
     def default_scenarios(self) -> bool:
         """True when only disambiguation can be drawn and no decision style is: today's dialogues."""
-        return not self.decision_styles and {k for k, w in self.scenarios.items() if w > 0} == {DEFAULT_SCENARIO}
+        return only_default_scenario(self.scenarios, self.decision_styles)
 
     def backend(self) -> Literal["offline", "litellm"]:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""
-        offline = all(m.startswith("utcgen-offline/") for m in self.models.model_dump().values())
+        offline = all(is_offline(m) for m in self.models.model_dump().values())
         return "offline" if offline else "litellm"
 
     def fingerprint(self) -> str:

@@ -31,14 +31,15 @@ PROMPTS = "prompt_versions"  # the key under which the prompt versions are hashe
 
 
 def _offline(s: Mapping[str, Any]) -> bool:
-    return all(str(m).startswith("utcgen-offline/") for m in (s.get("models") or {}).values())
+    from .config import is_offline
+
+    return all(is_offline(m) for m in (s.get("models") or {}).values())
 
 
 def _default_scenarios(s: Mapping[str, Any]) -> bool:
-    from .records import DEFAULT_SCENARIO
+    from .config import only_default_scenario
 
-    return not s.get("decision_styles") and {k for k, w in (s.get("scenarios") or {}).items() if w > 0} == {
-        DEFAULT_SCENARIO}
+    return only_default_scenario(s.get("scenarios"), s.get("decision_styles"))
 
 
 def _no_plan_hint(s: Mapping[str, Any]) -> bool:

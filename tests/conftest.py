@@ -57,17 +57,29 @@ def lines_subset(root: Path, lines: set[str] | tuple[str, ...], persona_share: i
 SCENARIO_LINES = ("finance", "procurement", "supply_chain")
 
 
+def run_and_export(config: Any, embedder: Any) -> dict[int, Any]:
+    """Run the engine on `config` to the end, export its folder, and return its job records."""
+    import asyncio
+
+    from utcgen.pipeline.synthesis.run import Engine
+
+    engine = Engine(config, embedder=embedder)
+    try:
+        records = asyncio.run(engine.run())
+        engine.export(records)
+    finally:
+        engine.close()
+    return records
+
+
 @pytest.fixture(scope="session")
 def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, Any]:
     """One offline run for the whole session, exported: 48 dialogues, every scenario type and decision style
     mixed, on three lines of business. Modules that read such a run share it (and must not write into it):
     {"out", "catalog", "every" (every attempt), "accepted"}."""
-    import asyncio
-
     from utcgen.pipeline.config import load_config
     from utcgen.pipeline.records import DECISION_STYLES
     from utcgen.pipeline.scenarios import names
-    from utcgen.pipeline.synthesis.run import Engine
 
     root = tmp_path_factory.mktemp("scenario-run")
     catalog, personas = lines_subset(root, SCENARIO_LINES)
@@ -75,12 +87,7 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
                                 "personas": str(personas), "scenarios": {name: 1.0 for name in names()},
                                 "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)})
     config.llm.cache_dir = str(root / "cache")
-    engine = Engine(config, embedder=embedder)
-    try:
-        records = asyncio.run(engine.run())
-        engine.export(records)
-    finally:
-        engine.close()
+    records = run_and_export(config, embedder)
     every = [d for r in records.values() for d in r.dialogues]
     return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted]}
 

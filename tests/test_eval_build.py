@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import lines_subset
+from tests.conftest import lines_subset, run_and_export
 from tests.factories import make_dialogue
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.cli import main
@@ -34,7 +33,6 @@ def world(tmp_path_factory):
     UTCGEN_CACHE_DIR=<cache>: the CLI runs below then embed nothing and load no model."""
     from utcgen.pipeline.config import load_config
     from utcgen.pipeline.retrieval.embeddings import Embedder
-    from utcgen.pipeline.synthesis.run import Engine
 
     root = tmp_path_factory.mktemp("evalbuild")
     catalog, personas = lines_subset(root, LINES)
@@ -42,12 +40,7 @@ def world(tmp_path_factory):
     config = load_config(None, {"out": str(root / "run"), "num_dialogues": RUN_DIALOGUES, "seed": 1,
                                 "catalog": str(catalog), "personas": str(personas)})
     config.llm.cache_dir = str(root / "cache")
-    engine = Engine(config, embedder=embedder)
-    try:
-        records = asyncio.run(engine.run())
-        engine.export(records)
-    finally:
-        engine.close()
+    run_and_export(config, embedder)
     tools = load_catalog(str(catalog))
     similarity = Similarity(tools, embedder)
     return {"root": root, "run": root / "run", "catalog": catalog, "personas": personas, "embedder": embedder, "tools": tools, "similarity": similarity,

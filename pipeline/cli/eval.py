@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..config import OFFLINE_MODEL
 from ..errors import InputError
 from .checks import field, number, pair
 
@@ -46,12 +47,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--tool-format", choices=["json", "native"],
                    help="json: calls in the JSON reply (default for litellm models); native: the API's tool calls "
                         "(default for hf:)")
-    r.add_argument("--user-model", default="utcgen-offline/default", metavar="M", help="dynamic: the user proxy")
+    r.add_argument("--user-model", default=OFFLINE_MODEL, metavar="M", help="dynamic: the user proxy")
     r.add_argument("--voter-model", metavar="M", help="dynamic: the voter (default: the user model)")
     votes = r.add_mutually_exclusive_group()
     votes.add_argument("--votes", type=pair, default="3,3", metavar="N,M", help="dynamic: N drafts, M voters (default 3,3)")
     votes.add_argument("--no-voting", action="store_true", help="dynamic: one draft per user turn")
-    r.add_argument("--rubric-model", default="utcgen-offline/default", metavar="M", help="the ConvRel judge")
+    r.add_argument("--rubric-model", default=OFFLINE_MODEL, metavar="M", help="the ConvRel judge")
     r.add_argument("--no-conv-rel", action="store_true", help="skip ConvRel (no rubric calls)")
     r.add_argument("--max-turns", type=field(_settings, "max_turns", int), default=10, help="dynamic: most assistant turns (default 10)")
     r.add_argument("--limit", type=field(_settings, "limit", int), metavar="N", help="the first N cases only")

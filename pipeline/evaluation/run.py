@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..config import OFFLINE_MODEL
 from ..errors import InputError, UtcgenError
 from ..llm.gateway import Gateway, LLMError, LLMFatalError
 from ..llm.replies import ReplyError
@@ -38,7 +39,6 @@ MANIFEST = "run.json"
 # a run. The scenario types' user sections count too: the dynamic proxy plays scenario cases.
 PROMPTS_USED = ("sft_system", "sft_system_chat", "user_tool_selection", "user_argument_filling", "eval_user_vote",
                 "eval_conv_rel")
-OFFLINE = "utcgen-offline/default"
 
 
 class EvalSettings(BaseModel):
@@ -51,10 +51,10 @@ class EvalSettings(BaseModel):
     mode: Mode
     api_base: str | None = None
     tool_format: Literal["json", "native"] | None = None  # None: json for litellm models, native for hf:
-    user_model: str = OFFLINE               # dynamic: the user proxy's generator
+    user_model: str = OFFLINE_MODEL               # dynamic: the user proxy's generator
     voter_model: str | None = None          # dynamic: None = the user model
     votes: tuple[int, int] | None = (3, 3)  # dynamic: (drafts n, voters m); None = no voting
-    rubric_model: str | None = OFFLINE      # ConvRel judge; None = no ConvRel
+    rubric_model: str | None = OFFLINE_MODEL      # ConvRel judge; None = no ConvRel
     max_turns: int = Field(DEFAULT_MAX_TURNS, ge=1)
     max_new_tokens: int = Field(DEFAULT_MAX_NEW_TOKENS, ge=1)
     seed: int = 0

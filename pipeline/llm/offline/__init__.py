@@ -20,6 +20,7 @@ import time
 import warnings
 from typing import Any
 
+from ...config import OFFLINE_PROVIDER
 from ..requests import Request, parse_request
 
 # litellm builds the provider's coroutine in an executor thread; when a run cancels a
@@ -28,7 +29,7 @@ from ..requests import Request, parse_request
 warnings.filterwarnings("ignore", message=r"coroutine '.*OfflineLLM\.acompletion' was never awaited",
                         category=RuntimeWarning)
 
-PROVIDER = "utcgen-offline"
+PROVIDER = OFFLINE_PROVIDER
 REQUEST_KEY = "utcgen_request"  # where the gateway puts the typed request in the call's metadata
 
 _registered = False
