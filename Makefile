@@ -12,7 +12,7 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install generate test test-fast lint bench bench-catalog clean
 
-# A .venv whose interpreter is missing or unsupported (say, made by a python3 that is 3.12) is rebuilt:
+# A .venv whose interpreter is missing or unsupported (say, made by a python3 that is 3.10) is rebuilt:
 # dropping its stamp makes the install recipe run, and that recipe replaces the .venv.
 ifneq ($(wildcard $(VENV)),)
 ifneq ($(shell sh .ci/find-python --check $(BIN)/python && echo ok),ok)
@@ -42,7 +42,7 @@ generate: install
 	$(BIN)/utcgen generate --out output
 
 # ruff (lint and import order) and pyright (types; its node comes from the nodejs extra), configured in pyproject.toml.
-LINT := $(BIN)/ruff check . && $(BIN)/pyright
+LINT := $(BIN)/ruff check . && $(BIN)/pyright --project pyproject.toml
 
 # Everything (what CI runs through .ci/run), then the lint step; both run, and either failing fails the target.
 test: install
