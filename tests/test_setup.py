@@ -108,7 +108,9 @@ def _checkout(tmp_path: Path) -> Path:
 
 def _plan(root: Path) -> str:
     """What `make install` would run (-n: nothing runs but the Makefile's own checks)."""
-    run = subprocess.run(["make", "-n", "install"], cwd=root, capture_output=True, text=True, timeout=60)
+    # a clean environment for make: run under `make VENV=... test`, MAKEFLAGS would carry that VENV here
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PY", "VENV")}
+    run = subprocess.run(["make", "-n", "install"], cwd=root, capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
