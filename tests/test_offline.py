@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import REPO
 from utcgen.pipeline.catalog.reader import load_catalog
+from utcgen.pipeline.llm.offline import assistant, policies, user
 from utcgen.pipeline.llm.offline import gold_values as values
-from utcgen.pipeline.llm.offline import policies
 from utcgen.pipeline.retrieval.personas import load_personas
 
 
@@ -67,12 +67,12 @@ def test_user_reveals_only_gold_values_and_assistant_extracts_them(tools, person
     state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": personas[0].model_dump(),
              "gold_arguments": gold, "seed": 0, "history": history}
     for _ in range(6):
-        reply = json.loads(policies.assistant({**state, "history": history}, []))
+        reply = json.loads(assistant.assistant({**state, "history": history}, []))
         history.append({"role": "assistant", "content": reply["content"]})
         if reply["tool_calls"]:
             assert reply["tool_calls"][0] == {"name": tool.name, "arguments": gold}
             break
-        history.append({"role": "user", "content": json.loads(policies.user({**state, "history": history}, []))["message"]})
+        history.append({"role": "user", "content": json.loads(user.user({**state, "history": history}, []))["message"]})
     else:
         pytest.fail("the assistant never called the tool")
 
@@ -80,7 +80,7 @@ def test_user_reveals_only_gold_values_and_assistant_extracts_them(tools, person
 def test_assistant_in_tool_selection_does_not_see_the_seed_tool(tools):
     state = {"phase": "tool_selection", "candidates": [t.model_dump() for t in tools[:6]], "tool": None,
              "history": [{"role": "user", "content": "Need help with something."}], "seed": 0}
-    reply = json.loads(policies.assistant(state, []))
+    reply = json.loads(assistant.assistant(state, []))
     assert reply["tool_calls"] == [] and reply["content"].endswith("?")  # asks, never guesses on turn one
     assert reply["thought"].strip()  # every turn carries a private thought
 

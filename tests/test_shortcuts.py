@@ -12,7 +12,7 @@ import pytest
 
 from tests.factories import make_dialogue
 from utcgen.pipeline import shortcuts
-from utcgen.pipeline.llm.offline import gold_values, judges, policies
+from utcgen.pipeline.llm.offline import gold_values, judges, user
 from utcgen.pipeline.records import Message, Tool, ToolCall
 from utcgen.validators import nameleak, paramkeys, personafit, plausibility, recitation, repetition
 
@@ -119,7 +119,7 @@ def test_offline_values_are_plausible_and_fit_the_persona() -> None:
 
 def _user_text(state: dict) -> str:
     """The offline user's message (its reply's text, whichever reply format the policy uses)."""
-    text = policies.user(state, [])
+    text = user.user(state, [])
     try:
         return json.loads(text)["message"]
     except (ValueError, KeyError, TypeError):

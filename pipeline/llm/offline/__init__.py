@@ -60,8 +60,8 @@ def request_of(litellm_params: dict[str, Any] | None) -> Request | None:
 _POLICIES = {
     "goal": "utcgen.pipeline.llm.offline.policies:goal",
     "slots": "utcgen.pipeline.llm.offline.policies:slots",
-    "user": "utcgen.pipeline.llm.offline.policies:user",
-    "assistant": "utcgen.pipeline.llm.offline.policies:assistant",
+    "user": "utcgen.pipeline.llm.offline.user:user",
+    "assistant": "utcgen.pipeline.llm.offline.assistant:assistant",
     "relevancy": "utcgen.pipeline.llm.offline.judges:relevancy",
     "critic": "utcgen.pipeline.llm.offline.judges:critic",
     # evaluation (`utcgen eval run`): the model under test, the user proxy's voter, the ConvRel rubric

@@ -27,7 +27,8 @@ import json
 import re
 
 from . import gold_values as values
-from .policies import COMMIT_MARGIN, _reply, _scores, extract, tokens, wish
+from .assistant import COMMIT_MARGIN, _scores, extract
+from .policies import _reply, tokens, wish
 
 SETTLED = re.compile(r"Settled on `([^`]+)`")
 

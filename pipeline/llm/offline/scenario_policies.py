@@ -19,9 +19,11 @@ import random
 import re
 from typing import Any
 
-from ... import domains, scenarios
+from ... import domains, scenarios, shortcuts
+from . import assistant as helper
 from . import gold_values as values
 from . import policies as base
+from . import user as proxy
 
 STYLE_LEADS = {
     "rational": ["I checked my notes: ", "To be precise: "],
@@ -52,7 +54,7 @@ def _style(state: dict) -> str | None:
 
 
 def _names_of(state: dict) -> dict:
-    """What `base._banned` reads: the tool and every other candidate, from a user's or an assistant's state."""
+    """What `proxy._banned` reads: the tool and every other candidate, from a user's or an assistant's state."""
     others = state.get("distractors") or [c for c in state.get("candidates") or [] if c["name"] != state["tool"]["name"]]
     return {"tool": state["tool"], "distractors": others}
 
@@ -75,8 +77,8 @@ def _label(key: str, state: dict) -> str:
     label such as 'reversal date' would give 'reverse_journal_entry' away)."""
     if _plain(state):
         return values.label(key)  # its assistant reads values under these names (`policies.extract`)
-    banned = base._banned(_names_of(state))
-    kept = [w for w in values.label(key).split() if base.shortcuts.stem(w.lower()) not in banned]
+    banned = proxy._banned(_names_of(state))
+    kept = [w for w in values.label(key).split() if shortcuts.stem(w.lower()) not in banned]
     while kept and kept[-1].lower() in ("for", "the", "it", "of", "to"):
         kept.pop()
     return " ".join(kept) if kept else "detail you need"
@@ -117,9 +119,9 @@ def _request(state: dict, rng: random.Random, keys: list[str], override: dict[st
              detail: bool = True) -> str:
     """A specific opening: the area, the distinguishing detail, then the given values."""
     persona = state["persona"]
-    topic = base._topic(state)
+    topic = proxy._topic(state)
     area = (state["tool"].get("line_of_business") or persona.get("line_of_business") or "work").replace("_", " ")
-    if any(base.shortcuts.stem(w) in base._banned(state) for w in base.shortcuts.split_words(area)):
+    if any(shortcuts.stem(w) in proxy._banned(state) for w in shortcuts.split_words(area)):
         area = "day-to-day"  # the area's name would give the tool away
     about = " and ".join(topic) if topic else f"my {area} duties"
     parts = [rng.choice(["Hi. ", "Hello! ", ""]) + f"I need something done about {about}."]
@@ -132,11 +134,11 @@ def _request(state: dict, rng: random.Random, keys: list[str], override: dict[st
 
 def _clear_detail(state: dict) -> str:
     """The detail that singles the seed out, without the occasional vague draw of the disambiguation user."""
-    banned = base._banned(state)
+    banned = proxy._banned(state)
     distractors = state.get("distractors") or []
-    others = set().union(*(base._stems_of(d) for d in distractors)) if distractors else set()
-    runs = base._chunks(state["tool"].get("description", ""), banned)
-    distinct = sorted(runs, key=lambda r: -sum(base.shortcuts.stem(w) not in others for w in r))
+    others = set().union(*(proxy._stems_of(d) for d in distractors)) if distractors else set()
+    runs = proxy._chunks(state["tool"].get("description", ""), banned)
+    distinct = sorted(runs, key=lambda r: -sum(shortcuts.stem(w) not in others for w in r))
     picked = [" ".join(r) for r in distinct[:3]]  # three runs: the need must be clear from this alone
     if not picked:
         return "It's the usual one we use."
@@ -165,16 +167,16 @@ def user_text(state: dict) -> str:
     history = state["history"]
     rng = _rng(state, "user", len(history))
     if ctx.get("write") == "original":
-        return base._safe(state, _request(state, rng, sorted(gold)))
+        return proxy._safe(state, _request(state, rng, sorted(gold)))
     if ctx.get("write") == "faulted":
-        return base._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
+        return proxy._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
     if kind.plain:
         if state["phase"] == "argument_filling" and history:
             return _style_values(state, rng)
-        return base.user_text(state)
+        return proxy.user_text(state)
     if not history and (opening := kind.opening(gold, info)) is not None:
         keys, said_instead = opening
-        return base._safe(state, _request(state, rng, keys, said_instead or None))
+        return proxy._safe(state, _request(state, rng, keys, said_instead or None))
     return _answer(state, rng)
 
 
@@ -198,13 +200,13 @@ def _faulted(state: dict, original: str, fault: dict, rng: random.Random) -> str
 def _answer(state: dict, rng: random.Random) -> str:
     """A reply to the assistant's last turn: the detail when asked which, else the values asked for."""
     history, info = state["history"], _info(state)
-    asked = base._last_assistant(history).lower()
+    asked = proxy._last_assistant(history).lower()
     if state["phase"] == "tool_selection":
         if info.get("fault", {}) and info["fault"]["kind"] in ("intention", "expression"):
-            return base._safe(state, _clear_detail(state))
+            return proxy._safe(state, _clear_detail(state))
         if not scenarios.get(state["scenario"]["name"]).expects_call:
             return "I see. Thanks for telling me."
-        return base._safe(state, _clear_detail(state))
+        return proxy._safe(state, _clear_detail(state))
     bad = info.get("infeasible")
     if bad and _mentions(asked, bad["arg"], state):
         return _styled(state, "Sorry, my mistake. " + _values(state, [bad["arg"]]), rng)
@@ -218,7 +220,7 @@ def _style_values(state: dict, rng: random.Random) -> str:
     """The values asked for, as the decision style gives them: an avoidant user one at a time, a
     spontaneous one everything still unsaid, a dependent one asking for reassurance."""
     gold, history = state.get("gold_arguments") or {}, state["history"]
-    asked = base._last_assistant(history).lower()
+    asked = proxy._last_assistant(history).lower()
     said = " ".join(m["content"] for m in history if m["role"] == "user").lower()
     remaining = [k for k in gold if f"the {label(k, state).lower()} is" not in said
                  and f"the {values.label(k).lower()} is" not in said]
@@ -290,7 +292,7 @@ def _select(state: dict, history: list[dict]) -> str:
         return _refuse(state)
     unclear = _unclear(opening) if len(user_turns) == 1 else None
     if unclear:
-        ranked = base._scores(state["candidates"], user_turns[0]["content"])
+        ranked = helper._scores(state["candidates"], user_turns[0]["content"])
         options = [c for _, c in ranked[:3]]
         listed = "; ".join(base.wish(c["description"]) for c in options)
         why = ("the request names the subject but not what should be done" if unclear == "intention"
@@ -299,7 +301,7 @@ def _select(state: dict, history: list[dict]) -> str:
         lead = ("I didn't quite follow your message. " if unclear == "expression"
                 else "I see what it's about, but not what you want done. ")
         return base._reply(thought, lead + f"Which of these do you need: {listed}?")
-    ranked = base._scores(state["candidates"], " ".join(m["content"] for m in user_turns))
+    ranked = helper._scores(state["candidates"], " ".join(m["content"] for m in user_turns))
     tool = ranked[0][1]
     thought = f"The request is specific: it points to {tool['name']}. I will use it."
     return base._reply(thought, "", [{"name": tool["name"], "arguments": extract({**state, "tool": tool}, history)}])
@@ -307,7 +309,7 @@ def _select(state: dict, history: list[dict]) -> str:
 
 def _refuse(state: dict) -> str:
     candidates = state["candidates"]
-    ranked = base._scores(candidates, " ".join(m["content"] for m in state["history"] if m["role"] == "user"))
+    ranked = helper._scores(candidates, " ".join(m["content"] for m in state["history"] if m["role"] == "user"))
     near = [c for _, c in ranked[:2]]
     offer = " or ".join(base.wish(c["description"]) for c in near)
     thought = (f"None of the candidates ({', '.join(c['name'] for c in candidates)}) does what the user asks; "
