@@ -7,7 +7,9 @@ JSON Lines files of `Dialogue` records. Unlike the cascade, which stops at the f
 failure, the audit runs every rule on every dialogue, so each rate is over all of them.
 It also reports how often the opening user turn holds a word found only in the seed
 tool's name versus only in a distractor's name (equal rates: names tell nothing), the
-acceptance rate and turns per dialogue.
+acceptance rate and turns per dialogue, and the data-quality figures of the set
+(`export.quality`: seed tool closest to the user's words, description echoes, repeated
+runs, shared and fractional gold values, opening variety, acceptance), each beside its target.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from ...validators.cascade import RULES
 from .. import shortcuts
 from ..errors import InputError
+from ..export.quality import Embed, quality
 from ..export.reading import dialogue_from_row, load_dialogues  # noqa: F401 (re-exported)
 from ..records import DEFAULT_SCENARIO, Dialogue, Verdict
 
@@ -60,8 +63,9 @@ def by_scenario(dialogues: list[Dialogue]) -> dict[str, Any]:
     return out
 
 
-def audit(dialogues: list[Dialogue]) -> dict[str, Any]:
-    """Per rule: dialogues checked, passed, pass rate and the commonest failure codes; the same per scenario."""
+def audit(dialogues: list[Dialogue], embed: Embed | None = None) -> dict[str, Any]:
+    """Per rule: dialogues checked, passed, pass rate and the commonest failure codes; the same per scenario;
+    the data-quality figures (`embed` encodes texts for `seed_closest`; default: the project's embedder)."""
     stages: dict[str, dict[str, Any]] = {}
     for name, rule in ((r.name, r.run) for r in RULES):
         passed, codes, unchecked = 0, Counter(), 0
@@ -89,7 +93,33 @@ def audit(dialogues: list[Dialogue]) -> dict[str, Any]:
         "openings_with_distractor_only_name_token": distractor_share,
         "validators": stages,
         "scenarios": by_scenario(dialogues),
+        "quality": quality(dialogues, embed),
     }
+
+
+def _figure(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1%}" if isinstance(value, float) else str(value)
+
+
+def quality_lines(figures: dict[str, Any]) -> list[str]:
+    """The "Quality" section of the text report: each figure, its target and a pass/fail mark."""
+    notes = {
+        "seed_closest": lambda f: f"of {f['dialogues']} dialogues with a call",
+        "description_echo": lambda f: f"of {f['assistant_turns']} assistant turns",
+        "repeated_runs": lambda f: f"dialogues; {f['pairs']} pairs of turns",
+        "shared_values": lambda f: f"of {f['string_values']} string values" + (f"; e.g. {', '.join(map(repr, f['examples'][:3]))}" if f["examples"] else ""),
+        "non_whole": lambda f: "values" + (f"; e.g. {', '.join(f['examples'][:3])}" if f["examples"] else ""),
+        "opening_trigrams": lambda f: f"distinct of {f['trigrams']} trigrams",
+        "acceptance": lambda f: f"{f['accepted']} of {f['attempts']} attempts",
+    }
+    lines = ["Quality (accepted dialogues; acceptance over all attempts)",
+             f"{'figure':<17} {'value':>7} {'target':>8}  mark  detail"]
+    for name, f in figures.items():
+        mark = {True: "pass", False: "FAIL", None: "-"}[f["met"]]
+        lines.append(f"{name:<17} {_figure(f['value']):>7} {f['target']:>8}  {mark:<4}  {notes[name](f)}")
+    return lines
 
 
 def to_text(report: dict[str, Any], source: str) -> str:
@@ -116,6 +146,8 @@ def to_text(report: dict[str, Any], source: str) -> str:
             low = ", ".join(f"{k} {v:.1%}" for k, v in s["pass_rates"].items() if v < 1)
             lines.append(f"{name:<21} {s['dialogues']:>5} dialogues, {s['accepted']:>4} accepted "
                          f"({s['acceptance_rate']:.1%})" + (f"; {low}" if low else ""))
+    if report.get("quality"):
+        lines += ["", *quality_lines(report["quality"])]
     return "\n".join(lines)
 
 
