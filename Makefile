@@ -10,7 +10,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install generate test test-fast lint bench bench-catalog clean
+.PHONY: install generate test test-fast lint bench bench-catalog bench-quality clean
 
 # A .venv whose interpreter is missing or unsupported (say, made by a python3 that is 3.10) is rebuilt:
 # dropping its stamp makes the install recipe run, and that recipe replaces the .venv.
@@ -64,6 +64,10 @@ bench-catalog: install
 
 bench: install
 	$(BIN)/python bench/bench_generate.py
+
+# Data-quality figures (utcgen audit's Quality section) of 40 offline dialogues on the shipped catalog.
+bench-quality: install
+	$(BIN)/python bench/bench_quality.py
 
 clean:
 	rm -rf output bench/out .pytest_cache

@@ -56,3 +56,17 @@ def test_audit_reads_parquet_rows_back_as_dialogues(tmp_path: Path) -> None:
 
 def test_audit_on_a_missing_folder_is_an_input_error(tmp_path: Path) -> None:
     assert main(["audit", str(tmp_path / "nope")]) != 0
+
+
+def test_audit_reports_the_quality_figures_with_targets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = make_dialogue(id="good", accepted=True), _bad()
+    (tmp_path / "records.jsonl").write_text(good.model_dump_json() + "\n" + bad.model_dump_json() + "\n")
+    assert main(["audit", str(tmp_path), "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)["quality"]
+    assert set(figures) == {"seed_closest", "description_echo", "repeated_runs", "shared_values", "non_whole",
+                            "opening_trigrams", "acceptance"}
+    assert figures["acceptance"]["value"] == 0.5 and figures["acceptance"]["met"] is True
+    assert main(["audit", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("acceptance "))
+    assert "Quality" in out and row.split()[:5] == ["acceptance", "50.0%", ">=", "30%", "pass"]
