@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from utcgen.pipeline.cli import main as cli
-from utcgen.pipeline.export.quality import TARGETS, quality
+from utcgen.pipeline.export.quality import COUNTS, TARGETS, quality
 from utcgen.pipeline.export.reading import load_dialogues
 
 COLUMNS = list(TARGETS)
@@ -53,7 +53,8 @@ def measure(catalog: str | None, out: Path, num: int, seed: int) -> dict[str, An
 def table(rows: list[dict[str, Any]]) -> str:
     head = ["catalog", *COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
-             "| target | " + " | ".join(f"{TARGETS[c][0]} {TARGETS[c][1]:g}" for c in COLUMNS) + " |"]
+             "| target | " + " | ".join(f"{TARGETS[c][0]} {TARGETS[c][1]:g}" if c in COUNTS else f"{TARGETS[c][0]} {TARGETS[c][1]:.0%}"
+                                 for c in COLUMNS) + " |"]
     for r in rows:
         cells = [_cell(r["quality"][c]) for c in COLUMNS] if "quality" in r else [f"error: {' '.join(r['error'])}"]
         lines.append("| " + " | ".join([r["catalog"], *cells]) + " |")
