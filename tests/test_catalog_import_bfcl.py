@@ -43,7 +43,7 @@ def test_conflicting_definitions_keep_the_first_and_name_both_cases() -> None:
     assert (
         f"{CASES}: tool #0 'weather.get_forecast' (line 1, entry 'live_simple_0-0-0'): "
         "entry 'live_simple_3-1-1' (line 4) defines 'weather.get_forecast' differently "
-        "(description and parameters.properties.unit.enum differ); kept this definition, skipped that one"
+        "('description' and 'parameters.properties.unit.enum' differ); kept this definition, skipped that one"
     ) in catalog.warnings
     # Repeats with the same content (even with keys in another order) say nothing.
     assert not any("live_simple_2-1-0" in w or "live_multiple_4-2-0' (line 5) defines" in w

@@ -133,7 +133,7 @@ def test_validate_verbose_prints_each_warning_on_stderr_then_ok() -> None:
     assert lines[1] == (
         f"warning: {src}: tool #0 'weather.get_forecast' (line 1, entry 'live_simple_0-0-0'): "
         "entry 'live_simple_3-1-1' (line 4) defines 'weather.get_forecast' differently "
-        "(description and parameters.properties.unit.enum differ); kept this definition, skipped that one"
+        "('description' and 'parameters.properties.unit.enum' differ); kept this definition, skipped that one"
     )
 
 

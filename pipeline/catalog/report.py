@@ -28,6 +28,8 @@ _PARTICULARS = re.compile(
     r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\[[^\[\]]*\]|\{[^{}]*\}|(?<![\w.])\d+(?:\.\d+)?(?![\w.])"
 )
 
+_LISTED = re.compile(r"\.\.\.(?:(?:,| and| or|, and|, or) \.\.\.)+")
+
 
 @dataclass(frozen=True)
 class Notice:
@@ -68,7 +70,9 @@ class Skipped:
 
 def kind(message: str) -> str:
     """The message with its particulars replaced by '...': what warnings of one kind share."""
-    return re.sub(r"\s+", " ", _PARTICULARS.sub("...", message)).strip()
+    text = _PARTICULARS.sub("...", message)
+    text = _LISTED.sub("...", text)  # "'a', 'b' and 'c'" is one particular, however many it lists
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def warning_lines(warnings: list[Notice], verbose: bool = False, examples: int = EXAMPLES) -> list[str]:
