@@ -146,7 +146,7 @@ def resolve_pointer(doc: Any, ref: str) -> Any:
 
 
 # Words written in capitals when a key is read as a label.
-_ACRONYMS = {w: w.upper() for w in (
+_ACRONYMS: dict[str, str] = {w: w.upper() for w in (
     "id", "url", "uri", "api", "ip", "uuid", "sku", "isbn", "utc", "html", "json", "xml", "csv", "pdf", "sms",
     "vat", "iban", "gps", "dns", "ssl", "sql", "http", "https", "os", "tv", "faq")}
 _ACRONYMS.update({w + "s": w.upper() + "s" for w in ("id", "url", "uri", "api", "ip", "uuid", "sku")})
@@ -154,5 +154,5 @@ _ACRONYMS.update({w + "s": w.upper() + "s" for w in ("id", "url", "uri", "api", 
 
 def spoken_label(key: str) -> str:
     """A key as words a person would write ("IDs" for `ids`, "user ID" for `userId`)."""
-    words = re.findall(r"[A-Za-z]+|\d+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key))
-    return " ".join(_ACRONYMS.get(w.lower(), w.lower()) for w in words) or key
+    words: list[str] = [w.lower() for w in re.findall(r"[A-Za-z]+|\d+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key))]
+    return " ".join(_ACRONYMS.get(w) or w for w in words) or key

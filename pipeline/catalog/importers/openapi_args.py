@@ -71,7 +71,7 @@ def _merge(group: list[Arg]) -> tuple[dict[str, Any], list[str]]:
 def _titled(schema: Any, name: str) -> Any:
     """`schema` with the original name, as words, for its `title` (unless it has one): the
     renamed key (`query_ids`) is for the call, the title ("IDs") for anyone speaking of it."""
-    if not isinstance(schema, dict) or isinstance(schema.get("title"), str) and schema["title"].strip():
+    if not isinstance(schema, dict) or (isinstance(schema.get("title"), str) and schema["title"].strip()):
         return schema
     return {"title": spoken_label(name), **schema}
 
