@@ -156,6 +156,9 @@ class RunConfig(Strict):
     # A benchmark's split.json (`utcgen eval build`): its held-out tools are removed from the catalog
     # before retrieval, so they are neither seed tools nor distractors of this run.
     exclude_split: str | None = None
+    # Leave out catalog tools that cannot be imported (listed at start-up) instead of refusing the
+    # catalog; the run still needs two usable tools (`--skip-invalid`).
+    skip_invalid: bool = False
     out: str = "output"
     # Scenario types drawn per seed job, by weight (pipeline/scenarios/, drawn in pipeline/synthesis/draw.py). The default makes
     # today's disambiguation dialogues only; e.g. {disambiguation: 0.5, explicit: 0.1, ...} mixes them.

@@ -13,8 +13,8 @@ text normaliser (`text`):
 * recitation: a run of RECITE_N or more consecutive words shared with a tool
   description, holding at least RECITE_CONTENT content (non stop) words;
 * parameter keys: an identifier-like key (`fiscal_year`, `fiscalYear`, `line2`) written
-  as is, or the words of a multi-word key that are not everyday speech (three or more
-  words, or two where one is an abbreviation: `po number`, `gl account`);
+  as is, or the words of a multi-word key that are not everyday speech (`distinctive_key_words`
+  has the rule and the data it was decided from);
 * implausible values: a value that its parameter's name says cannot be right (a year
   far from today, a date outside PLAUSIBLE_DATES, a month 13, a phone number without
   digits, a surname of two unrelated words, a negative amount, ...);
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .records import Message
@@ -45,9 +45,11 @@ GENERIC = set(
     "get list create update delete search find view show check add remove set fetch lookup retrieve read "
     "write make run do by for all info details detail data record records item items".split()
 )
-# short words that are ordinary English, not abbreviations
+# short words that are ordinary English (or said as words, like "API"), not abbreviations;
+# max..rep were met as words of parameter keys in real catalogs (see distinctive_key_words)
 COMMON_SHORT = set("id ids day end due new old top tax fee pay job map key log net raw sum age bay way cap "
-                   "vat pin url ip tag lot bin box row gap cap run".split())
+                   "vat pin url ip tag lot bin box row gap run api max min pet get set app law win now rep "
+                   "fax zip web car bus sea air gas oil art".split())
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "di", "del", "della", "la", "le", "du", "dos",
                   "das", "al", "el", "bin", "ibn", "ter", "st", "mac", "o"}
 
@@ -128,27 +130,64 @@ def recited(text: str, description: str, n: int = RECITE_N, content: int = RECIT
 
 
 def identifier_like(key: str) -> bool:
+    """Whether `key` is written as an identifier (`fiscal_year`, `costCenter`, `line2`, `cost-center-code`)
+    rather than as ordinary writing: one hyphen between two lower-case words (`e-mail`, `check-in`,
+    `follow-up`) is how English writes those words."""
+    if re.fullmatch(r"[a-z]+-[a-z]+", key):
+        return False
     return "_" in key or "-" in key or bool(re.search(r"[a-z][A-Z]|[A-Za-z]\d", key))
 
 
-def distinctive_key_words(key: str) -> str | None:
-    """The key's words when saying them in order would read the schema aloud; None when they are plain speech."""
+def abbreviation(word: str) -> bool:
+    """A word of two or three letters that is not ordinary English (`po`, `gl`, `sha`, `db`); single
+    letters are names of things (`x`, `point b`), not abbreviations."""
+    return 2 <= len(word) <= 3 and word.isalpha() and word not in COMMON_SHORT and word not in STOP
+
+
+def distinctive_key_words(key: str, description: str = "") -> str | None:
+    """The key's words when saying them in order would read the schema aloud; None when they are
+    plain speech a user may say.
+
+    The rule, decided from every parameter key (752) of the shipped catalog, the test fixtures and
+    real GitHub MCP, Spotify OpenAPI and BFCL catalogs:
+
+    * one word (`email`, `quantity`) is plain speech;
+    * two words are plain speech ("phone number", "user name", "start date", "API key") unless
+      one is an abbreviation (`abbreviation`: "po number", "gl account", "db name"). The short
+      words met in real keys that are ordinary words (max, min, pet, app, law, rep, ...) are in
+      COMMON_SHORT; the abbreviations (po, rfq, sha, db, gl, cve, av, ev, kg, km) are not;
+    * three or more words are a schema's wording ("cost center code", "from cost center") unless
+      the key's own description says them as a phrase and they hold at most three content words
+      and no abbreviation ("date of birth", "check in date", "expected close date"): the words
+      the catalog's author wrote as prose are words a user may say too.
+    """
     ws = split_words(key)
-    if len(ws) >= 3 or (len(ws) == 2 and any(len(w) <= 3 and w not in COMMON_SHORT and w not in STOP for w in ws)):
-        return " ".join(ws)
-    return None
+    if len(ws) < 2:
+        return None
+    phrase = " ".join(ws)
+    if any(abbreviation(w) for w in ws):
+        return phrase
+    if len(ws) == 2:
+        return None
+    content = [w for w in ws if w not in STOP]
+    said = " ".join(split_words(description))
+    if len(content) <= 3 and re.search(rf"\b{re.escape(phrase)}\b", said):
+        return None
+    return phrase
 
 
-def key_hits(text: str, keys: list[str]) -> list[str]:
+def key_hits(text: str, keys: list[str], descriptions: Mapping[str, str] | None = None) -> list[str]:
     """Parameter keys that `text` writes as identifiers or whose distinctive words it says in order,
-    within one clause ("the cost center it comes from, cost center it goes to" says no `from_cost_center`)."""
+    within one clause ("the cost center it comes from, cost center it goes to" says no `from_cost_center`).
+    `descriptions` (key -> the parameter's description) lets a key whose description says its words
+    as prose be said too (`distinctive_key_words`)."""
     low = " | ".join(" ".join(split_words(clause)) for clause in re.split(r"[,.;:!?()\[\]\n]", text))
     out = []
     for key in keys:
         if identifier_like(key) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
             out.append(key)
             continue
-        spoken = distinctive_key_words(key)
+        spoken = distinctive_key_words(key, (descriptions or {}).get(key, ""))
         if spoken and re.search(rf"\b{re.escape(spoken)}\b", low):
             out.append(key)
     return out

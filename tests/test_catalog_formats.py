@@ -309,14 +309,36 @@ def test_detect_format(data: Any, expected: str) -> None:
          "tool #0 looks openai, tool #1 looks mcp"),
         ({"swagger": "2.0", "paths": {}}, "Swagger 2.0 is not supported"),
         ({"tools": {"a": 1}}, "'tools' is a mapping, not a list"),
-        ({"servers": []}, "top level is a mapping"),
-        ("just a string", "top level is a string"),
     ],
 )
 def test_detect_format_refuses_what_it_cannot_tell(data: Any, message: str) -> None:
     with pytest.raises(FormatError, match="unknown format") as info:
         detect_format(data)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "shape"),
+    [
+        ({"servers": []}, "the top level is a mapping with keys servers"),
+        ("just a string", "the top level is a string"),
+        ([{"id": f"simple_{i}", "ground_truth": [{"f": {}}]} for i in range(50)],
+         "none of its 50 items has a 'name' or 'description'; their keys include id, ground_truth"),
+        (["a", "b", {"id": "x"}], "its 3 items are mostly strings, not tool objects"),
+    ],
+)
+def test_a_file_in_no_known_format_gets_one_report_naming_each_format_tried(data: Any, shape: str) -> None:
+    with pytest.raises(FormatError) as info:
+        detect_format(data)
+    lines = str(info.value).splitlines()
+    assert lines[0] == "format not recognised; tried:"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["openapi", "mcp", "openai", "bfcl", "native"]
+    assert lines[-1].endswith(shape)
+
+
+def test_a_list_with_a_few_tool_like_items_is_still_a_catalog_to_check() -> None:
+    items = [{"id": i} for i in range(30)] + [{"description": "d"}]
+    assert detect_format(items) == "native"
 
 
 def test_forced_format_overrides_detection(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_conflicting_definitions_keep_the_first_and_name_both_cases() -> None:
     assert (
         f"{CASES}: tool #0 'weather.get_forecast' (line 1, entry 'live_simple_0-0-0'): "
         "entry 'live_simple_3-1-1' (line 4) defines 'weather.get_forecast' differently "
-        "(description and parameters.properties.unit.enum differ); kept this definition, skipped that one"
+        "('description' and 'parameters.properties.unit.enum' differ); kept this definition, skipped that one"
     ) in catalog.warnings
     # Repeats with the same content (even with keys in another order) say nothing.
     assert not any("live_simple_2-1-0" in w or "live_multiple_4-2-0' (line 5) defines" in w
@@ -124,10 +124,20 @@ def test_two_definitions_in_plain_function_docs_remain_an_error(tmp_path: Path) 
     ]
 
 
-def test_load_catalog_logs_every_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="utcgen.catalog"):
+def test_load_catalog_logs_every_warning_when_debugging(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="utcgen.catalog"):
         tools = load_catalog(CASES)
     assert len(tools) == 3
     records = [r for r in caplog.records if r.name == "utcgen.catalog"]
     assert [r.getMessage() for r in records] == [f"catalog warning: {w}" for w in read_catalog(CASES).warnings]
     assert all(r.levelno == logging.WARNING for r in records) and len(records) == 6
+
+
+def test_load_catalog_logs_warnings_summarised_by_kind(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="utcgen.catalog"):
+        load_catalog(CASES)
+    lines = [r.getMessage() for r in caplog.records if r.name == "utcgen.catalog"]
+    assert lines[0] == "catalog warning: 6 warnings of 3 kinds (--verbose lists each):"
+    assert len(lines) == 4
+    counts = [int(line.removeprefix("catalog warning: ").split(" x ")[0]) for line in lines[1:]]
+    assert sum(counts) == 6 and counts == sorted(counts, reverse=True)

@@ -106,9 +106,25 @@ def test_convert_of_a_broken_catalog_writes_nothing(tmp_path: Path) -> None:
     assert out.read_text() == "[]"
 
 
-def test_validate_prints_each_warning_on_stderr_then_ok() -> None:
+def test_validate_summarises_warnings_by_kind() -> None:
     src = "tests/fixtures/catalogs/bfcl_live_cases.json"
     run = utcgen("catalog", "validate", src)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"OK: 3 tools from {src} (bfcl); 6 warnings\n"
+    lines = run.stderr.splitlines()
+    assert lines[0] == "warning: 6 warnings of 3 kinds (--verbose lists each):"
+    assert lines[1] == (
+        "warning: 3 x a boolean with the string enum ... (BFCL style) is read as a string enum (e.g. "
+        "tool #0 'weather.get_forecast' parameters.properties.include_alerts.type; "
+        "tool #1 'restaurant.search' parameters.properties.has_parking.type; "
+        "tool #2 'calendar.add_event' parameters.properties.reminder.type)"
+    )
+    assert len(lines) == 4
+
+
+def test_validate_verbose_prints_each_warning_on_stderr_then_ok() -> None:
+    src = "tests/fixtures/catalogs/bfcl_live_cases.json"
+    run = utcgen("catalog", "validate", src, "--verbose")
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"OK: 3 tools from {src} (bfcl); 6 warnings\n"
     lines = run.stderr.splitlines()
@@ -117,7 +133,7 @@ def test_validate_prints_each_warning_on_stderr_then_ok() -> None:
     assert lines[1] == (
         f"warning: {src}: tool #0 'weather.get_forecast' (line 1, entry 'live_simple_0-0-0'): "
         "entry 'live_simple_3-1-1' (line 4) defines 'weather.get_forecast' differently "
-        "(description and parameters.properties.unit.enum differ); kept this definition, skipped that one"
+        "('description' and 'parameters.properties.unit.enum' differ); kept this definition, skipped that one"
     )
 
 
@@ -134,7 +150,7 @@ def test_stats_prints_warnings_on_stderr_and_keeps_stdout_json(
 
     monkeypatch.setattr(stats, "catalog_stats", fake_stats)
     src = str(FIXTURES / "store_openapi.yaml")
-    assert main(["catalog", "stats", src, "--json"]) == 0
+    assert main(["catalog", "stats", src, "--json", "--verbose"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) == {"tools": 10} and seen == [10]
     assert captured.err.splitlines() == [f"warning: {w}" for w in read_catalog(src).warnings]

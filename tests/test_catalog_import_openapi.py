@@ -85,8 +85,9 @@ def test_type_clash_keeps_both_under_names_saying_where_they_come_from(
     tools, warnings = store
     order = tools["replaceOrder"]
     assert list(order.properties) == ["path_id", "body_id", "quantity"]
-    assert order.properties["path_id"] == {"type": "integer", "description": "Internal order number."}
-    assert order.properties["body_id"] == {"type": "string", "description": "The customer's own order reference."}
+    assert order.properties["path_id"] == {"title": "ID", "type": "integer", "description": "Internal order number."}
+    assert order.properties["body_id"] == {"title": "ID", "type": "string",
+                                           "description": "The customer's own order reference."}
     assert order.required == ["path_id", "body_id", "quantity"]
     assert (
         f"{STORE}: tool #6 'replaceOrder' (PUT /store/order/{{id}}): "
@@ -158,7 +159,8 @@ def test_path_and_query_parameter_of_the_same_name_with_different_types(tmp_path
         {"name": "version", "in": "query", "schema": {"type": "integer"}},
     ]}))
     catalog = read_catalog(path)
-    assert catalog.tools[0].properties == {"path_version": {"type": "string"}, "query_version": {"type": "integer"}}
+    assert catalog.tools[0].properties == {"path_version": {"title": "version", "type": "string"},
+                                           "query_version": {"title": "version", "type": "integer"}}
     assert catalog.tools[0].required == ["path_version"]
     assert catalog.warnings == [
         f"{path}: tool #0 'op' (POST /files/{{version}}): paths./files/{{version}}.post.parameters[1]: "

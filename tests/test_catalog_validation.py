@@ -97,7 +97,8 @@ def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
 def test_unknown_format(tmp_path: Path) -> None:
     path = write(tmp_path / "x.json", {"servers": [], "info": {}})
     (problem,) = problems_of(path)
-    assert problem.startswith(f"{path}: unknown format: top level is a mapping")
+    assert problem.startswith(f"{path}: format not recognised; tried:\n  openapi: no 'openapi'")
+    assert problem.endswith("the top level is a mapping with keys servers, info")
     path = write(tmp_path / "swagger.yaml", "swagger: '2.0'\npaths: {}\n")
     assert "Swagger 2.0 is not supported" in problems_of(path)[0]
 

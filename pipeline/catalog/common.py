@@ -6,6 +6,7 @@ Standard library only, like the importers, so the CLI can load the format list c
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -142,3 +143,16 @@ def resolve_pointer(doc: Any, ref: str) -> Any:
         else:
             raise RefError(f"$ref {ref!r} does not resolve")
     return node
+
+
+# Words written in capitals when a key is read as a label.
+_ACRONYMS: dict[str, str] = {w: w.upper() for w in (
+    "id", "url", "uri", "api", "ip", "uuid", "sku", "isbn", "utc", "html", "json", "xml", "csv", "pdf", "sms",
+    "vat", "iban", "gps", "dns", "ssl", "sql", "http", "https", "os", "tv", "faq")}
+_ACRONYMS.update({w + "s": w.upper() + "s" for w in ("id", "url", "uri", "api", "ip", "uuid", "sku")})
+
+
+def spoken_label(key: str) -> str:
+    """A key as words a person would write ("IDs" for `ids`, "user ID" for `userId`)."""
+    words: list[str] = [w.lower() for w in re.findall(r"[A-Za-z]+|\d+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key))]
+    return " ".join(_ACRONYMS.get(w) or w for w in words) or key

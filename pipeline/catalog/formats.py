@@ -21,17 +21,22 @@ Format detection (`detect_format`) looks at the parsed top level, then at each i
   item carries a marker, in which case those type names are reported as unknown types;
 * any other item (plain ``name``/``description``/``parameters``) fits native, OpenAI and BFCL
   alike and takes the format of its neighbours; a list of only such items is native;
-* markers of two different formats in one file are an error: split it or force a format.
+* markers of two different formats in one file are an error: split it or force a format;
+* a file that fits none of them (a mapping without ``tools``, a list in which no item has a
+  tool's ``name``, ``description``, ``parameters`` or ``function``, such as a BFCL answer file) is reported once, ``format not recognised``, with
+  one line per format tried saying why it did not fit: reading it as a catalog anyway would
+  give one problem per item, thousands for a real data file.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from .common import Extracted, kind_of
 from .importers import bfcl, mcp, native, openai, openapi
 
-__all__ = ["FORMATS", "FormatError", "detect_format", "extract", "unwrap_items"]
+__all__ = ["FORMATS", "FormatError", "detect_format", "extract", "not_recognised", "unwrap_items"]
 
 FORMATS: tuple[str, ...] = ("native", "openai", "mcp", "openapi", "bfcl")
 
@@ -91,7 +96,7 @@ def detect_format(data: Any) -> str:
     if items is None:
         if isinstance(data, dict) and "tools" in data:
             raise FormatError(f"unknown format: 'tools' is a {kind_of(data['tools'])}, not a list")
-        raise FormatError(f"unknown format: top level is a {kind_of(data)}; {_EXPECTED}")
+        raise FormatError(not_recognised(data, None))
     strong: dict[str, int] = {}
     weak: dict[str, int] = {}
     for i, item in enumerate(items):
@@ -103,7 +108,49 @@ def detect_format(data: Any) -> str:
         raise FormatError(
             f"unknown format: items disagree ({found}); split the file or pass a format"
         )
+    if not strong and not weak and items and not any(_tool_like(i) for i in items):
+        raise FormatError(not_recognised(data, items))
     return next(iter(strong), next(iter(weak), "native"))
+
+
+_TOOL_KEYS = ("name", "description", "parameters", "function")
+
+
+def _tool_like(item: Any) -> bool:
+    """Whether an item looks like a tool at all, broken or not (a mapping with a tool's key)."""
+    return isinstance(item, dict) and any(k in item for k in _TOOL_KEYS)
+
+
+def _shape(data: Any, items: list[Any] | None) -> str:
+    """What the file holds instead, in a few words."""
+    if items is None:
+        if isinstance(data, dict):
+            keys = [str(k) for k in data][:6]
+            more = ", ..." if len(data) > len(keys) else ""
+            return f"the top level is a mapping with keys {', '.join(keys)}{more}" if keys else "the top level is an empty mapping"
+        return f"the top level is a {kind_of(data)}"
+    kinds = Counter(kind_of(i) for i in items)
+    if kinds.get("mapping", 0) * 2 < len(items):
+        return f"its {len(items)} items are mostly {kinds.most_common(1)[0][0]}s, not tool objects"
+    keys = Counter(str(k) for i in items if isinstance(i, dict) for k in i)
+    common = ", ".join(k for k, _ in keys.most_common(6))
+    return f"none of its {len(items)} items has a 'name' or 'description'; their keys include {common}"
+
+
+def not_recognised(data: Any, items: list[Any] | None) -> str:
+    """The one report for a file in no supported format: each format tried, and why it did not fit."""
+    top = "mapping" if isinstance(data, dict) else kind_of(data)
+    tried = [
+        ("openapi", "no 'openapi' (or 'swagger') key at the top level" if top == "mapping"
+         else f"an OpenAPI document is a mapping; the top level is a {top}"),
+        ("mcp", "no 'tools' list and no item with an 'inputSchema'" if items is None
+         else "no item has an 'inputSchema'"),
+        ("openai", "no 'tools' list" if items is None else "no item has \"type\": \"function\" or a 'function' object"),
+        ("bfcl", "no 'tools' list" if items is None
+         else "no item is a test entry ('question' and 'function') or uses BFCL type names"),
+        ("native", f"a list of tools with 'name' and 'description' is expected; {_shape(data, items)}"),
+    ]
+    return "format not recognised; tried:\n" + "\n".join(f"  {fmt}: {why}" for fmt, why in tried)
 
 
 def extract(data: Any, fmt: str, lines: list[int | None] | None = None) -> Extracted:

@@ -2,7 +2,7 @@
 
 Apart from the checks (utcgen.pipeline.catalog.checks) and the assembly of messages
 (utcgen.pipeline.catalog.reader), so that what can go wrong while reading bytes, JSON and
-YAML is in one place: every problem here is file-level, ``FILE: message``.
+YAML is in one place: every problem here is file-level (the reader prefixes it with the file).
 """
 
 from __future__ import annotations
@@ -46,50 +46,48 @@ def catalog_files(path: str | os.PathLike[str]) -> list[tuple[str, Path]]:
     return [(shown, root)]
 
 
-def read_file(file: Path, shown: str, forced: str | None) -> tuple[str | None, Extracted]:
-    """(format, what its importer found) of one file, file-level messages prefixed with
-    the file; format None if unknown."""
+def read_file(file: Path, forced: str | None) -> tuple[str | None, Extracted]:
+    """(format, what its importer found) of one file; format None if unknown. File-level
+    messages are not prefixed with the file: the reader says where they are."""
     try:
         text = file.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, Extracted(problems=[f"{shown}: not UTF-8 text (bad byte at offset {exc.start})"])
+        return None, Extracted(problems=[f"not UTF-8 text (bad byte at offset {exc.start})"])
     except OSError as exc:
-        return None, Extracted(problems=[f"{shown}: cannot read: {exc.strerror or exc}"])
+        return None, Extracted(problems=[f"cannot read: {exc.strerror or exc}"])
     if not text.strip():
-        return None, Extracted(problems=[f"{shown}: file is empty"])
-    data, lines, problems = _parse(text, file.suffix.lower(), shown)
+        return None, Extracted(problems=["file is empty"])
+    data, lines, problems = _parse(text, file.suffix.lower())
     if problems:
         return None, Extracted(problems=problems)
     try:
         fmt = forced or detect_format(data)
     except FormatError as exc:
-        return None, Extracted(problems=[f"{shown}: {exc}"])
+        return None, Extracted(problems=[f"{exc}"])
     found = extract(data, fmt, lines)
-    found.problems = [f"{shown}: {p}" for p in found.problems]
-    found.warnings = [f"{shown}: {w}" for w in found.warnings]
     if not found.candidates and not found.problems:
-        found.problems.append(f"{shown}: contains no tools")
+        found.problems.append("contains no tools")
     return fmt, found
 
 
-def _parse(text: str, suffix: str, shown: str) -> tuple[Any, list[int | None] | None, list[str]]:
+def _parse(text: str, suffix: str) -> tuple[Any, list[int | None] | None, list[str]]:
     """Parse by extension. A .json file holding one JSON value per line (as BFCL ships its
     data) is read as JSONL. Returns (data, line of each item for JSONL, problems)."""
     if suffix == ".jsonl":
-        return _parse_jsonl(text, shown)
+        return _parse_jsonl(text)
     if suffix == ".json":
         try:
             return json.loads(text), None, []
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data":
-                data, lines, problems = _parse_jsonl(text, shown)
+                data, lines, problems = _parse_jsonl(text)
                 if not problems:
                     return data, lines, []
-            return None, None, [f"{shown}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]
-    return _parse_yaml(text, shown)
+            return None, None, [f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]
+    return _parse_yaml(text)
 
 
-def _parse_jsonl(text: str, shown: str) -> tuple[list[Any], list[int | None], list[str]]:
+def _parse_jsonl(text: str) -> tuple[list[Any], list[int | None], list[str]]:
     items: list[Any] = []
     lines: list[int | None] = []
     problems: list[str] = []
@@ -100,11 +98,11 @@ def _parse_jsonl(text: str, shown: str) -> tuple[list[Any], list[int | None], li
             items.append(json.loads(line))
             lines.append(lineno)
         except json.JSONDecodeError as exc:
-            problems.append(f"{shown}: invalid JSON at line {lineno}, column {exc.colno}: {exc.msg}")
+            problems.append(f"invalid JSON at line {lineno}, column {exc.colno}: {exc.msg}")
     return items, lines, problems
 
 
-def _parse_yaml(text: str, shown: str) -> tuple[Any, None, list[str]]:
+def _parse_yaml(text: str) -> tuple[Any, None, list[str]]:
     import yaml
 
     try:
@@ -113,9 +111,9 @@ def _parse_yaml(text: str, shown: str) -> tuple[Any, None, list[str]]:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         what = " ".join(x for x in (exc.context, exc.problem) if x) or str(exc)
-        return None, None, [f"{shown}: invalid YAML{where}: {what}"]
+        return None, None, [f"invalid YAML{where}: {what}"]
     except yaml.YAMLError as exc:
-        return None, None, [f"{shown}: invalid YAML: {exc}"]
+        return None, None, [f"invalid YAML: {exc}"]
 
 
 @functools.cache

@@ -5,12 +5,18 @@ of it is used: `load_catalog` either returns every tool or raises one InputError
 every problem found, each as ``FILE: tool #N 'name': field: message``. ``#N`` counts from
 0 in the file's own order (operations in document order for OpenAPI); JSONL problems also
 give the line, OpenAPI ones the operation (``GET /pets``). Fields are named as in the
-source format (``inputSchema`` for MCP, ``function.parameters`` for OpenAI).
+source format (``inputSchema`` for MCP, ``function.parameters`` for OpenAI). The error ends
+with a hint when `skip_invalid` would leave a usable catalog.
+
+With `skip_invalid` a real document with a few broken tools is still usable: each tool with
+a problem (and each file-level problem, such as a file in no known format) is left out and
+listed on `Catalog.skipped`; the rest load as long as at least MIN_TOOLS remain.
 
 What an importer had to change or leave out to import a tool (a BFCL enum rewritten, an
 OpenAPI body whose media type cannot be arguments...) is a warning, in the same shape:
-`read_catalog` returns them on the `Catalog`, `load_catalog` logs each on the
-``utcgen.catalog`` logger.
+`read_catalog` returns them on the `Catalog`, `load_catalog` logs them on the
+``utcgen.catalog`` logger, summarised by kind (utcgen.pipeline.catalog.report) unless that
+logger is enabled for DEBUG, when it logs each.
 
 Which format a file is in is decided per file; see utcgen.pipeline.catalog.formats for the rules.
 Reading and parsing the files is utcgen.pipeline.catalog.parsing, the checks each tool passes
@@ -31,10 +37,13 @@ from .checks import check_tool
 from .common import Candidate
 from .formats import FORMATS
 from .parsing import catalog_files, read_file
+from .report import Notice, Skipped, skipped_lines, warning_lines
 
-__all__ = ["Catalog", "CatalogFile", "load_catalog", "read_catalog"]
+__all__ = ["MIN_TOOLS", "Catalog", "CatalogError", "CatalogFile", "load_catalog", "read_catalog"]
 
 log = logging.getLogger("utcgen.catalog")
+
+MIN_TOOLS = 2  # a seed tool needs at least one other tool to be confused with
 
 
 @dataclass(frozen=True)
@@ -48,12 +57,18 @@ class CatalogFile:
 
 @dataclass(frozen=True)
 class Catalog:
-    """A loaded catalog: the tools in file order, the files they came from, and one line per
-    change an importer made to get them (``FILE: tool #N 'name' (where): field: what``)."""
+    """A loaded catalog: the tools in file order, the files they came from, one notice per
+    change an importer made to get them, and (with skip_invalid) what was left out."""
 
     tools: list[Tool]
     files: list[CatalogFile]
-    warnings: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per warning: ``FILE: tool #N 'name' (where): field: what``."""
+        return [str(n) for n in self.notices]
 
     @property
     def formats(self) -> list[str]:
@@ -61,67 +76,99 @@ class Catalog:
         return list(dict.fromkeys(f.format for f in self.files))
 
 
-def load_catalog(path: str | os.PathLike[str], format: str | None = None) -> list[Tool]:
+class CatalogError(InputError):
+    """Problems that stop a catalog from loading: `problems` one line each, then `hint` (if
+    any) saying how to go on."""
+
+    def __init__(self, problems: list[str], hint: str | None = None) -> None:
+        super().__init__(problems + ([hint] if hint else []))
+        self.problems = list(problems)
+        self.hint = hint
+
+
+def load_catalog(path: str | os.PathLike[str], format: str | None = None,
+                 skip_invalid: bool = False) -> list[Tool]:
     """All tools of a catalog file or directory; raises InputError listing every problem.
 
-    Warnings (see `read_catalog`) go to the ``utcgen.catalog`` logger, one record each.
+    Warnings and skipped tools (see `read_catalog`) go to the ``utcgen.catalog`` logger:
+    summarised, or one record each when that logger is enabled for DEBUG.
     """
-    catalog = read_catalog(path, format)
-    for warning in catalog.warnings:
-        log.warning("catalog warning: %s", warning)
+    catalog = read_catalog(path, format, skip_invalid=skip_invalid)
+    every = log.isEnabledFor(logging.DEBUG)
+    for line in skipped_lines(catalog.skipped, len(catalog.tools), verbose=every):
+        log.warning("catalog: %s", line.strip() if line.startswith("  ") else line)
+    for line in warning_lines(catalog.notices, verbose=every):
+        log.warning("catalog warning: %s", line.strip() if line.startswith("  ") else line)
     return catalog.tools
 
 
-def read_catalog(path: str | os.PathLike[str], format: str | None = None) -> Catalog:
+def read_catalog(path: str | os.PathLike[str], format: str | None = None,
+                 skip_invalid: bool = False) -> Catalog:
     """Like load_catalog, also saying which files (and formats) the tools came from.
 
     `path` is a .json/.jsonl/.yaml/.yml file or a directory whose such files (not hidden,
     not in subdirectories) are read in name order. `format` forces one of FORMATS for
-    every file instead of detecting it per file.
+    every file instead of detecting it per file. `skip_invalid` leaves out each tool with a
+    problem instead of refusing the catalog (see the module doc).
     """
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
-    problems: list[str] = []
-    warnings: list[str] = []
-    found: list[tuple[str, Candidate]] = []
+    entries: list[Skipped] = []  # file-level problems and every tool, in file order
+    notices: list[Notice] = []
+    found: list[tuple[str, Candidate, Skipped]] = []
     files: list[CatalogFile] = []
     for shown, file in catalog_files(path):
-        fmt, extracted = read_file(file, shown, format)
-        candidates = extracted.candidates
-        problems += extracted.problems
-        warnings += extracted.warnings
+        fmt, extracted = read_file(file, format)
+        entries += [Skipped(shown, None, [Notice(shown, None, "", p)]) for p in extracted.problems]
+        notices += [Notice(shown, None, "", w) for w in extracted.warnings]
         if fmt is not None:
-            files.append(CatalogFile(shown, fmt, len(candidates)))
-        for cand in candidates:
-            warnings += [_problem(shown, cand, f, m) for f, m in cand.warnings]
-            problems += [_problem(shown, cand, f, m) for f, m in cand.problems]
-            problems += [_problem(shown, cand, _source_field(cand, f), m) for f, m in check_tool(cand.data)]
-            found.append((shown, cand))
-    problems += _duplicates(found)
-    if problems:
-        raise InputError(problems)
+            files.append(CatalogFile(shown, fmt, len(extracted.candidates)))
+        for cand in extracted.candidates:
+            where = _where(cand)
+            notices += [Notice(shown, where, f, m) for f, m in cand.warnings]
+            entry = Skipped(shown, where, [Notice(shown, where, f, m) for f, m in cand.problems])
+            entry.problems += [Notice(shown, where, _source_field(cand, f), m) for f, m in check_tool(cand.data)]
+            found.append((shown, cand, entry))
+            entries.append(entry)
+    _duplicates(found)
     tools: list[Tool] = []
-    for shown, cand in found:
+    for _, cand, entry in found:
+        if entry.problems:
+            continue
         try:
             tools.append(Tool.model_validate(cand.data))
         except ValidationError as exc:  # our checks should have caught it; say where anyway
-            problems += [
-                _problem(shown, cand, ".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors()
+            entry.problems += [
+                Notice(entry.file, entry.where, ".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors()
             ]
-    if problems:
-        raise InputError(problems)
-    return Catalog(tools, files, warnings)
+    broken = [entry for entry in entries if entry.problems]
+    if broken and not skip_invalid:
+        raise CatalogError([str(n) for s in broken for n in s.problems], _hint(broken, len(tools)))
+    if broken and len(tools) < MIN_TOOLS:
+        lines = skipped_lines(broken, len(tools), verbose=True)
+        raise InputError([
+            f"{os.fspath(path)}: only {len(tools)} usable tool{'s' if len(tools) != 1 else ''} left after "
+            f"skipping the broken ones; a catalog needs at least {MIN_TOOLS}",
+            *lines,
+        ])
+    return Catalog(tools, files, notices, broken)
+
+
+def _hint(broken: list[Skipped], usable: int) -> str | None:
+    """How to go on, when skipping the broken tools would leave a usable catalog."""
+    tools = sum(s.where is not None for s in broken)
+    if usable < MIN_TOOLS or not tools:
+        return None
+    return (f"{tools} tool{'s' if tools != 1 else ''} cannot be imported; --skip-invalid "
+            f"(skip_invalid: true in a config) leaves {'it' if tools == 1 else 'them'} out and keeps "
+            f"the other {usable}")
 
 
 # --------------------------------------------------------------------------- problem messages
 
 
-def _problem(shown: str, cand: Candidate, field: str, message: str) -> str:
-    return f"{_where(shown, cand)}: {field}: {message}" if field else f"{_where(shown, cand)}: {message}"
-
-
-def _where(shown: str, cand: Candidate) -> str:
-    label = f"{shown}: tool #{cand.index}"
+def _where(cand: Candidate) -> str:
+    label = f"tool #{cand.index}"
     if cand.name is not None:
         label += f" {cand.name!r}"
     extras = [x for x in (f"line {cand.line}" if cand.line else None, cand.origin) if x]
@@ -135,17 +182,15 @@ def _source_field(cand: Candidate, field: str) -> str:
     return field
 
 
-def _duplicates(found: list[tuple[str, Candidate]]) -> list[str]:
-    """One problem per repeated name, naming where it was first defined."""
-    first: dict[str, tuple[str, Candidate]] = {}
-    problems: list[str] = []
-    for shown, cand in found:
+def _duplicates(found: list[tuple[str, Candidate, Skipped]]) -> None:
+    """A problem on each tool whose name an earlier one already used, naming where."""
+    first: dict[str, tuple[str, str]] = {}
+    for shown, cand, entry in found:
         name = cand.name
         if name is None:
             continue
         if name in first:
             other_file, other = first[name]
-            problems.append(_problem(shown, cand, "name", f"already used by {_where(other_file, other)}"))
+            entry.problems.append(Notice(shown, entry.where, "name", f"already used by {other_file}: {other}"))
         else:
-            first[name] = (shown, cand)
-    return problems
+            first[name] = (shown, entry.where or "")

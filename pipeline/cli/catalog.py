@@ -1,6 +1,9 @@
 """`utcgen catalog validate|stats|convert`: check a tool catalog before spending anything on
-it, or turn it into a native file to edit. What an importer had to change or leave out
-is printed on stderr, one ``warning:`` line each."""
+it, or turn it into a native file to edit.
+
+What an importer had to change or leave out is printed on stderr, summarised by kind with a
+few examples (``--verbose``: one ``warning:`` line each). ``--skip-invalid`` leaves broken
+tools out, lists them on stderr and goes on while at least two usable tools remain."""
 
 from __future__ import annotations
 
@@ -53,23 +56,34 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=FORMATS, default=None, help="skip detection: read every file as this format"
     )
+    parser.add_argument(
+        "--skip-invalid", action="store_true",
+        help="leave out tools that cannot be imported (listed on stderr) instead of refusing the catalog; "
+             "fails only if fewer than two usable tools remain",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="print every warning and skipped tool, not a summary"
+    )
 
 
 def _read(args: argparse.Namespace) -> Catalog:
     """The catalog (its warnings printed on stderr), or an InputError whose first line says
     how many problems follow."""
-    from ..catalog.reader import read_catalog
+    from ..catalog.reader import CatalogError, read_catalog
+    from ..catalog.report import skipped_lines, warning_lines
 
     try:
-        catalog = read_catalog(args.file, format=args.format)
-    except InputError as exc:
+        catalog = read_catalog(args.file, format=args.format, skip_invalid=args.skip_invalid)
+    except CatalogError as exc:
         count = len(exc.problems)
-        if count == 1:
+        if count == 1 and not exc.hint:
             raise
-        header = f"{count} problems in catalog {args.file}:"
-        raise InputError([header, *exc.problems]) from None
-    for warning in catalog.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        header = [f"{count} problems in catalog {args.file}:"] if count > 1 else []
+        raise InputError([*header, *exc.problems, *([exc.hint] if exc.hint else [])]) from None
+    for line in skipped_lines(catalog.skipped, len(catalog.tools), verbose=args.verbose):
+        print(f"skipped: {line.strip()}" if line.startswith("  ") else line, file=sys.stderr)
+    for line in warning_lines(catalog.notices, verbose=args.verbose):
+        print(f"warning: {line.strip()}" if line.startswith("  ") else f"warning: {line}", file=sys.stderr)
     return catalog
 
 
@@ -82,7 +96,12 @@ def _summary(catalog: Catalog, source: str) -> str:
 
 
 def _warned(catalog: Catalog) -> str:
-    return f"; {_plural(len(catalog.warnings), 'warning')}" if catalog.warnings else ""
+    """What the one-line summary adds: how many tools were skipped and how many warnings there were."""
+    tools = sum(s.where is not None for s in catalog.skipped)
+    files = len(catalog.skipped) - tools
+    out = f"; {_plural(tools, 'broken tool')} skipped" if tools else ""
+    out += f"; {_plural(files, 'file-level problem')} skipped" if files else ""
+    return out + (f"; {_plural(len(catalog.notices), 'warning')}" if catalog.notices else "")
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -26,6 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--exclude-split", metavar="PATH",
                    help="a benchmark's split.json (utcgen eval build): its held-out tools are neither seed tools "
                         "nor distractors of this run")
+    p.add_argument("--skip-invalid", action="store_true", default=None,
+                   help="leave out catalog tools that cannot be imported (listed at start-up) instead of refusing "
+                        "the catalog; the run still needs two usable tools")
+    p.add_argument("--verbose", action="store_true",
+                   help="print every catalog warning and skipped tool at start-up, not a summary")
     p.add_argument("--model", metavar="MODEL", help="litellm model for every role (over UTCGEN_MODEL and the config)")
     p.add_argument("--max-in-flight", type=field(lambda: LLMSettings, "max_in_flight"),
                    help="most LLM calls in flight per endpoint (adapts below it on rate limits)")
@@ -57,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
                                        "persona_field": args.persona_field,
                                        "num_dialogues": args.num_dialogues, "out": args.out, "seed": args.seed,
-                                       "exclude_split": args.exclude_split},
+                                       "exclude_split": args.exclude_split, "skip_invalid": args.skip_invalid},
                          model=args.model)
     if args.max_in_flight:
         config.llm.max_in_flight = args.max_in_flight
@@ -69,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         config.budget.max_cost_usd = args.max_cost
     if args.max_tokens is not None:
         config.budget.max_tokens = args.max_tokens
+    if args.verbose:  # the catalog logs each warning, not a summary, when its logger is enabled for DEBUG
+        import logging
+
+        logging.getLogger("utcgen.catalog").setLevel(logging.DEBUG)
     if args.estimate:
         return _estimate(config)
     start = time.monotonic()

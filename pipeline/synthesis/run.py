@@ -75,7 +75,7 @@ class Engine:
             raise InputError(problems)
         self.config = config
         self.out = Path(config.out)
-        self.tools = load_catalog(config.catalog)
+        self.tools = load_catalog(config.catalog, skip_invalid=config.skip_invalid)
         self.excluded = 0  # held-out tools of config.exclude_split removed from the catalog
         if config.exclude_split:
             kept = without_held_out(self.tools, config.exclude_split, config.catalog)

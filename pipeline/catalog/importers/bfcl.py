@@ -101,7 +101,7 @@ def extract(items: list[Any], lines: list[int | None]) -> Extracted:
             if isinstance(name, str) and name in kept:
                 first, raw = kept[name]
                 where = origin + (f" (line {lines[i]})" if lines[i] else "")
-                differs = " and ".join(_differences(raw, fn)) or "key order"
+                differs = " and ".join(repr(d) for d in _differences(raw, fn)) or "key order"
                 first.warnings.append(
                     ("", f"{where} defines {name!r} differently ({differs} differ); "
                          "kept this definition, skipped that one")

@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ..common import Note, type_names
+from ..common import Note, spoken_label, type_names
 
 _LABEL = {"path": "path parameter", "query": "query parameter", "body": "request body field"}
 # Keywords that describe a value rather than constrain it: agreeing arguments may differ in them.
@@ -68,6 +68,14 @@ def _merge(group: list[Arg]) -> tuple[dict[str, Any], list[str]]:
     return merged, differ
 
 
+def _titled(schema: Any, name: str) -> Any:
+    """`schema` with the original name, as words, for its `title` (unless it has one): the
+    renamed key (`query_ids`) is for the call, the title ("IDs") for anyone speaking of it."""
+    if not isinstance(schema, dict) or (isinstance(schema.get("title"), str) and schema["title"].strip()):
+        return schema
+    return {"title": spoken_label(name), **schema}
+
+
 def settle(
     args: list[Arg], problems: list[Note], warnings: list[Note]
 ) -> tuple[dict[str, Any], list[str]]:
@@ -104,7 +112,7 @@ def settle(
                             f"name and cannot be renamed to {new!r}: that name is taken",
                 ))
                 continue
-            props[new] = arg.schema
+            props[new] = _titled(arg.schema, name)
             renamed.append(new)
             if arg.required:
                 required.append(new)

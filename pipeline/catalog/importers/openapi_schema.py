@@ -3,7 +3,7 @@
 Kept apart from the walk over paths and operations (utcgen.pipeline.catalog.importers.openapi):
 local ``$ref`` are inlined (a recursive one is cut at the repeat), OpenAPI 3.0's dialect
 (``nullable``, boolean ``exclusiveMinimum``, ``example``) is rewritten as JSON Schema 2020-12,
-OpenAPI-only keywords (``discriminator``, ``xml``, ``externalDocs``) are dropped, and a body's
+OpenAPI-only keywords (``discriminator``, ``xml``, ``externalDocs``, vendor ``x-...`` keys) are dropped, and a body's
 ``allOf`` parts are merged into one object.
 """
 
@@ -63,8 +63,14 @@ def from_openapi30(node: dict[str, Any]) -> None:
 
 
 def drop_openapi_only(node: dict[str, Any]) -> None:
-    for key in ("discriminator", "xml", "externalDocs"):
-        node.pop(key, None)
+    """Drop the keywords that mean something to OpenAPI tooling only: ``discriminator``, ``xml``,
+    ``externalDocs`` and every vendor extension (``x-...``). Silently: a document may carry
+    hundreds, and none says anything about a value a user gives."""
+    for key in [k for k in node if k in _OPENAPI_ONLY or (isinstance(k, str) and k.startswith("x-"))]:
+        del node[key]
+
+
+_OPENAPI_ONLY = frozenset({"discriminator", "xml", "externalDocs"})
 
 
 def flatten_allof(schema: dict[str, Any]) -> dict[str, Any]:
