@@ -217,6 +217,12 @@ def _item_schema(schema: dict) -> dict:
     return items
 
 
+def _stems(text: str) -> set[str]:
+    """Stems of content words, identifiers split and whole ("GitHub" gives git, hub and github)."""
+    ws = split_words(text) + re.findall(r"[a-z0-9]+", text.lower())
+    return {stem(w) for w in ws if w not in STOP and len(w) > 2}
+
+
 def _text_fault(key: str, text: str, schema: dict, context: str) -> str | None:
     """A string value that is not about its parameter: a person's name for a thing, a phrase of
     words for an identifier-like key, a search sharing no word with what it searches."""
@@ -225,11 +231,11 @@ def _text_fault(key: str, text: str, schema: dict, context: str) -> str | None:
     if looks_like_person_name(text) and not means_person(key, description) and "phone" not in ws:
         return f"'{text}' is a person's name, but '{key}' is not about a person"
     head = ws[-2] if len(ws) >= 2 and ws[-1] == "name" else ws[-1] if ws else ""
-    if head in SHAPED and _PHRASE.fullmatch(text) and not (means_person(key, description) and looks_like_person_name(text)):
-        return f"'{text}' is a phrase of words, not a {head} (no spaces in a {head})"
+    if head in SHAPED and " " in text and _PHRASE.fullmatch(text) and not (means_person(key, description) and looks_like_person_name(text)):
+        article = "an" if head[:1] in "aeiou" else "a"
+        return f"'{text}' is a phrase of words, not {article} {head} ('{key}' takes a token without spaces)"
     if head in SEARCH or ws == ["q"]:
-        about = {stem(w) for w in split_words(f"{key} {description} {context}") if w not in STOP and len(w) > 2}
-        said = {stem(w) for w in split_words(text) if w not in STOP and len(w) > 2}
+        about, said = _stems(f"{key} {description} {context}"), _stems(text)
         if len(about) >= 3 and said and not re.search(r"\d", text) and not said & about:
             return f"search '{text}' shares no word with the parameter or its tool"
     return None

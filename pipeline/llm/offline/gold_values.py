@@ -28,7 +28,8 @@ from typing import Any
 from ...person_names import NAMES, REGION, person_name
 from ...shortcuts import WHOLE_WORDS as WHOLE
 from . import value_text
-from .value_text import AMBIGUOUS, DIAL, MODIFIER_KEYS, SINGLE, noun_phrase
+from .value_tables import DIAL
+from .value_text import AMBIGUOUS, MODIFIER_KEYS, SINGLE, noun_phrase
 
 __all__ = ["DIAL", "NAMES", "REGION", "UnsupportedSchema", "copula", "from_pattern", "generate", "is_plural",
            "label", "person_name", "read", "say", "words"]

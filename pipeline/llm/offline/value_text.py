@@ -13,6 +13,7 @@ Every value here is sayable and read back losslessly by `gold_values.read`: one 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import random
 import re
@@ -22,6 +23,7 @@ from faker import Faker
 
 from ... import person_names
 from ...text import STOP, split_words
+from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
 
 # words that say what kind of field something is, not what it is about
 FILLER = STOP | set(
@@ -41,37 +43,7 @@ KIND_WORDS = frozenset(
     "label labels tag tags title body comment message description reason summary subject content query term "
     "keyword keywords filter text note notes details url link uri email owner user username login".split()
 )
-LOCALES = {"US": "en_US", "GB": "en_GB", "IE": "en_IE", "AU": "en_AU", "NZ": "en_NZ", "CA": "en_CA",
-           "IN": "en_IN", "DE": "de_DE", "CH": "de_CH", "AT": "de_AT", "FR": "fr_FR", "ES": "es_ES",
-           "MX": "es_MX", "IT": "it_IT", "NL": "nl_NL", "PT": "pt_PT", "BR": "pt_BR", "SE": "sv_SE",
-           "PL": "pl_PL", "CZ": "cs_CZ", "TR": "tr_TR", "ZA": "en_US", "SG": "en_US", "NG": "en_NG"}
-LANGUAGES = {"US": "en", "GB": "en", "IN": "en", "DE": "de", "CH": "de", "FR": "fr", "ES": "es", "MX": "es",
-             "IT": "it", "NL": "nl", "PT": "pt", "BR": "pt", "SE": "sv", "PL": "pl", "CZ": "cs", "TR": "tr",
-             "JP": "ja", "CN": "zh", "KR": "ko", "AE": "ar", "SA": "ar", "IL": "he", "VN": "vi", "ID": "id"}
-MODIFIERS = ["north", "spring", "pilot", "core", "legacy", "second", "main", "east", "summer", "alpha",
-             "winter", "west", "shared", "weekly", "night", "early", "late", "prime", "south", "autumn",
-             "internal", "partner", "mobile", "retail", "field", "central", "quarterly", "annual"]
-VERBS = ["Review", "Fix", "Plan", "Track", "Prepare", "Check", "Clarify", "Document", "Improve", "Follow up on"]
-WHEN = ["Friday", "Monday", "the end of the month", "the next release", "the quarterly review", "Thursday",
-        "the team sync", "next week", "the audit", "the holiday break"]
-BODY = [
-    "the {a} {b} for {who} looks wrong since {when}, could someone take a look",
-    "please review the {a} {b} before {when}, {who} is waiting on it",
-    "{who} asked for an update on the {a} {b} by {when}",
-    "we need the {a} {b} sorted out for {who} ahead of {when}",
-    "noticed a problem with the {a} {b} while testing for {who}, it needs a fix before {when}",
-    "the {a} {b} changed after {when} and {who} would like it checked",
-    "adding context on the {a} {b}: {who} relies on it for {when}",
-    "can we agree on the {a} {b} with {who} before {when}",
-]
-DIAL = {"US": "+1", "CA": "+1", "GB": "+44", "IE": "+353", "AU": "+61", "NZ": "+64", "ZA": "+27", "SG": "+65",
-        "IN": "+91", "ES": "+34", "MX": "+52", "CO": "+57", "CL": "+56", "AR": "+54", "PT": "+351", "BR": "+55",
-        "FR": "+33", "MA": "+212", "DE": "+49", "CH": "+41", "IT": "+39", "SE": "+46", "NL": "+31", "CZ": "+420",
-        "PL": "+48", "TR": "+90", "AE": "+971", "QA": "+974", "SA": "+966", "EG": "+20", "IL": "+972",
-        "NG": "+234", "KE": "+254", "GH": "+233", "CN": "+86", "HK": "+852", "JP": "+81", "KR": "+82",
-        "VN": "+84", "ID": "+62", "MY": "+60", "PH": "+63"}
 BASE62 = string.ascii_letters + string.digits
-SPOTIFY_KINDS = ("track", "album", "artist", "playlist", "show", "episode", "audiobook", "chapter", "user")
 
 
 @functools.cache
@@ -90,6 +62,21 @@ def country(persona: dict) -> str:
     return str((persona.get("attributes") or {}).get("country") or "").upper()
 
 
+# descriptive words that make no topic on their own
+ADJECTIVES = frozenset(
+    "wrong right short long unknown known full partial all any some many few first last next previous other "
+    "same different various certain main primary secondary additional own related relevant available valid "
+    "invalid active inactive public private open closed large small high low good bad best better able "
+    "based single multiple several each every total whole entire general specific particular".split()
+)
+
+
+def topical(word: str) -> bool:
+    """Whether a word can stand as a topic: not a filler, adjective, adverb or participle."""
+    return (word not in FILLER and word not in ADJECTIVES and len(word) > 2 and not word.isdigit()
+            and not word.endswith(("ly", "ed")))
+
+
 def plain_words(text: str) -> list[str]:
     """Lower-case words of prose (no identifier splitting: "GitHub" stays one word)."""
     return re.findall(r"[a-z][a-z0-9]*", text.lower())
@@ -99,7 +86,7 @@ def meaning_words(key: str, schema: dict) -> list[str]:
     """The content words of a parameter's key and description, in order, fillers left out."""
     out: list[str] = []
     for w in split_words(key) + plain_words(str(schema.get("description") or "")):
-        if w not in FILLER and len(w) > 2 and not w.isdigit() and w not in out:
+        if topical(w) and w not in out:
             out.append(w)
     return out
 
@@ -112,7 +99,7 @@ def domain_words(tool: dict | None) -> list[str]:
     named = name_words(tool)
     out: list[str] = []
     for w in plain_words(str(tool.get("description") or "")):
-        if w not in FILLER and w not in named and len(w) > 2 and not w.isdigit() and w not in out:
+        if topical(w) and w not in named and w not in out:
             out.append(w)
     return out
 
@@ -124,8 +111,8 @@ def name_words(tool: dict | None) -> set[str]:
 def persona_words(persona: dict) -> list[str]:
     """Content words of the persona's own text (its work, its world), fillers left out."""
     out: list[str] = []
-    for w in plain_words(str(persona.get("text") or "")):
-        if w not in FILLER and len(w) > 3 and w not in out:
+    for w in re.findall(r"(?<![\w'’])[a-z][a-z0-9]*", str(persona.get("text") or "")):  # lower-case: no names
+        if topical(w) and len(w) > 3 and w not in out:
             out.append(w)
     return out
 
@@ -196,8 +183,8 @@ def _spotify_kind(key: str, schema: dict) -> str:
     return next((w for w in ws if w in SPOTIFY_KINDS), "track")
 
 
-def _base62(rng: random.Random, n: int = 22) -> str:
-    return "".join(rng.choice(BASE62) for _ in range(n))
+def _base62(r: random.Random, n: int = 22) -> str:
+    return "".join(r.choice(BASE62) for _ in range(n))
 
 
 def _identifier(key: str, schema: dict, rng: random.Random) -> str:
@@ -314,8 +301,6 @@ def kind_of(key: str, schema: dict) -> str:
 
 
 def _date(rng: random.Random) -> str:
-    import datetime as dt
-
     return (dt.date(2026, 1, 5) + dt.timedelta(days=rng.randint(0, 540))).isoformat()
 
 
