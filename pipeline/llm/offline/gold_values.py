@@ -280,7 +280,7 @@ def generate(key: str, schema: dict, persona: dict, rng: random.Random, tool: di
         props = schema.get("properties") or {}
         return {k: generate(k, s, persona, rng, tool) for k, s in props.items() if k in (schema.get("required") or [])}
     if kind in (None, "string"):
-        return _sized(_string(key, schema, persona, rng, tool), schema, key, persona, rng, tool)
+        return _sized(" ".join(_string(key, schema, persona, rng, tool).split()), schema, key, persona, rng, tool)
     raise UnsupportedSchema(f"parameter '{key}': type {kind!r}")
 
 
