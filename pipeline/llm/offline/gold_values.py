@@ -1,25 +1,39 @@
-"""Schema-driven value generation and the plain-language phrasing of values.
+"""Schema-driven gold values and the plain-language phrasing of values and parameters.
 
-Used by the offline slot generator (persona-consistent values that validate against
-each parameter's schema) and by the offline user and assistant, which must say and
-read back values losslessly.
+Used by the offline slot generator (values that validate against each parameter's schema and
+fit its meaning and the persona's world, on any catalog) and by the offline user and assistant,
+which say values under a spoken label and read them back losslessly (`say` / `read`).
+
+Numbers: whole numbers for counts, pages, limits, offsets, numbers and ids even when typed
+`number`; ranges by meaning (a page is small, a limit a round size) within the schema's bounds.
+Strings: the persona's own attributes where the key names one, the schema's pattern where it
+has one, else a value by meaning (`value_text`).
+
+Labels (`label`): the schema's `title` when it has one (importers put a spoken label there for
+keys they renamed); else the key's words with abbreviations spelled out, a long key turned round
+("code for the cost center"). A key that is one bare word naming no thing on its own (a verb
+such as `closes`, an adjective such as `draft`, a modifier such as `base`, a letter such as `q`:
+AMBIGUOUS and one- or two-letter keys) takes the first noun phrase of its description instead
+("search query" for `q`); a modifier key keeps its own word in front ("base branch").
+`copula(label)` gives "is" or "are" for the label's head noun.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import json
 import random
 import re
 from typing import Any
 
-FIRST = ["Amara", "Bjorn", "Chen", "Dalia", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jonas",
-         "Keiko", "Luis", "Maya", "Nikhil", "Olga", "Pedro", "Quinn", "Rania", "Sven", "Tariq"]
-LAST = ["Okafor", "Lindqvist", "Wei", "Haddad", "Novak", "Ibarra", "Tanaka", "Mensah", "Kowalski",
-        "Fischer", "Rossi", "Khan", "Moreau", "Silva", "Dubois", "Larsen", "Patel", "Nakamura"]
-PHRASES = ["quarterly planning offsite", "new hire onboarding", "customer escalation follow-up",
-           "annual audit preparation", "vendor consolidation project", "regional sales kickoff",
-           "system migration cutover", "compliance refresher", "budget reforecast", "site safety review",
-           "product launch support", "contract renewal cycle", "peak season readiness", "team expansion"]
+from ...person_names import NAMES, REGION, person_name
+from ...shortcuts import WHOLE_WORDS as WHOLE
+from . import value_text
+from .value_tables import DIAL
+from .value_text import AMBIGUOUS, MODIFIER_KEYS, SINGLE, noun_phrase
+
+__all__ = ["DIAL", "NAMES", "REGION", "UnsupportedSchema", "copula", "from_pattern", "generate", "is_plural",
+           "label", "person_name", "read", "say", "words"]
+
 CURRENCIES = ["EUR", "USD", "GBP", "JPY", "CHF", "INR", "BRL", "SGD", "AUD", "CAD", "ZAR", "AED"]
 COUNTRIES = ["DE", "US", "GB", "JP", "CH", "IN", "BR", "SG", "AU", "CA", "ZA", "AE", "FR", "MX"]
 _PATTERN_TOKEN = re.compile(r"\[(A-Z|0-9|A-Z0-9|a-z|a-z0-9|A-Za-z0-9)\](?:\{(\d+)\})?|([A-Za-z0-9_\- ./:@])(?:\{(\d+)\})?")
@@ -53,57 +67,6 @@ def from_pattern(pattern: str, rng: random.Random) -> str:
     return "".join(out)
 
 
-# Given names and surnames by region, so a value fits the persona's country (plain ASCII spellings).
-NAMES: dict[str, tuple[list[str], list[str]]] = {
-    "en": (["Olivia", "James", "Amelia", "Noah", "Grace", "Liam", "Chloe", "Ethan", "Ruby", "Owen"],
-           ["Walker", "Bennett", "Hughes", "Morgan", "Fletcher", "Reid", "Carter", "Sullivan", "Hayes", "Brooks"]),
-    "in": (["Aarav", "Priya", "Rohan", "Ananya", "Vikram", "Kavya", "Arjun", "Meera", "Sanjay", "Divya"],
-           ["Sharma", "Iyer", "Reddy", "Nair", "Gupta", "Menon", "Patel", "Rao", "Kulkarni", "Bose"]),
-    "es": (["Lucia", "Mateo", "Sofia", "Diego", "Valentina", "Javier", "Camila", "Andres", "Elena", "Pablo"],
-           ["Garcia", "Martinez", "Lopez", "Fernandez", "Ruiz", "Moreno", "Herrera", "Castro", "Ortega", "Vargas"]),
-    "pt": (["Joao", "Beatriz", "Tiago", "Mariana", "Rafael", "Ines", "Bruno", "Larissa", "Pedro", "Carolina"],
-           ["Silva", "Santos", "Oliveira", "Costa", "Pereira", "Almeida", "Ferreira", "Rocha", "Gomes", "Ribeiro"]),
-    "fr": (["Camille", "Louis", "Chloe", "Hugo", "Manon", "Lucas", "Juliette", "Theo", "Claire", "Antoine"],
-           ["Martin", "Bernard", "Dubois", "Lefevre", "Moreau", "Laurent", "Girard", "Roux", "Fontaine", "Mercier"]),
-    "de": (["Lukas", "Anna", "Jonas", "Lea", "Felix", "Marie", "Paul", "Sophie", "Maximilian", "Hannah"],
-           ["Muller", "Schmidt", "Schneider", "Fischer", "Weber", "Becker", "Hoffmann", "Wagner", "Koch", "Richter"]),
-    "it": (["Giulia", "Marco", "Chiara", "Luca", "Francesca", "Matteo", "Sara", "Alessandro", "Elisa", "Davide"],
-           ["Rossi", "Russo", "Ferrari", "Esposito", "Bianchi", "Romano", "Colombo", "Ricci", "Marino", "Greco"]),
-    "nordic": (["Erik", "Astrid", "Lars", "Ingrid", "Johan", "Maja", "Nils", "Elsa", "Oskar", "Freja"],
-               ["Lindqvist", "Andersson", "Johansson", "Nilsson", "Larsen", "Berg", "Holm", "Dahl", "Eriksson", "Lund"]),
-    "nl": (["Daan", "Sanne", "Bram", "Lotte", "Ruben", "Fleur", "Jesse", "Anouk", "Thijs", "Iris"],
-           ["de Vries", "Jansen", "Bakker", "Visser", "Smit", "Meijer", "Mulder", "de Boer", "Bos", "Vos"]),
-    "cee": (["Jakub", "Zuzana", "Tomas", "Katarzyna", "Piotr", "Agnieszka", "Marek", "Petra", "Michal", "Ewa"],
-            ["Novak", "Kowalski", "Dvorak", "Nowak", "Svoboda", "Wisniewska", "Horak", "Zielinski", "Cerny", "Lewandowski"]),
-    "tr": (["Emre", "Elif", "Mehmet", "Zeynep", "Can", "Ayse", "Burak", "Deniz", "Kerem", "Selin"],
-           ["Yilmaz", "Kaya", "Demir", "Sahin", "Celik", "Aydin", "Ozturk", "Arslan", "Dogan", "Kilic"]),
-    "ar": (["Omar", "Layla", "Yousef", "Noor", "Karim", "Mariam", "Hassan", "Salma", "Tariq", "Rania"],
-           ["Haddad", "Al Mansouri", "Khalil", "Nasser", "Saleh", "Farouk", "Hamdan", "Aziz", "Mahmoud", "Qureshi"]),
-    "he": (["Noa", "Itai", "Tamar", "Yonatan", "Shira", "Eitan", "Maya", "Ariel", "Dana", "Omer"],
-           ["Cohen", "Levi", "Mizrahi", "Peretz", "Biton", "Friedman", "Katz", "Azoulay", "Shapiro", "Ben David"]),
-    "af": (["Chidi", "Amara", "Kwame", "Ngozi", "Tunde", "Akosua", "Wanjiru", "Kofi", "Thabo", "Zanele"],
-           ["Okafor", "Mensah", "Adeyemi", "Owusu", "Kamau", "Nkosi", "Boateng", "Ochieng", "Dlamini", "Eze"]),
-    "cn": (["Wei", "Xiu Ying", "Jun", "Li Na", "Hao", "Mei", "Chen", "Yan", "Lei", "Fang"],
-           ["Wang", "Li", "Zhang", "Liu", "Chen", "Huang", "Zhao", "Wu", "Zhou", "Lin"]),
-    "jp": (["Haruto", "Yui", "Sota", "Aoi", "Ren", "Hina", "Kaito", "Sakura", "Daiki", "Mio"],
-           ["Sato", "Suzuki", "Takahashi", "Tanaka", "Watanabe", "Ito", "Yamamoto", "Nakamura", "Kobayashi", "Kato"]),
-    "kr": (["Minjun", "Seoyeon", "Jiho", "Haeun", "Dohyun", "Jiwoo", "Yejun", "Sua", "Hyunwoo", "Chaeyoung"],
-           ["Kim", "Lee", "Park", "Choi", "Jung", "Kang", "Cho", "Yoon", "Jang", "Lim"]),
-    "sea": (["Minh", "Siti", "Anh", "Putri", "Rizal", "Linh", "Ahmad", "Mei Ling", "Joshua", "Andrea"],
-            ["Nguyen", "Tran", "Santoso", "Wijaya", "Reyes", "Cruz", "Tan", "Lim", "Abdullah", "Bautista"]),
-}
-REGION = {"US": "en", "CA": "en", "GB": "en", "IE": "en", "AU": "en", "NZ": "en", "ZA": "af", "SG": "sea",
-          "IN": "in", "ES": "es", "MX": "es", "CO": "es", "CL": "es", "AR": "es", "PT": "pt", "BR": "pt",
-          "FR": "fr", "MA": "ar", "DE": "de", "CH": "de", "IT": "it", "SE": "nordic", "NL": "nl",
-          "CZ": "cee", "PL": "cee", "TR": "tr", "AE": "ar", "QA": "ar", "SA": "ar", "EG": "ar", "IL": "he",
-          "NG": "af", "KE": "af", "GH": "af", "CN": "cn", "HK": "cn", "JP": "jp", "KR": "kr", "VN": "sea",
-          "ID": "sea", "MY": "sea", "PH": "sea"}
-DIAL = {"US": "+1", "CA": "+1", "GB": "+44", "IE": "+353", "AU": "+61", "NZ": "+64", "ZA": "+27", "SG": "+65",
-        "IN": "+91", "ES": "+34", "MX": "+52", "CO": "+57", "CL": "+56", "AR": "+54", "PT": "+351", "BR": "+55",
-        "FR": "+33", "MA": "+212", "DE": "+49", "CH": "+41", "IT": "+39", "SE": "+46", "NL": "+31", "CZ": "+420",
-        "PL": "+48", "TR": "+90", "AE": "+971", "QA": "+974", "SA": "+966", "EG": "+20", "IL": "+972",
-        "NG": "+234", "KE": "+254", "GH": "+233", "CN": "+86", "HK": "+852", "JP": "+81", "KR": "+82",
-        "VN": "+84", "ID": "+62", "MY": "+60", "PH": "+63"}
 # abbreviations in parameter names, said in full
 SPELLED = {"po": "purchase order", "gl": "ledger", "sku": "stock item", "qty": "quantity", "num": "number",
            "no": "number", "amt": "amount", "dept": "department", "emp": "employee", "mgr": "manager",
@@ -116,21 +79,24 @@ SPELLED = {"po": "purchase order", "gl": "ledger", "sku": "stock item", "qty": "
            "rep": "representative", "rfq": "quote request", "hr": "HR"}
 
 
-def person_name(persona: dict, rng: random.Random, part: str = "full") -> str:
-    """A given name, surname or both, from the persona's country (its region's list)."""
-    region = REGION.get(((persona.get("attributes") or {}).get("country") or "").upper(), "en")
-    first, last = NAMES[region]
-    if part == "first":
-        return rng.choice(first)
-    if part == "last":
-        return rng.choice(last)
-    return f"{rng.choice(first)} {rng.choice(last)}"
-
-
-def label(key: str) -> str:
-    """How people refer to a parameter: abbreviations spelled out; a long name turned round
-    ('cost_center_code' -> 'code for the cost center') so no one reads the schema aloud."""
+def label(key: str, schema: dict | None = None) -> str:
+    """How people refer to a parameter (rules in the module docstring): never the raw key."""
+    title = str((schema or {}).get("title") or "").strip()
+    if title:
+        return " ".join(w if w.isupper() or re.search(r"[A-Z].*[A-Z]", w) else w.lower() for w in title.split())
     ws = words(key).split()
+    if not ws:
+        return "value"
+    description = str((schema or {}).get("description") or "")
+    if len(ws) == 1 and ws[0] in SINGLE:
+        return SINGLE[ws[0]]
+    if len(ws) == 1 and description and (ws[0] in AMBIGUOUS or (len(ws[0]) <= 2 and ws[0] not in SPELLED)):
+        phrase = noun_phrase(description)
+        if phrase and ws[0] in MODIFIER_KEYS:
+            head = phrase.split()[-1]
+            return f"{ws[0]} {head}" if head != ws[0] else phrase
+        if phrase:
+            return phrase
     spoken = " ".join(SPELLED.get(w, w) for w in ws).split()
     if ws[0] in ("from", "to") and len(spoken) >= 2:
         return f"{' '.join(spoken[1:])} it {'comes from' if ws[0] == 'from' else 'goes to'}"
@@ -139,28 +105,112 @@ def label(key: str) -> str:
     return " ".join(spoken)
 
 
-def _date(rng: random.Random) -> dt.date:
-    return dt.date(2026, 1, 5) + dt.timedelta(days=rng.randint(0, 540))
+_SINGULAR_S = frozenset("alias canvas news series species gas bias atlas lens chassis physics analytics status "
+                        "address process class access business".split())
 
 
-def _string(key: str, schema: dict, persona: dict, rng: random.Random) -> str:
+def is_plural(spoken: str) -> bool:
+    """Whether a label's head noun is plural ("IDs", "tags", "code for the cost centers" is singular)."""
+    head = re.split(r" (?:for|of|it|in|on|to) ", spoken.strip(), maxsplit=1)[0].split()
+    if not head:
+        return False
+    w = head[-1]
+    low = w.lower()
+    if w.endswith("IDs") or low in ("ids", "people", "children", "criteria", "media"):
+        return True
+    return (len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is"))
+            and low not in _SINGULAR_S)
+
+
+def copula(spoken: str) -> str:
+    """'are' for a plural label, 'is' otherwise: "the IDs are", "the base branch is"."""
+    return "are" if is_plural(spoken) else "is"
+
+
+# ---- numbers ----------------------------------------------------------------------------------------
+
+def _bounds(schema: dict, lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] narrowed to the schema's minimum/maximum (exclusive ones too), never empty."""
+    smin, smax = schema.get("minimum"), schema.get("maximum")
+    xmin, xmax = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if isinstance(xmin, int | float) and not isinstance(xmin, bool):
+        smin = xmin + 1 if smin is None else max(smin, xmin + 1)
+    if isinstance(xmax, int | float) and not isinstance(xmax, bool):
+        smax = xmax - 1 if smax is None else min(smax, xmax - 1)
+    if smin is not None:
+        lo = max(lo, float(smin))
+        hi = max(hi, lo)
+    if smax is not None:
+        hi = min(hi, float(smax))
+        lo = min(lo, hi)
+    return lo, hi
+
+
+def _whole(key: str, schema: dict, rng: random.Random) -> int:
+    ws = set(words(key).split())
+    if "year" in ws:
+        lo, hi = _bounds(schema, 2024, 2027)
+    elif "month" in ws:
+        lo, hi = _bounds(schema, 1, 12)
+    elif ws & {"page", "pages"} and not ws & {"per", "size"}:
+        lo, hi = _bounds(schema, 1, 5)
+    elif ws & {"limit", "per", "size", "top", "take", "first", "last", "results", "k", "n"}:
+        lo, hi = _bounds(schema, 5, 100)
+        rounds = [v for v in (5, 10, 20, 25, 50, 100) if lo <= v <= hi]
+        if rounds:
+            return rng.choice(rounds)
+    elif ws & {"offset", "skip"}:
+        lo, hi = _bounds(schema, 0, 200)
+        tens = [v for v in range(0, 201, 10) if lo <= v <= hi]
+        if tens:
+            return rng.choice(tens)
+    elif ws & {"day", "night", "nights", "days", "quantity", "qty", "count", "seats", "guests", "attendees",
+               "units", "headcount", "retries", "attempts", "depth", "level", "floor", "rank", "position"}:
+        lo, hi = _bounds(schema, 1, 12)
+    elif ws & {"id", "ids"}:
+        lo, hi = _bounds(schema, 10000, 9999999)
+    elif ws & {"number", "num", "no"}:
+        lo, hi = _bounds(schema, 1, 3000)
+    else:
+        lo, hi = _bounds(schema, 1, 500)
+    value = rng.randint(int(-(-lo // 1)), max(int(-(-lo // 1)), int(hi // 1)))
+    step = schema.get("multipleOf")
+    if isinstance(step, int | float) and step and float(step).is_integer():
+        value = max(int(step), value - value % int(step))
+    return value
+
+
+def _number(key: str, schema: dict, rng: random.Random) -> float:
+    ws = set(words(key).split())
+    if "latitude" in ws or "lat" in ws:
+        lo, hi, places = *_bounds(schema, -60, 65), 4
+    elif ws & {"longitude", "lng", "lon"}:
+        lo, hi, places = *_bounds(schema, -150, 150), 4
+    elif ws & {"percent", "percentage", "pct", "rate", "ratio", "share"}:
+        lo, hi, places = *_bounds(schema, 1, 60), 1
+    elif ws & {"rating", "score"}:
+        lo, hi, places = *_bounds(schema, 1, 5), 1
+    else:
+        lo, hi, places = *_bounds(schema, 10, 5000), 2
+    value = round(rng.uniform(lo, hi), places)
+    return min(max(value, lo), hi)
+
+
+# ---- strings ----------------------------------------------------------------------------------------
+
+BY_ATTRIBUTE = {"currency": "currency", "country_code": "country", "country": "country", "city": "city",
+                "timezone": "timezone", "department": "department", "company": "company",
+                "cost_center": "cost_center", "employee_id": "employee_id"}
+
+
+def _fits(value: str, schema: dict) -> bool:
+    pattern = schema.get("pattern")
+    return not pattern or re.search(str(pattern), value) is not None
+
+
+def _string(key: str, schema: dict, persona: dict, rng: random.Random, tool: dict | None) -> str:
     attrs = persona.get("attributes") or {}
-    fmt = schema.get("format")
     k = key.lower()
-    if fmt == "date":
-        return _date(rng).isoformat()
-    if fmt == "date-time":
-        d = _date(rng)
-        return f"{d.isoformat()}T{rng.choice([8, 9, 10, 11, 13, 14, 15, 16]):02d}:{rng.choice([0, 15, 30, 45]):02d}:00Z"
-    if fmt == "email":
-        company = re.sub(r"[^a-z]", "", (attrs.get("company") or "example").lower()) or "example"
-        person = person_name(persona, rng).lower().replace(" ", ".")
-        return f"{person}@{company}.com"
-    by_attribute = {
-        "currency": "currency", "country_code": "country", "country": "country", "city": "city",
-        "timezone": "timezone", "department": "department", "company": "company",
-        "cost_center": "cost_center", "employee_id": "employee_id",
-    }
     if k.endswith("_currency") or k.endswith("_country_code"):
         # a pair (from/to, base/quote, origin/destination): vary it, keep one side the persona's
         pool = CURRENCIES if k.endswith("currency") else COUNTRIES
@@ -168,89 +218,69 @@ def _string(key: str, schema: dict, persona: dict, rng: random.Random) -> str:
         if own and k.startswith(("from", "base", "origin", "home", "source")):
             return own
         return rng.choice([c for c in pool if c != own])
-    for suffix, attr in by_attribute.items():
-        if k == suffix and attrs.get(attr):
-            value = attrs[attr]
-            if not schema.get("pattern") or re.fullmatch(schema["pattern"].strip("^$"), value):
-                return value
-    if schema.get("pattern"):
-        pattern = schema["pattern"].removeprefix("^").removesuffix("$")
-        if re.fullmatch(r"(\[0-9\]\{4\}|\\d\{4\})-(\[0-9\]\{2\}|\\d\{2\})", pattern):
-            return _date(rng).strftime("%Y-%m")  # a year-month, not any six digits
-        if re.fullmatch(r"(\[0-9\]\{4\}|\\d\{4\})", pattern):
-            return str(_date(rng).year)
-        return from_pattern(schema["pattern"], rng)
-    if any(w in k for w in ("phone", "mobile", "telephone")):
-        dial = DIAL.get((attrs.get("country") or "").upper(), "+1")
-        return f"{dial} {rng.randint(200, 989)} {rng.randint(100, 999)} {rng.randint(1000, 9999)}"
-    if "name" in k and any(w in k for w in ("first", "given")):
-        return person_name(persona, rng, "first")
-    if "name" in k and any(w in k for w in ("last", "family", "surname")):
-        return person_name(persona, rng, "last")
-    if "surname" in k:
-        return person_name(persona, rng, "last")
-    if "name" in k and not any(w in k for w in ("file", "project", "event", "report", "product", "vendor",
-                                                "supplier", "company", "account", "team", "site", "room", "course")):
-        return person_name(persona, rng)
-    if any(w in k for w in ("location", "site", "office", "address")):
-        return f"{attrs.get('city', 'Head')} office, floor {rng.randint(1, 12)}"
-    if k.endswith("id") or k.endswith("number") or k.endswith("code") or k.endswith("ref"):
-        prefix = "".join(w[0] for w in words(key).split()[:-1]).upper() or "REF"
-        return f"{prefix}-{rng.randint(10000, 99999)}"
-    text = rng.choice(PHRASES)
-    return text if "title" not in k else text.title()
+    attr = BY_ATTRIBUTE.get(k)
+    if attr and attrs.get(attr) and _fits(str(attrs[attr]), schema):
+        return str(attrs[attr])
+    meant = value_text.string_value(key, schema, persona, rng, tool)
+    if not schema.get("pattern") or _fits(meant, schema):
+        return meant
+    pattern = str(schema["pattern"]).removeprefix("^").removesuffix("$")
+    if re.fullmatch(r"(\[0-9\]\{4\}|\\d\{4\})-(\[0-9\]\{2\}|\\d\{2\})", pattern):
+        return f"{rng.randint(2026, 2027)}-{rng.randint(1, 12):02d}"  # a year-month, not any six digits
+    if re.fullmatch(r"(\[0-9\]\{4\}|\\d\{4\})", pattern):
+        return str(rng.randint(2025, 2027))
+    return from_pattern(str(schema["pattern"]), rng)
 
 
-def generate(key: str, schema: dict, persona: dict, rng: random.Random) -> Any:
-    """One value for parameter `key` that validates against `schema`."""
+def _sized(value: str, schema: dict, key: str, persona: dict, rng: random.Random, tool: dict | None) -> str:
+    lo, hi = schema.get("minLength"), schema.get("maxLength")
+    if hi is not None and len(value) > int(hi):
+        value = value[: int(hi)].rstrip(" -_/,.")
+    if lo is not None and len(value) < int(lo):
+        words_of = " ".join(value_text.meaning_words(key, schema) + value_text.domain_words(tool)) or "detail"
+        value = (value + " " + words_of)[: int(hi) if hi is not None else None].rstrip(" -_/,.")
+    return value
+
+
+def _kind(schema: dict) -> Any:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((t for t in kind if t != "null"), "string")
+    return kind
+
+
+def generate(key: str, schema: dict, persona: dict, rng: random.Random, tool: dict | None = None) -> Any:
+    """One value for parameter `key` that validates against `schema` and fits its meaning;
+    `tool` (name, description) gives free text its domain words."""
     if schema.get("enum"):
         return rng.choice(schema["enum"])
     if "const" in schema:
         return schema["const"]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((t for t in kind if t != "null"), "string")
+    kind = _kind(schema)
     if kind == "boolean":
         return rng.random() < 0.5
-    if kind == "integer" and "year" in words(key).split():
-        lo, hi = max(int(schema.get("minimum", 2024)), 2024), min(int(schema.get("maximum", 2027)), 2027)
-        return rng.randint(lo, hi) if lo <= hi else int(schema.get("minimum", 2026))
-    if kind == "integer" and "month" in words(key).split():
-        return rng.randint(max(1, int(schema.get("minimum", 1))), min(12, int(schema.get("maximum", 12))))
-    if kind == "integer":
-        lo = int(schema.get("minimum", 1))
-        small = any(w in key for w in ("day", "night", "quantity", "count", "seat", "guest", "attendee", "unit", "headcount"))
-        if small:
-            lo = max(lo, -50)
-        hi = int(schema.get("maximum", max(lo + 1, 10 if small else 500)))
-        hi = min(hi, max(lo + 1, 50 if small else 5000))  # a plausible number, not any the schema allows
-        return rng.randint(lo, hi)
+    if kind == "integer" or (kind == "number" and set(words(key).split()) & WHOLE):
+        return _whole(key, schema, rng)
     if kind == "number":
-        lo = float(schema.get("minimum", 10))
-        hi = float(schema.get("maximum", max(lo + 1, 5000)))
-        return round(rng.uniform(lo, hi), 2)
+        return _number(key, schema, rng)
     if kind == "array":
         items = schema.get("items") or {"type": "string"}
+        item_schema = items if items.get("description") or not schema.get("description") else \
+            {**items, "description": schema["description"]}
         n = rng.randint(max(1, schema.get("minItems", 1)), max(1, min(schema.get("maxItems", 3), 3)))
         values: list[Any] = []
         for _ in range(n * 4):
-            v = generate(key.removesuffix("s"), items, persona, rng)
-            if v not in values:
+            v = generate(key.removesuffix("s"), item_schema, persona, rng, tool)
+            if v not in values and not (isinstance(v, str) and re.search(r",| and ", v)):
                 values.append(v)
             if len(values) == n:
                 break
         return values
     if kind == "object":
         props = schema.get("properties") or {}
-        return {k: generate(k, s, persona, rng) for k, s in props.items() if k in (schema.get("required") or [])}
+        return {k: generate(k, s, persona, rng, tool) for k, s in props.items() if k in (schema.get("required") or [])}
     if kind in (None, "string"):
-        value = _string(key, schema, persona, rng)
-        lo, hi = schema.get("minLength"), schema.get("maxLength")
-        if hi is not None and len(value) > hi:
-            value = value[:hi].rstrip()
-        if lo is not None and len(value) < lo:
-            value = value + " " + rng.choice(PHRASES)
-        return value
+        return _sized(" ".join(_string(key, schema, persona, rng, tool).split()), schema, key, persona, rng, tool)
     raise UnsupportedSchema(f"parameter '{key}': type {kind!r}")
 
 
@@ -261,6 +291,8 @@ def say(value: Any) -> str:
     if isinstance(value, list):
         parts = [say(v) for v in value]
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
@@ -269,7 +301,7 @@ def say(value: Any) -> str:
 def read(text: str, schema: dict) -> Any:
     """Parses a spoken value back to the schema's type; returns the text when it cannot."""
     text = text.strip().strip('"').strip()
-    kind = schema.get("type")
+    kind = _kind(schema)
     try:
         if kind == "boolean":
             low = text.lower()
@@ -283,6 +315,9 @@ def read(text: str, schema: dict) -> Any:
         if kind == "number":
             number = float(text.replace(",", ""))
             return int(number) if number.is_integer() else number
+        if kind == "object" and text.startswith("{"):
+            parsed = json.loads(text)
+            return parsed if isinstance(parsed, dict) else text
         if kind == "array":
             items = [p for p in re.split(r",\s*|\s+and\s+", text) if p]
             return [read(p, schema.get("items") or {"type": "string"}) for p in items]

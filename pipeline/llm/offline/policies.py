@@ -90,5 +90,5 @@ def slots(state: dict, messages: list[dict]) -> str:
     tool, persona = state["tool"], state["persona"]
     props = tool["parameters"].get("properties") or {}
     rng = _rng(state, tool["name"], "slots", state.get("attempt", 0))
-    args = {k: values.generate(k, props.get(k, {"type": "string"}), persona, rng) for k in state["required"]}
+    args = {k: values.generate(k, props.get(k, {"type": "string"}), persona, rng, tool) for k in state["required"]}
     return json.dumps({"arguments": args}, ensure_ascii=False)
