@@ -112,19 +112,37 @@ def _speakable(tool: dict) -> dict[str, str]:
     return out
 
 
+def _naming(tool: dict) -> set[str]:
+    """Stems of the words that name things in a tool: its name's and its parameter keys' words."""
+    keys = " ".join((tool.get("parameters") or {}).get("properties") or {})
+    return {shortcuts.stem(w) for w in shortcuts.split_words(f"{tool['name']} {keys}")}
+
+
+def _verbish(word: str, description: str) -> bool:
+    """A word that likely says how, not what: an adverb, a past participle or the description's opening verb."""
+    opening = shortcuts.split_words(description)[:1]
+    return word.endswith(("ly", "ed")) or (bool(opening) and word == opening[0])
+
+
 def contrast_words(option: dict, others: list[dict], said: frozenset[str], rng: random.Random) -> list[str]:
-    """Up to WORDS_PER_OPTION words `option` has and none of `others` has, the user's own words and
-    words of the tool's name avoided when there are others; in the description's order."""
+    """Up to WORDS_PER_OPTION words `option` has and none of `others` has, in the description's order:
+    preferably words that name things (its name's and parameters' words, said as plain words, never
+    the name itself), not how-words, not words the user already said."""
     mine = _speakable(option)
     distinct = set(grounding.distinct(mine, [grounding.vocab(o) for o in others]))
-    name_stems = {shortcuts.stem(w) for w in shortcuts.split_words(option["name"])}
     description = option.get("description", "").lower()
+    naming = _naming(option)
     pool = [s for s in mine if s in distinct]
     fresh = [s for s in pool if not grounding.fits(s, said)] or pool
-    preferred = [s for s in fresh if s not in name_stems and mine[s] in description] or fresh
-    chosen = sorted(preferred, key=lambda s: (-len(mine[s]), s))[: WORDS_PER_OPTION + 2]
-    rng.shuffle(chosen)
-    picked = chosen[:WORDS_PER_OPTION]
+
+    def weight(s: str) -> tuple[int, int, str]:
+        w = mine[s]
+        return (-(2 * (s in naming) + (w in description) - 2 * _verbish(w, description)), -len(w), s)
+
+    chosen = sorted(fresh, key=weight)[: WORDS_PER_OPTION + 1]
+    head, tail = chosen[:1], chosen[1:]
+    rng.shuffle(tail)
+    picked = head + tail[: WORDS_PER_OPTION - 1]
     return sorted((mine[s] for s in picked), key=lambda w: (description.find(w) if w in description else 10**6, w))
 
 
