@@ -22,7 +22,9 @@ Evidence said after the first call does not count: the choice had already been m
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from .records import Message, Tool
@@ -69,9 +71,19 @@ def vocab_words(tool: ToolLike) -> dict[str, str]:
     return out
 
 
+_VOCABS: dict[str, frozenset[str]] = {}
+
+
 def vocab(tool: ToolLike) -> frozenset[str]:
     """vocab(tool): the stems of its description, name, parameter keys, their descriptions and enums."""
-    return frozenset(vocab_words(tool))
+    key = json.dumps([tool_name(tool), _field(tool, "description"), _field(tool, "parameters")],
+                     sort_keys=True, default=str)
+    found = _VOCABS.get(key)
+    if found is None:
+        if len(_VOCABS) > 4096:
+            _VOCABS.clear()
+        found = _VOCABS[key] = frozenset(vocab_words(tool))
+    return found
 
 
 def said_stems(messages: Iterable[Message | Mapping[str, Any]], until: Until = "call") -> frozenset[str]:
@@ -87,9 +99,20 @@ def match(a: str, b: str) -> bool:
     return len(short) >= PREFIX_MIN and long.startswith(short)
 
 
+@lru_cache(maxsize=4096)
+def _prefixes(stems: frozenset[str]) -> frozenset[str]:
+    """Every prefix of PREFIX_MIN or more letters of each stem, shorter than the stem itself."""
+    return frozenset(s[:k] for s in stems for k in range(PREFIX_MIN, len(s)))
+
+
 def fits(word: str, stems: Iterable[str]) -> bool:
-    """Whether stem `word` matches one of `stems`."""
-    return any(match(word, s) for s in stems)
+    """Whether stem `word` matches one of `stems` (`match`)."""
+    pool = stems if isinstance(stems, frozenset) else frozenset(stems)
+    if word in pool:
+        return True
+    if len(word) >= PREFIX_MIN and word in _prefixes(pool):
+        return True  # word is a prefix of a longer stem
+    return any(word[:k] in pool for k in range(PREFIX_MIN, len(word)))  # a stem is a prefix of word
 
 
 def separating(said: Iterable[str], chosen: Iterable[str], other: Iterable[str]) -> list[str]:

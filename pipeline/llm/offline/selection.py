@@ -17,6 +17,7 @@ weighted word overlap (`scores`), then by their order in the pool.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 from ... import grounding, shortcuts
@@ -34,7 +35,8 @@ VAGUE = set(
     "optional way ways etc able kind sort whose which that exact every still already yet true false null none "
     "default provided value values field fields parameter parameters object objects string number integer boolean "
     "array type format example e.g eg deprecated info information details detail data item items result results "
-    "response request optionally maximum minimum max min limit offset page cursor".split()
+    "response request optionally maximum minimum max min limit offset page cursor comma separated identified "
+    "identifier unique vary varies ensure except accepts accept perform correct numeric such specified whose".split()
 )
 
 
@@ -124,15 +126,21 @@ def _verbish(word: str, description: str) -> bool:
     return word.endswith(("ly", "ed")) or (bool(opening) and word == opening[0])
 
 
+def _coarse(word: str) -> str:
+    """A looser key than the stem, so 'save' and 'saved' count as one word to a listener."""
+    return re.sub(r"(e|ed|es|s|ing|ion|ions)$", "", word.lower())[:5]
+
+
 def contrast_words(option: dict, others: list[dict], said: frozenset[str], rng: random.Random) -> list[str]:
     """Up to WORDS_PER_OPTION words `option` has and none of `others` has, in the description's order:
     preferably words that name things (its name's and parameters' words, said as plain words, never
-    the name itself), not how-words, not words the user already said."""
+    the name itself), not how-words, not the words of `said` (already in the conversation)."""
     mine = _speakable(option)
     distinct = set(grounding.distinct(mine, [grounding.vocab(o) for o in others]))
     description = option.get("description", "").lower()
     naming = _naming(option)
-    pool = [s for s in mine if s in distinct]
+    theirs = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
+    pool = [s for s in mine if s in distinct and _coarse(mine[s]) not in theirs]
     fresh = [s for s in pool if not grounding.fits(s, said)] or pool
 
     def weight(s: str) -> tuple[int, int, str]:
@@ -216,7 +224,9 @@ def _option_lists(play: list[dict], unsure: bool) -> list[list[dict]]:
 def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[str]],
           rng: random.Random, unsure: bool, rivals: list[str]) -> tuple[str, tuple[str, ...]]:
     """The question to ask now and the option names it offers (empty: an open question)."""
-    said = evidence(history)
+    # words already in the conversation (the user's, or offered in an earlier question) are avoided
+    said = evidence(history) | frozenset(grounding.said_stems(
+        [{"role": "user", "content": m["content"]} for m in history if m["role"] == "assistant"]))
     best = ranked(candidates, history)[0]
     playing = [c["name"] for c in in_play(candidates, history)]
     by_name = {c["name"]: c for c in candidates}
