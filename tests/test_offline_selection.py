@@ -110,6 +110,8 @@ def test_questions_contrast_in_own_words_and_never_repeat_an_option_list(seed: i
         assert not options or frozenset(options) not in offered, f"option list repeated: {options}"
         offered.append(frozenset(options))
     assert len(set(asked)) == len(asked)                                       # no question twice word for word
+    runs = [{tuple(w[i:i + 8]) for i in range(len(w) - 7)} for w in map(shortcuts.split_words, asked)]
+    assert not any(runs[i] & runs[j] for i in range(len(runs)) for j in range(i)), asked  # no shared 8-word run
     assert len({frozenset(o) for o in offered if o}) >= 2
 
 

@@ -163,9 +163,11 @@ LEADS_AGAIN = ["Thanks, that narrows it. ", "Got it. ", "Thanks. ", "Okay, that 
 LEADS_UNSURE = ["No problem, let's make it simpler. ", "That's fine. ", "Let me put it another way. ",
                 "No worries. "]
 TWO = ["Is this about {a}, or about {b}?", "Which is closer to what you need: {a}, or {b}?",
-       "Does it concern {a}, or rather {b}?", "To narrow it down: is it {a}, or {b}?"]
+       "Does it concern {a}, or rather {b}?", "To narrow it down: is it {a}, or {b}?",
+       "Are you after {a}, or {b}?", "Should it deal with {a}, or with {b}?", "Is it more {a}, or {b}?"]
 THREE = ["Is this about {a}, about {b}, or about {c}?", "Which sounds right: {a}, {b}, or {c}?",
-         "Does it concern {a}, {b}, or {c}?", "Which fits best: {a}, {b}, or {c}?"]
+         "Does it concern {a}, {b}, or {c}?", "Which fits best: {a}, {b}, or {c}?",
+         "Are you after {a}, {b}, or {c}?", "What is it closest to: {a}, {b}, or {c}?"]
 OPEN = ["Could you tell me one concrete thing you expect to get out of this?",
         "What is the one detail that matters most to you here?",
         "What should be different once this is done? One concrete example is enough.",
@@ -173,8 +175,15 @@ OPEN = ["Could you tell me one concrete thing you expect to get out of this?",
         "What would you look at first to check it worked?"]
 
 
-def _question(options: list[dict], said: frozenset[str], rng: random.Random) -> tuple[str, list[dict]]:
-    """A contrasting question over `options` and the options it names (those with words of their own)."""
+def _fresh(forms: list[str], asked: str, rng: random.Random) -> str:
+    """One of `forms` whose fixed wording (before its first slot) no earlier question used."""
+    unused = [f for f in forms if f.split("{")[0].strip() not in asked] or forms
+    return rng.choice(unused)
+
+
+def _question(options: list[dict], said: frozenset[str], rng: random.Random, asked: str = "") -> tuple[str, list[dict]]:
+    """A contrasting question over `options` and the options it names (those with words of their own);
+    its wording differs from the earlier questions in `asked`."""
     named: list[tuple[dict, str]] = []
     for o in options:
         words = contrast_words(o, [p for p in options if p is not o], said, rng)
@@ -183,9 +192,8 @@ def _question(options: list[dict], said: frozenset[str], rng: random.Random) -> 
     if len(named) < 2:
         return "", []
     phrases = [p for _, p in named]
-    forms = TWO if len(named) == 2 else THREE
-    text = rng.choice(forms).format(**dict(zip("abc", phrases)))
-    return text, [o for o, _ in named]
+    form = _fresh(TWO if len(named) == 2 else THREE, asked, rng)
+    return form.format(**dict(zip("abc", phrases))), [o for o, _ in named]
 
 
 def recites(text: str, candidates: list[dict], n: int = MAX_RUN + 1) -> bool:
@@ -227,6 +235,7 @@ def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[s
     # words already in the conversation (the user's, or offered in an earlier question) are avoided
     said = evidence(history) | frozenset(grounding.said_stems(
         [{"role": "user", "content": m["content"]} for m in history if m["role"] == "assistant"]))
+    asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
     best = ranked(candidates, history)[0]
     playing = [c["name"] for c in in_play(candidates, history)]
     by_name = {c["name"]: c for c in candidates}
@@ -235,11 +244,10 @@ def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[s
     for options in _option_lists(play, unsure):
         if frozenset(c["name"] for c in options) in earlier:
             continue
-        text, named = _question(options, said, rng)
+        text, named = _question(options, said, rng, asked)
         key = frozenset(c["name"] for c in named)
         if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates):
             return text, tuple(sorted(key))
-    asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
     fresh = [q for q in OPEN if q not in asked] or OPEN
     return rng.choice(fresh), ()
 
@@ -276,7 +284,9 @@ def _decide(candidates: list[dict], history: list[dict], seed: int, earlier: lis
     unsure = len(user_turns) >= 2 and _progress(candidates, history[: user_turns[-1]]) >= _progress(candidates, history)
     rng = random.Random(f"{seed}:{len(history)}:{best['name']}")
     text, options = _plan(candidates, history, [e for e in earlier if e], rng, unsure, rivals)
-    lead = rng.choice(LEADS_UNSURE if unsure else LEADS_AGAIN if asked_before else LEADS_FIRST)
+    asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
+    leads = LEADS_UNSURE if unsure else LEADS_AGAIN if asked_before else LEADS_FIRST
+    lead = rng.choice([x for x in leads if x.strip() not in asked] or leads)
     thought = (f"{best['name']} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
                f"Still possible: {', '.join([best['name'], *rivals])}; nothing the user said yet sets "
                f"{best['name']} apart from {', '.join(rivals)}. I must ask, not guess.")
