@@ -769,7 +769,7 @@ def test_cascade_accepts_a_good_dialogue_through_the_offline_backend(gateway: Ga
     [
         (lambda d: edit(d, 1, thought=None), ["format"]),
         (lambda d: edit(d, 5, tool_calls=[ToolCall(name=DISTRACTOR, arguments={})]), ["format", "toolcall"]),
-        (lambda d: final_args(d, {**d.gold_arguments, "quantity": 1}), ["format", "toolcall", "toolargs"]),
+        (lambda d: final_args(d, {**d.gold_arguments, "quantity": 1}), ["format", "toolcall", "grounding", "toolargs"]),
     ],
 )
 def test_cascade_stops_at_the_first_rule_failure_without_llm_calls(mutate: Any, stages: list[str]) -> None:
@@ -821,7 +821,7 @@ def test_accepted_needs_every_stage() -> None:
 
 
 def test_the_stage_list_is_the_order_the_cascade_runs() -> None:
-    assert cascade.RULE_STAGES == ("format", "toolcall", "toolargs", "name_leak", "recitation", "param_keys",
+    assert cascade.RULE_STAGES == ("format", "toolcall", "grounding", "toolargs", "name_leak", "recitation", "param_keys",
                                    "repetition", "plausibility", "persona_fit", "scenario", "planning")
     assert cascade.LLM_STAGES == ("relevancy", "critique")
     assert STAGES == cascade.RULE_STAGES + cascade.LLM_STAGES

@@ -1,6 +1,6 @@
 """The validator cascade: small, pure checks, each returning a uniform `Verdict`.
 
-format -> toolcall -> toolargs -> the shortcut rules -> scenario -> planning are rule-based
+format -> toolcall -> grounding -> toolargs -> the shortcut rules -> scenario -> planning are rule-based
 and run in order, stopping at the first failure; relevancy and critique are LLM judges run
 side by side afterwards. `cascade` owns the stage list and the first-failure rule.
 

@@ -1,7 +1,8 @@
 """The validator cascade (paper §3.1, A.2): rule validators in order, then the LLM judges together.
 
-Format -> toolcall -> toolargs run in that order because each assumes the previous
-passed (toolargs reads the final call toolcall vouched for); then the shortcut and
+Format -> toolcall -> grounding -> toolargs run in that order because each assumes the
+previous passed (grounding and toolargs read the final call toolcall vouched for; grounding
+asks whether the user's words earned that call); then the shortcut and
 leakage rules (name_leak, recitation, param_keys, repetition, plausibility,
 persona_fit), then the scenario rule (scenario) and question planning against Q* (planning). The first failure stops the cascade and costs no LLM call. Relevancy and
 critique are independent, so they run concurrently. Every verdict produced is returned; a skipped stage produces none.
@@ -14,6 +15,7 @@ import asyncio
 from ..pipeline.records import Dialogue, Verdict
 from . import (
     critique,
+    grounding,
     nameleak,
     paramkeys,
     personafit,
@@ -34,6 +36,8 @@ from .judge import ChatGateway
 RULES: tuple[Rule, ...] = (
     Rule(fmt.NAME, fmt.check_format),
     Rule(toolcall.NAME, toolcall.check_toolcall),
+    # the call was earned: the user's words set the called tool apart from every other candidate
+    Rule(grounding.NAME, grounding.check_grounding),
     Rule(toolargs.NAME, toolargs.check_toolargs),
     # shortcut and leakage checks: what would let a model pass without disambiguating
     Rule(nameleak.NAME, nameleak.check_name_leak),

@@ -38,6 +38,8 @@ none of the shortcuts the rule validators catch (`utcgen.pipeline.shortcuts`): t
 name or distinctive name words from the user while selecting, a recited description, a
 parameter key read aloud, a question repeated word for word, an implausible gold value.
 Name leaks are found by the name_leak validator's own detector (`shortcuts.user_name_leaks`).
+As the critique prompt asks (rules 7 and 8): the final call is grounded (`pipeline.grounding`,
+the grounding validator's rule) and no clarifying question recites a candidate's description.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import json
 import re
 from typing import Any
 
-from ... import scenarios, shortcuts, text
+from ... import grounding, scenarios, shortcuts, text
 from ...records import Dialogue, Message, Tool
 from ...said import user_said
 
@@ -251,6 +253,28 @@ def _grounding_issues(d: Dialogue) -> list[str]:
     ]
 
 
+def _selection_issues(d: Dialogue) -> list[str]:
+    """The critique prompt's rules 7 and 8, by the shared definitions: the call the dialogue ends on
+    is one the user's words set apart (`pipeline.grounding`, the grounding validator's rule), and no
+    clarifying question reads out a candidate's description (`shortcuts.recited`)."""
+    issues: list[str] = []
+    tools = {t.name: t for t in [*d.candidate_tools, *d.distractor_tools, d.seed_tool]}
+    last = d.messages[-1] if d.messages else None
+    if last is not None and last.role == "assistant" and last.tool_calls and last.tool_calls[-1].name in tools:
+        chosen = tools[last.tool_calls[-1].name]
+        missing = grounding.unseparated(grounding.said_stems(d.messages), chosen, list(tools.values()))
+        if missing:
+            issues.append(f"the call to {chosen.name} is a guess: the user never said what sets it apart from "
+                          f"{', '.join(missing)}")
+    for i, m in enumerate(d.messages, start=1):
+        if m.role == "assistant" and m.phase == "tool_selection" and m.content:
+            for t in tools.values():
+                if run := shortcuts.recited(m.content, t.description):
+                    issues.append(f"message {i}: the assistant reads out the description of {t.name} ('{run}')")
+                    break
+    return issues
+
+
 def critic(state: dict[str, Any], messages: list[dict]) -> str:
     """{"passed": bool, "issues": [...], "reason": str} from structural checks (see the module docstring)."""
     d = _dialogue(state)
@@ -259,6 +283,7 @@ def critic(state: dict[str, Any], messages: list[dict]) -> str:
     from ...scenarios import problems  # the scenario validator's rules: one definition
 
     issues = _structure_issues(d) + _user_issues(d) + _shortcut_issues(d) + _grounding_issues(d)
+    issues += _selection_issues(d)
     issues += [message for _, message in problems(d)]
     reason = issues[0] if issues else "two-phase structure and roles respected"
     return json.dumps({"passed": not issues, "issues": issues, "reason": reason})

@@ -20,9 +20,9 @@ import re
 from typing import Any
 
 from ... import domains, scenarios, shortcuts
-from . import assistant as helper
 from . import gold_values as values
 from . import policies as base
+from . import selection
 from . import user as proxy
 
 STYLE_LEADS = {
@@ -286,35 +286,52 @@ def assistant(state: dict) -> str:
 
 
 def _select(state: dict, history: list[dict]) -> str:
+    """Refuse when no candidate does what the user singled out; act once the user's words set the
+    best candidate apart from every other (the grounding rule); else ask a contrasting question,
+    saying first what was unclear in the opening."""
     user_turns = [m for m in history if m["role"] == "user"]
     opening = _opening(history)
     if _missing_tool(state["candidates"], opening):
         return _refuse(state)
     unclear = _unclear(opening) if len(user_turns) == 1 else None
+    decision = selection.decide(state["candidates"], history, state.get("seed", 0))
+    if decision.tool is not None and not unclear:
+        tool = decision.tool
+        return base._reply(decision.thought, "", [{"name": tool["name"],
+                                                   "arguments": extract({**state, "tool": tool}, history)}])
+    if decision.tool is not None:  # grounded by chance on a garbled or aimless opening: ask all the same
+        decision = selection.decide(state["candidates"], history, state.get("seed", 0), ask_first=True)
     if unclear:
-        ranked = helper._scores(state["candidates"], user_turns[0]["content"])
-        options = [c for _, c in ranked[:3]]
-        listed = "; ".join(base.wish(c["description"]) for c in options)
         why = ("the request names the subject but not what should be done" if unclear == "intention"
                else "the request is garbled")
-        thought = f"I can't act yet: {why}. Candidates: {', '.join(c['name'] for c in options)}."
         lead = ("I didn't quite follow your message. " if unclear == "expression"
                 else "I see what it's about, but not what you want done. ")
-        return base._reply(thought, lead + f"Which of these do you need: {listed}?")
-    ranked = helper._scores(state["candidates"], " ".join(m["content"] for m in user_turns))
-    tool = ranked[0][1]
-    thought = f"The request is specific: it points to {tool['name']}. I will use it."
-    return base._reply(thought, "", [{"name": tool["name"], "arguments": extract({**state, "tool": tool}, history)}])
+        return base._reply(f"I can't act yet: {why}. {decision.thought}", lead + _unled(decision.question))
+    return base._reply(decision.thought, decision.question)
+
+
+def _unled(question: str) -> str:
+    """A question without its courtesy lead ("Happy to help. "), when another lead replaces it."""
+    for lead in (*selection.LEADS_FIRST, *selection.LEADS_AGAIN, *selection.LEADS_UNSURE):
+        if question.startswith(lead):
+            return question[len(lead):]
+    return question
 
 
 def _refuse(state: dict) -> str:
     candidates = state["candidates"]
-    ranked = helper._scores(candidates, " ".join(m["content"] for m in state["history"] if m["role"] == "user"))
-    near = [c for _, c in ranked[:2]]
-    offer = " or ".join(base.wish(c["description"]) for c in near)
+    near = selection.ranked(candidates, state["history"])[:2]
+    offer = " or ".join(_phrase_of(c, [o for o in near if o is not c]) for c in near)
     thought = (f"None of the candidates ({', '.join(c['name'] for c in candidates)}) does what the user asks; "
                f"the closest, {', '.join(c['name'] for c in near)}, do something else, so calling one would be wrong.")
-    return base._reply(thought, f"I'm sorry, none of the tools I can use does that. What I can do instead: {offer}.")
+    return base._reply(thought, f"I'm sorry, none of the tools I can use does that. What I can do instead is "
+                                f"help with {offer}.")
+
+
+def _phrase_of(tool: dict, others: list[dict]) -> str:
+    """A tool's subject in two words of its own (never a run of its description)."""
+    words = selection.contrast_words(tool, others, frozenset(), random.Random(tool["name"]))
+    return " and ".join(words) if words else "something close to it"
 
 
 def _fill(state: dict, history: list[dict]) -> str:
