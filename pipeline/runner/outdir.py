@@ -1,0 +1,73 @@
+"""Whether a run may write into its output folder, decided before any work starts.
+
+A run writes a journal, parquet shards, `README.md` and `stats.json` into `--out`, and removes
+shards it wrote earlier. Pointed at the wrong folder (a project's checkout, a dataset someone
+made by hand) it would overwrite and delete what is not its own. So a folder is accepted when
+it does not exist yet, is empty, or is already a utcgen run (it holds the `.utcgen/` state folder,
+or a run journal's manifest from a version before it); anything else is refused unless the
+user says `--force`. An empty path, a path that is a file, and a folder this user cannot write
+into are refused with one line, exit status 2; a full disk met while checking is an
+environment fault, exit status 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from ..errors import InputError, os_error
+from ..files import STATE_DIR
+
+# Files that mark a folder as a utcgen run folder (the last one: runs made before `.utcgen/` existed).
+RUN_MARKERS = (STATE_DIR, "journal/run.json")
+PROBE = "write-probe"
+
+
+def is_run_folder(folder: Path) -> bool:
+    return any((Path(folder) / marker).exists() for marker in RUN_MARKERS)
+
+
+def _first_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return Path(".")
+
+
+def check_out_folder(out: str | Path | None, *, force: bool = False, flag: str = "--out") -> Path:
+    """The output folder, created with its `.utcgen/` state folder, or a one-line error naming the flag.
+
+    Refuses (exit 2): an empty path; a path that is, or lies under, a file; an existing non-empty
+    folder that is not a utcgen run unless `force`; a folder this user cannot create or write into."""
+    text = "" if out is None else str(out)
+    if not text.strip():
+        raise InputError(f"{flag}: empty path: name the output folder (an empty one would write into the current folder)")
+    path = Path(text).expanduser()
+    existing = _first_existing(path.absolute())
+    if existing.exists() and not existing.is_dir():
+        what = "is a file" if existing == path.absolute() else f"lies under {existing}, which is a file"
+        raise InputError(f"{flag} {text}: {what}, not a folder; choose a folder path")
+    if path.is_dir() and not is_run_folder(path) and any(path.iterdir()) and not force:
+        shown = sorted(p.name for p in path.iterdir())[:5]
+        raise InputError(
+            f"{flag} {text}: the folder exists, is not empty ({', '.join(shown)}{', ...' if len(shown) == 5 else ''}) "
+            "and is not a utcgen run folder; a run would overwrite README.md and stats.json in it. Choose a new or "
+            "empty folder, or pass --force to write into it anyway.")
+    check_writable(path, flag)
+    return path
+
+
+def check_writable(path: Path, flag: str = "--out") -> None:
+    """Creates `path/.utcgen/` and writes and removes a small file there, before any work starts."""
+    state = path / STATE_DIR
+    probe = state / f"{PROBE}-{os.getpid()}"
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"utcgen\n")
+        probe.unlink()
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            probe.unlink(missing_ok=True)
+        raise os_error(exc, f"{flag} {path}") from None
+
