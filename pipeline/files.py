@@ -42,8 +42,17 @@ def pid_alive(pid: int) -> bool:
 
 
 def write_atomic(path: Path, data: str | bytes | Callable[[Path], None]) -> None:
-    """Replace `path` with `data`: text, bytes, or a function that writes the given temp path."""
-    path = Path(path)
+    """Replace `path` with `data`: text, bytes, or a function that writes the given temp path.
+    An OSError (a full disk) names `path` when the system did not say which file it was."""
+    try:
+        _replace(Path(path), data)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
+
+
+def _replace(path: Path, data: str | bytes | Callable[[Path], None]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{_host()}-{os.getpid()}-", suffix=TMP_SUFFIX, dir=path.parent)
     tmp = Path(name)

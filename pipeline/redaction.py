@@ -46,7 +46,7 @@ _PATTERNS = (
     re.compile(rf"\bsk-(?:ant-|proj-)?{_TOKEN}{{16,}}"),
     re.compile(rf"\bhf_{_TOKEN}{{16,}}"),
     re.compile(rf"\b(?:gh[pousr]|github_pat)_{_TOKEN}{{16,}}"),
-    re.compile(rf"\bAKIA[0-9A-Z]{{16}}\b"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     # "api_key": "...", token=..., Authorization: ..., x-api-key: ...
     re.compile(rf"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|authorization)"
                rf"[\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)({_TOKEN}{{20,}})"),

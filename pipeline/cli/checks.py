@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError
+from ..errors import MAX_NESTING, InputError
 
 if TYPE_CHECKING:
     from ..runner.lock import RunLock
@@ -160,3 +160,38 @@ def quiet_progress_bars() -> None:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
+
+
+def check_catalog_nesting(path: str | None, flag: str = "--catalog") -> None:
+    """Every catalog file nests at most `errors.MAX_NESTING` levels: a schema built 100+ levels deep is
+    refused naming the file and the flag, before the reader recurses into it. Files that do not parse
+    are left to the catalog reader, which says what is wrong with them."""
+    import json
+
+    import yaml
+
+    from ..catalog.parsing import catalog_files
+    from ..errors import check_nesting
+
+    if not path or not Path(path).exists():
+        return  # the catalog reader reports a missing path
+    for shown, file in catalog_files(path):
+        suffix = Path(file).suffix.lower()
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+            if suffix == ".jsonl":
+                docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+            elif suffix in (".yaml", ".yml"):
+                docs = [yaml.safe_load(text)]
+            else:
+                docs = [json.loads(text)]
+        except RecursionError:
+            raise InputError(f"{flag} {shown}: nested too deeply to read; utcgen accepts at most "
+                             f"{MAX_NESTING} levels in a schema: flatten it") from None
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+            continue
+        for doc in docs:
+            check_nesting(doc, f"{flag} {shown}")
+
+
+

@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
-from .checks import check_tokenizer, choices, claim_out, field, quiet_progress_bars
+from .checks import check_catalog_nesting, check_tokenizer, choices, claim_out, field, quiet_progress_bars
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_progress:
         quiet_progress_bars()
     check_tokenizer(config.export.tokenizer, "--tokenizer" if args.tokenizer else "export.tokenizer")
+    check_catalog_nesting(config.catalog, "--catalog" if args.catalog else "catalog")
     if args.estimate:
         return _estimate(config)
     with claim_out(config.out, force=args.force):

@@ -29,7 +29,6 @@ from filelock import FileLock, Timeout
 from ..errors import InputError
 from ..files import STATE_DIR, pid_alive, write_atomic
 
-
 LOCK_FILE = "run.lock"
 HOLDER_FILE = "holder.json"
 
