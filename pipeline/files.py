@@ -47,7 +47,7 @@ def write_atomic(path: Path, data: str | bytes | Callable[[Path], None]) -> None
     try:
         _replace(Path(path), data)
     except OSError as exc:
-        if exc.filename is None:
+        if exc.filename is None and exc.errno is not None:  # a system error such as ENOSPC
             exc.filename = str(path)
         raise
 

@@ -60,7 +60,7 @@ def test_the_writer_deletes_only_shards_it_wrote(tmp_path: Path) -> None:
     theirs.write_bytes(b"not ours")
     ours = tmp_path / "data" / "dialogues" / "train-00000-of-00002.parquet"
     folder = DatasetFolder(tmp_path)
-    folder._claim(ours)  # a shard an earlier version of the writer produced
+    folder.claim(ours)  # a shard an earlier version of the writer produced
     ours.write_bytes(b"ours")
     folder.write_config("dialogues", [{"x": 1}], schema)
     assert theirs.exists() and not ours.exists()

@@ -66,12 +66,13 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
         "seed past 64 bits": (["--out", new, "--seed", str(10**30)], "argument --seed: must be <= 9,223,372,036,854,775,807"),
         "seed not a number": (["--out", new, "--seed", "10**30"], "argument --seed: expected an integer"),
         "no dialogues": (["--out", new, "--num-dialogues", "0"], "argument --num-dialogues: must be >= 1"),
+        "missing catalog": (["--out", new, "--catalog", str(tmp / "nope.json")], "nope.json: no such file"),
     }
 
 
 NAMES = ["out is a file", "out under a file", "empty out", "foreign folder", "missing tokenizer", "tokenizer is a file",
          "tokenizer folder without one", "schema nested 120 levels", "seed past 64 bits", "seed not a number",
-         "no dialogues"]
+         "no dialogues", "missing catalog"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -86,7 +87,7 @@ def test_a_user_error_is_one_line_and_exit_2_with_nothing_written(
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     code, err = run_cli(capsys, "generate", "--no-progress", *args)
     assert code == 2, err
-    lines = [line for line in err.splitlines() if not line.startswith(("usage:", " "))]
+    lines = [line for line in err.splitlines() if not line.startswith(("usage:", " ", "utcgen: "))]
     assert len(lines) == 1 and re.search(says, lines[0]), err
     assert "Traceback" not in err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing half-written
@@ -170,3 +171,8 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_temp_file_cleaned(tmp
         assert json.loads((out / STATE_DIR / HOLDER_FILE).read_text())["pid"] == os.getpid()
     remove_stale_temporaries(out / "journal")
     assert not temps[0].exists()
+
+
+def test_audit_of_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "f").write_text("x")
+    assert run_cli(capsys, "audit", str(tmp_path / "f")) == (2, f"error: {tmp_path / 'f'}: not a folder\n")

@@ -17,21 +17,19 @@ refusals and the run lock) and a tokenizer folder (`check_tokenizer`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import operator
 import os
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import MAX_NESTING, InputError
-
-if TYPE_CHECKING:
-    from ..runner.lock import RunLock
+from ..errors import MAX_NESTING, InputError, UtcgenError
 
 Bound = tuple[str, float]
 ModelRef = Callable[[], type[BaseModel]]
@@ -122,13 +120,23 @@ def pair(text: str) -> tuple[int, int]:
     return n, m
 
 
-def claim_out(out: str | Path | None, *, force: bool = False, command: str = "utcgen generate") -> RunLock:
-    """The output folder checked (`runner.outdir.check_out_folder`) and its run lock, not yet taken:
-    use it as `with claim_out(...):`. Every refusal is an InputError naming `--out` (exit status 2)."""
+@contextlib.contextmanager
+def claim_out(out: str | Path | None, *, force: bool = False, command: str = "utcgen generate") -> Iterator[Path]:
+    """`with claim_out(...) as folder:` the output folder checked (`runner.outdir.check_out_folder`) and
+    its run lock held. Every refusal is an InputError naming `--out` (exit status 2); a folder this
+    run created is removed again when the run is refused before writing anything into it."""
     from ..runner.lock import RunLock
-    from ..runner.outdir import check_out_folder
+    from ..runner.outdir import check_out_folder, discard_if_unused
 
-    return RunLock(check_out_folder(out, force=force), command=command)
+    existed = bool(out) and Path(str(out)).expanduser().exists()
+    folder = check_out_folder(out, force=force)
+    try:
+        with RunLock(folder, command=command):
+            yield folder
+    except UtcgenError:
+        if not existed:
+            discard_if_unused(folder)
+        raise
 
 
 def check_tokenizer(path: str | None, flag: str = "--tokenizer") -> None:

@@ -95,7 +95,7 @@ class DatasetFolder:
                 self._written = set()
         return self._written
 
-    def _claim(self, path: Path) -> None:
+    def claim(self, path: Path) -> None:
         """List `path` in the manifest before it is written: a kill in between leaves a claim on a file
         that may not exist, never a file of ours that is not claimed."""
         rel = path.relative_to(self.root).as_posix()
@@ -111,7 +111,7 @@ class DatasetFolder:
                      built_as: pa.Schema | None = None) -> Path:
         """One config's rows as its single shard; stale shards of the config are removed."""
         path = self.config_path(config)
-        self._claim(path)
+        self.claim(path)
         write_parquet(path, rows, schema, built_as=built_as)
         for shard in path.parent.glob("*.parquet"):
             if shard == path:
@@ -125,13 +125,13 @@ class DatasetFolder:
 
     def write_json(self, name: str, data: Any) -> Path:
         path = self.root / name
-        self._claim(path)
+        self.claim(path)
         write_atomic(path, redact(json.dumps(finite(data), indent=2, ensure_ascii=False)) + "\n")
         return path
 
     def write_text(self, name: str, text: str | bytes) -> Path:
         """A card, a summary, a plot: any other file of the folder."""
         path = self.root / name
-        self._claim(path)
+        self.claim(path)
         write_atomic(path, redact(text) if isinstance(text, str) else text)
         return path

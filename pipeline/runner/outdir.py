@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from pathlib import Path
 
 from ..errors import InputError, os_error
@@ -71,3 +72,18 @@ def check_writable(path: Path, flag: str = "--out") -> None:
             probe.unlink(missing_ok=True)
         raise os_error(exc, f"{flag} {path}") from None
 
+
+
+def discard_if_unused(folder: Path) -> bool:
+    """Removes a folder this run created when it holds nothing but the run's own state (the lock):
+    a run refused before its first write leaves no trace. Says whether it did."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return False
+    state = folder / STATE_DIR
+    if any(not (p == state or state in p.parents) for p in folder.rglob("*")):
+        return False
+    if any(p.name not in ("run.lock", "holder.json") for p in state.rglob("*")):
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
