@@ -127,6 +127,8 @@ def test_two_runs_on_one_folder_the_second_is_refused_and_a_closed_pipe_is_quiet
     assert f"pid {first.pid} on " in second.stderr and "another utcgen run is writing into this folder" in second.stderr
     assert first.returncode == 0, first_err[-2000:]
     assert "done: 2 accepted" in first_err and not holder.exists()
+    # --no-progress: no bar of any library (the embedding model's "Loading weights" neither), just the two lines
+    assert [line.split()[0] for line in first_err.splitlines() if line.strip()] == ["utcgen:", "done:"], first_err
 
     # `utcgen audit --json out | head`: the reader is gone before the report is written
     audit = subprocess.Popen([UTCGEN, "audit", "--json", str(out)], cwd=REPO, env=env,
@@ -176,3 +178,20 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_temp_file_cleaned(tmp
 def test_audit_of_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "f").write_text("x")
     assert run_cli(capsys, "audit", str(tmp_path / "f")) == (2, f"error: {tmp_path / 'f'}: not a folder\n")
+
+
+def test_the_bars_last_rejected_count_is_the_summarys(capsys: pytest.CaptureFixture[str]) -> None:
+    from utcgen.pipeline.cli.generate import _Bar
+    from utcgen.pipeline.runner import RunProgress
+
+    bar = _Bar(5, enabled=True)
+    # jobs finished past the fifth accepted dialogue still counted their rejections while running
+    bar.update(RunProgress(target=5, accepted=5, rejected=17, retries=2))
+    bar.finish(accepted=5, rejected=12)
+    last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "5/5" in last and "rejected 12, calls 0" in last and "rejected 17" not in last
+
+    quiet = _Bar(5, enabled=False)
+    quiet.update(RunProgress(target=5, accepted=1, rejected=3))
+    quiet.finish(accepted=5, rejected=12)
+    assert capsys.readouterr().err == ""
