@@ -28,8 +28,7 @@ from ..pipeline.errors import InputError, UtcgenError
 from ..pipeline.export.card import render_summary
 from ..pipeline.llm.registry import ModelRegistry, check_models
 from ..pipeline.runner import Budget, BudgetExceeded, run_waves
-from ..pipeline.runner.lock import RunLock
-from ..pipeline.runner.outdir import check_out_folder
+from ..pipeline.runner.outdir import claimed
 from ..pipeline.synthesis.batch import run_batch
 from ..pipeline.synthesis.journal import JobRecord, Journal, select
 from ..pipeline.synthesis.run import export_run
@@ -123,8 +122,7 @@ def one_run_per_folder(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[
     @functools.wraps(fn)
     def locked(*args: Any, **kwargs: Any) -> dict[str, Any]:
         given = signature.bind(*args, **kwargs).arguments
-        folder = check_out_folder(load_config(given.get("config"), {"out": given.get("out")}).out)
-        with RunLock(folder, command="generate-dialogues flow"):
+        with claimed(load_config(given.get("config"), {"out": given.get("out")}).out, command="generate-dialogues flow"):
             return fn(*args, **kwargs)
 
     return locked

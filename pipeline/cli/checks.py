@@ -23,13 +23,13 @@ import operator
 import os
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import MAX_NESTING, InputError, UtcgenError
+from ..errors import MAX_NESTING, InputError
 
 Bound = tuple[str, float]
 ModelRef = Callable[[], type[BaseModel]]
@@ -120,23 +120,13 @@ def pair(text: str) -> tuple[int, int]:
     return n, m
 
 
-@contextlib.contextmanager
-def claim_out(out: str | Path | None, *, force: bool = False, command: str = "utcgen generate") -> Iterator[Path]:
-    """`with claim_out(...) as folder:` the output folder checked (`runner.outdir.check_out_folder`) and
-    its run lock held. Every refusal is an InputError naming `--out` (exit status 2); a folder this
-    run created is removed again when the run is refused before writing anything into it."""
-    from ..runner.lock import RunLock
-    from ..runner.outdir import check_out_folder, discard_if_unused
+def claim_out(out: str | Path | None, *, force: bool = False,
+              command: str = "utcgen generate") -> contextlib.AbstractContextManager[Path]:
+    """`with claim_out(...) as folder:` the output folder checked and its run lock held
+    (`runner.outdir.claimed`); every refusal is an InputError naming `--out` (exit status 2)."""
+    from ..runner.outdir import claimed
 
-    existed = bool(out) and Path(str(out)).expanduser().exists()
-    folder = check_out_folder(out, force=force)
-    try:
-        with RunLock(folder, command=command):
-            yield folder
-    except UtcgenError:
-        if not existed:
-            discard_if_unused(folder)
-        raise
+    return claimed(out, force=force, command=command)
 
 
 def check_tokenizer(path: str | None, flag: str = "--tokenizer") -> None:

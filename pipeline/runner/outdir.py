@@ -15,10 +15,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError, os_error
+from ..errors import InputError, UtcgenError, os_error
 from ..files import STATE_DIR
+from .lock import RunLock
 
 # Files that mark a folder as a utcgen run folder (the last one: runs made before `.utcgen/` existed).
 RUN_MARKERS = (STATE_DIR, "journal/run.json")
@@ -45,6 +47,13 @@ def check_out_folder(out: str | Path | None, *, force: bool = False, flag: str =
     if not text.strip():
         raise InputError(f"{flag}: empty path: name the output folder (an empty one would write into the current folder)")
     path = Path(text).expanduser()
+    try:
+        return _check(path, text, force, flag)
+    except OSError as exc:  # a name too long, a loop of links, ...: said about the flag
+        raise os_error(exc, f"{flag} {text}") from None
+
+
+def _check(path: Path, text: str, force: bool, flag: str) -> Path:
     existing = _first_existing(path.absolute())
     if existing.exists() and not existing.is_dir():
         what = "is a file" if existing == path.absolute() else f"lies under {existing}, which is a file"
@@ -87,3 +96,19 @@ def discard_if_unused(folder: Path) -> bool:
         return False
     shutil.rmtree(folder, ignore_errors=True)
     return True
+
+
+@contextlib.contextmanager
+def claimed(out: str | Path | None, *, force: bool = False, command: str = "utcgen generate") -> Iterator[Path]:
+    """The output folder checked (`check_out_folder`) with its run lock held for the `with` block. A
+    folder this run created is removed again when the block fails with a UtcgenError before anything
+    was written into it (a refused run leaves no trace)."""
+    existed = bool(out) and os.path.exists(os.path.expanduser(str(out)))  # False for a path that cannot exist
+    folder = check_out_folder(out, force=force)
+    try:
+        with RunLock(folder, command=command):
+            yield folder
+    except UtcgenError:
+        if not existed:
+            discard_if_unused(folder)
+        raise
