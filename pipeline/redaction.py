@@ -10,7 +10,9 @@ line, log records) passes it through `redact`, which replaces with `***`:
   `watch`), the provider variables litellm reads (`PROVIDER_KEY_VARIABLES`), `HF_TOKEN`, and any
   variable whose name ends like a credential (`_API_KEY`, `_TOKEN`, `_SECRET`, ...);
 - anything shaped like a credential: `Bearer <token>`, `sk-...`, `hf_...`, and a long token after
-  a word such as "key", "token", "secret" or "authorization".
+  a word such as "key", "token", "secret" or "authorization" followed by ":" or "=". A token must mix
+  letters and digits, as generated credentials do, so prose ("basic information", "the bearer
+  instrument") is left alone.
 
 Values shorter than `MIN_SECRET` characters are not treated as secrets: a local server that
 ignores keys is often given "x" or "none", and replacing those everywhere would damage data.
@@ -72,12 +74,18 @@ def secret_values() -> list[str]:
     return sorted((v for v in values if len(v) >= MIN_SECRET and v != MASK), key=len, reverse=True)
 
 
+def _secretish(token: str) -> bool:
+    """A credential is random: letters and digits mixed. Prose after "bearer" or "token:" is not."""
+    return len(token) >= 8 and any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+
+
 def _mask_pattern(match: re.Match[str]) -> str:
     if match.re is _PATTERNS[0]:
-        return f"{match.group(1)}{match.group(2)}{MASK}"
+        token = match.group(0)[match.end(2) - match.start(0):]
+        return f"{match.group(1)}{match.group(2)}{MASK}" if _secretish(token) else match.group(0)
     if match.re is _PATTERNS[-1]:
-        return f"{match.group(1)}{MASK}"
-    return MASK
+        return f"{match.group(1)}{MASK}" if _secretish(match.group(2)) else match.group(0)
+    return MASK if _secretish(match.group(0)) else match.group(0)
 
 
 class Redactor:

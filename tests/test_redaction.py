@@ -39,8 +39,8 @@ def test_short_values_are_not_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(("text", "kept"), [
     ("Authorization: Bearer abcDEF0123456789xyz", "Authorization: Bearer ***"),
     ("header was 'bearer abcdefgh12345678'", "header was 'bearer ***'"),
-    ("key sk-proj-abcdefghijklmnopqrstuvwx rejected", "key *** rejected"),
-    ("token hf_abcdefghijklmnopqrstuvwx expired", "token *** expired"),
+    ("key sk-proj-abcdefgh1jklmnopqrstuvwx rejected", "key *** rejected"),
+    ("token hf_abcdefghijklmn0pqrstuvwx expired", "token *** expired"),
     ('{"api_key": "Q2xhc3NpZmllZFNlY3JldDEyMw"}', '{"api_key": "***"}'),
     ("x-api-key=Q2xhc3NpZmllZFNlY3JldDEyMw", "x-api-key=***"),
 ])
@@ -49,9 +49,14 @@ def test_credential_shaped_tokens_are_masked(text: str, kept: str) -> None:
     assert redaction.redact(kept) == kept  # idempotent
 
 
-def test_ordinary_text_and_json_are_left_alone() -> None:
-    text = json.dumps({"prompt_tokens": 1234567, "max_tokens": 512, "api_key_env": "OPENAI_API_KEY",
-                       "content": "Which ticket do you mean, the token refund or the invoice?"})
+@pytest.mark.parametrize("text", [
+    json.dumps({"prompt_tokens": 1234567, "max_tokens": 512, "api_key_env": "OPENAI_API_KEY",
+                "content": "Which ticket do you mean, the token refund or the invoice?"}),
+    "I only need basic information about the bearer instrument.",
+    "Is the pipeline sk-learn-compatible-pipeline-wrapper ready?",
+    "token: transferablecertificates, password = correcthorsebatterystaple",
+])
+def test_ordinary_text_and_json_are_left_alone(text: str) -> None:
     assert redaction.redact(text) == text
 
 
