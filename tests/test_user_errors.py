@@ -195,3 +195,36 @@ def test_the_bars_last_rejected_count_is_the_summarys(capsys: pytest.CaptureFixt
     quiet.update(RunProgress(target=5, accepted=1, rejected=3))
     quiet.finish(accepted=5, rejected=12)
     assert capsys.readouterr().err == ""
+
+
+NAMESPACE = ["unshare", "--user", "--map-root-user", "--mount"]
+
+
+def _namespaces_work() -> bool:
+    try:
+        return subprocess.run([*NAMESPACE, "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _namespaces_work(), reason="needs user and mount namespaces to mount a small file system")
+def test_a_read_only_folder_is_exit_2_and_a_full_disk_exit_1_each_in_one_line(tmp_path: Path) -> None:
+    """In a private mount namespace: a read-only file system, and a 64 KiB one that fills during the run."""
+    ro, full = tmp_path / "ro", tmp_path / "full"
+    ro.mkdir()
+    full.mkdir()
+    script = (f"mount -t tmpfs -o ro tmpfs {ro} && mount -t tmpfs -o size=64k tmpfs {full} || exit 99\n"
+              f"{UTCGEN} generate --no-progress --out {ro}/out 2>&1; echo \"ro-status $?\"\n"
+              f"{UTCGEN} generate --no-progress --num-dialogues 5 --out {full}/out 2>&1; echo \"full-status $?\"\n"
+              f"ls -A {full}/out/journal\n")
+    result = subprocess.run([*NAMESPACE, "sh", "-c", script], cwd=REPO, env=generate_env(tmp_path),
+                            capture_output=True, text=True, timeout=600)
+    lines = result.stdout.splitlines()
+    assert "ro-status 2" in lines and "full-status 1" in lines, result.stdout + result.stderr
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 2 and "Traceback" not in result.stdout
+    assert errors[0] == f"error: --out {ro}/out: cannot write there (Read-only file system); choose a folder you can write into"
+    assert "No space left on device" in errors[1] and "finished work is kept" in errors[1]
+    listed = lines[lines.index("full-status 1") + 1:]
+    assert "run.json" in listed and not [name for name in listed if name.startswith(TMP_PREFIX)]  # nothing half-written
