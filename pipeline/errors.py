@@ -53,14 +53,23 @@ def check_nesting(value: object, where: str, limit: int = MAX_NESTING) -> None:
         raise InputError(f"{where}: nested more than {limit} levels deep; flatten it (utcgen accepts at most {limit})")
 
 
-def os_error(exc: OSError, where: str) -> UtcgenError:
-    """An OSError met on a user's path as a one-line error: a full disk or an I/O fault is the
-    environment's (exit 1); anything else (permissions, a read-only file system, a path through a
-    file, a name too long) the input's (exit 2)."""
-    reason = exc.strerror or str(exc)
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
-        return EnvironmentFault(f"{where}: {reason}: free some space (or fix the device), then re-run the same "
-                                "command; finished work is kept")
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return InputError(f"{where}: cannot write there ({reason}); choose a folder you can write into")
-    return InputError(f"{where}: {reason}")
+# What a user's path can do wrong (exit 2); any other OSError is the machine's or the network's (exit 1).
+_INPUT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR, errno.EISDIR,
+                 errno.ENAMETOOLONG, errno.ELOOP, errno.EEXIST, errno.EINVAL}
+_SPACE_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+
+
+def os_error(exc: OSError, where: str | None = None) -> UtcgenError:
+    """An OSError as a one-line error naming `where` (a flag and path, or a file): permissions, a
+    read-only file system or a bad path are the input's (exit 2); a full disk, an I/O fault or a
+    network failure the environment's (exit 1)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    prefix = f"{where}: " if where else ""
+    if exc.errno in _SPACE_ERRNOS:
+        return EnvironmentFault(f"{prefix}{reason}: free some space, then re-run the same command; "
+                                "finished work is kept")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return InputError(f"{prefix}{reason} (check its permissions, or choose another path)")
+    if exc.errno in _INPUT_ERRNOS:
+        return InputError(f"{prefix}{reason}")
+    return EnvironmentFault(f"{prefix}{reason}")

@@ -50,8 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("an input document nests too deeply to read (a schema or catalog built to be deep?); "
                      "flatten it", 2)
     except OSError as exc:
-        where = exc.filename if isinstance(exc.filename, str) else "utcgen"
-        fault = os_error(exc, where)
+        fault = os_error(exc, exc.filename if isinstance(exc.filename, str) else None)
         return _fail(str(fault), fault.exit_code)
 
 

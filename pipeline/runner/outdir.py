@@ -13,6 +13,7 @@ environment fault, exit status 1.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 from collections.abc import Iterator
@@ -79,6 +80,9 @@ def check_writable(path: Path, flag: str = "--out") -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             probe.unlink(missing_ok=True)
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise InputError(f"{flag} {path}: cannot write there ({exc.strerror or exc}); "
+                             "choose a folder you can write into") from None
         raise os_error(exc, f"{flag} {path}") from None
 
 
