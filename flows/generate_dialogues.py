@@ -10,8 +10,11 @@ local and Dask runners give the same dataset whatever order the batches ran in.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +28,7 @@ from ..pipeline.errors import InputError, UtcgenError
 from ..pipeline.export.card import render_summary
 from ..pipeline.llm.registry import ModelRegistry, check_models
 from ..pipeline.runner import Budget, BudgetExceeded, run_waves
+from ..pipeline.runner.outdir import claimed
 from ..pipeline.synthesis.batch import run_batch
 from ..pipeline.synthesis.journal import JobRecord, Journal, select
 from ..pipeline.synthesis.run import export_run
@@ -109,7 +113,23 @@ def summary_markdown(stats: dict[str, Any], out_dir: str, waves: int, jobs: int,
             f"${usage['cost_usd']:.4f}\n\n{render_summary(stats)}")
 
 
+def one_run_per_folder(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """The flow's process holds its output folder's run lock for the whole run (a second run on the
+    folder is refused, naming the holder); its batch tasks, threads or Dask workers, run inside it."""
+
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def locked(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        given = signature.bind(*args, **kwargs).arguments
+        with claimed(load_config(given.get("config"), {"out": given.get("out")}).out, command="generate-dialogues flow"):
+            return fn(*args, **kwargs)
+
+    return locked
+
+
 @flow(name="generate-dialogues", log_prints=False)
+@one_run_per_folder
 def generate_dialogues(
     config: str | None = None,
     catalog: str | None = None,

@@ -152,7 +152,7 @@ class RunConfig(Strict):
     personas: str = "catalog/personas.jsonl"
     persona_field: str | None = None  # the field holding each persona's text (default: detected)
     num_dialogues: int = Field(60, ge=1)
-    seed: int = 0
+    seed: int = Field(0, ge=-(2**63), le=2**63 - 1)  # a 64-bit integer: it is stored in every record's parquet row
     # A benchmark's split.json (`utcgen eval build`): its held-out tools are removed from the catalog
     # before retrieval, so they are neither seed tools nor distractors of this run.
     exclude_split: str | None = None

@@ -20,6 +20,7 @@ from tests.factories import make_dialogue, make_tool, wrong_selection
 from utcgen.pipeline.export import dataset as ds_mod
 from utcgen.pipeline.export.card import split_bytes
 from utcgen.pipeline.export.dataset import export_dataset, load_split
+from utcgen.pipeline.export.folder import DatasetFolder
 from utcgen.pipeline.export.rows import schema
 from utcgen.pipeline.export.run_info import RunInfo
 from utcgen.pipeline.prompts import prompt_versions
@@ -380,6 +381,7 @@ def test_no_temp_files_and_stale_shards_removed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     export_dataset(_crafted(), out, RUN)
     stale = out / "data" / "sft" / "train-00001-of-00002.parquet"
+    DatasetFolder(out).claim(stale)  # a shard an earlier write of utcgen made (listed in the folder's manifest)
     stale.write_bytes((out / "data" / "sft" / "train-00000-of-00001.parquet").read_bytes())
     export_dataset([make_dialogue(id="solo")], out, RUN)
     assert not stale.exists()

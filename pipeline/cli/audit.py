@@ -153,8 +153,8 @@ def to_text(report: dict[str, Any], source: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
-    if not folder.exists():
-        raise InputError(f"{folder}: no such folder")
+    if not folder.is_dir():
+        raise InputError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     dialogues, source = load_dialogues(folder)
     report = audit(dialogues)
     print(json.dumps(report, indent=2) if args.json else to_text(report, source))

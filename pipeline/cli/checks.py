@@ -8,19 +8,28 @@ file is read.
 
 Models are named through a zero-argument callable so that a heavy module is imported only when its
 flag is actually given.
+
+Values that need the file system are checked after parsing but before any work starts, so a
+mistake costs no model call and leaves nothing half-written: the output folder (`claim_out`:
+refusals and the run lock) and a tokenizer folder (`check_tokenizer`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import operator
+import os
 import types
 import typing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
+from ..errors import MAX_NESTING, InputError
 
 Bound = tuple[str, float]
 ModelRef = Callable[[], type[BaseModel]]
@@ -71,7 +80,8 @@ def number(kind: type[int] | type[float],
         for attr, limit in bounds() if callable(bounds) else bounds or []:
             symbol, holds = _OPERATORS[attr]
             if not holds(value, limit):
-                raise argparse.ArgumentTypeError(f"must be {symbol} {limit:g}, got {text}")
+                shown = f"{limit:,}" if isinstance(limit, int) else f"{limit:g}"
+                raise argparse.ArgumentTypeError(f"must be {symbol} {shown}, got {text}")
         return value
 
     parse.__name__ = kind.__name__  # argparse names the type in some messages
@@ -108,3 +118,78 @@ def pair(text: str) -> tuple[int, int]:
     if n < 1 or m < 1:
         raise argparse.ArgumentTypeError(f"both numbers must be >= 1, got {text}")
     return n, m
+
+
+def claim_out(out: str | Path | None, *, force: bool = False,
+              command: str = "utcgen generate") -> contextlib.AbstractContextManager[Path]:
+    """`with claim_out(...) as folder:` the output folder checked and its run lock held
+    (`runner.outdir.claimed`); every refusal is an InputError naming `--out` (exit status 2)."""
+    from ..runner.outdir import claimed
+
+    return claimed(out, force=force, command=command)
+
+
+def check_tokenizer(path: str | None, flag: str = "--tokenizer") -> None:
+    """A tokenizer folder that exists and holds a tokenizer's files: checked at start, not after the run."""
+    if not path:
+        return
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise InputError(f"{flag} {path}: no such folder (give a local tokenizer folder, e.g. a model's snapshot)")
+    if not folder.is_dir():
+        raise InputError(f"{flag} {path}: not a folder (give the folder holding tokenizer_config.json)")
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise InputError(f"{flag} {path}: holds no tokenizer ({' or '.join(TOKENIZER_FILES)} not found)")
+
+
+TOKENIZER_FILES = ("tokenizer_config.json", "tokenizer.json")
+
+
+def quiet_progress_bars() -> None:
+    """`--no-progress`: no tqdm bar from any library either (the embedding model's "Loading weights",
+    the Hub's downloads, datasets' progress)."""
+    os.environ["TQDM_DISABLE"] = "1"  # read by tqdm itself as the default of `disable`
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import sys
+
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+
+def check_catalog_nesting(path: str | None, flag: str = "--catalog") -> None:
+    """Every catalog file nests at most `errors.MAX_NESTING` levels: a schema built 100+ levels deep is
+    refused naming the file and the flag, before the reader recurses into it. Files that do not parse
+    are left to the catalog reader, which says what is wrong with them."""
+    import json
+
+    import yaml
+
+    from ..catalog.parsing import catalog_files
+    from ..errors import check_nesting
+
+    if not path or not Path(path).exists():
+        return  # the catalog reader reports a missing path
+    for shown, file in catalog_files(path):
+        suffix = Path(file).suffix.lower()
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+            if suffix == ".jsonl":
+                docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+            elif suffix in (".yaml", ".yml"):
+                docs = [yaml.safe_load(text)]
+            else:
+                docs = [json.loads(text)]
+        except RecursionError:
+            raise InputError(f"{flag} {shown}: nested too deeply to read; utcgen accepts at most "
+                             f"{MAX_NESTING} levels in a schema: flatten it") from None
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+            continue
+        for doc in docs:
+            check_nesting(doc, f"{flag} {shown}")
+
+
+

@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
-from .checks import choices, field
+from .checks import check_catalog_nesting, check_tokenizer, choices, claim_out, field, quiet_progress_bars
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "and cost of the whole run; writes nothing into --out")
     p.add_argument("--allow-config-change", action="store_true",
                    help="resume into an --out made with a different configuration (API base, sampling, ...)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--force", action="store_true",
+                   help="write into an existing, non-empty --out that is not a utcgen run folder (its README.md and "
+                        "stats.json are replaced; files utcgen did not write are never deleted)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar, none of the embedding model's loading bars either")
     p.add_argument("--sft-format", choices=choices(ExportSettings, "sft_format"),
                    help="sft rows: chat (native tool_calls and reasoning_content, default) or json (one JSON reply)")
     p.add_argument("--tokenizer", metavar="PATH",
@@ -56,8 +60,6 @@ ESTIMATE_JOBS = 3
 
 def run(args: argparse.Namespace) -> int:
     from ..config import load_config
-    from ..runner import BudgetExceeded
-    from ..synthesis.run import Engine
 
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
                                        "persona_field": args.persona_field,
@@ -78,8 +80,21 @@ def run(args: argparse.Namespace) -> int:
         import logging
 
         logging.getLogger("utcgen.catalog").setLevel(logging.DEBUG)
+    if args.no_progress:
+        quiet_progress_bars()
+    check_tokenizer(config.export.tokenizer, "--tokenizer" if args.tokenizer else "export.tokenizer")
+    check_catalog_nesting(config.catalog, "--catalog" if args.catalog else "catalog")
     if args.estimate:
         return _estimate(config)
+    with claim_out(config.out, force=args.force):
+        return _generate(args, config)
+
+
+def _generate(args: argparse.Namespace, config: RunConfig) -> int:
+    """The run itself, with the folder's lock held."""
+    from ..runner import BudgetExceeded
+    from ..synthesis.run import Engine
+
     start = time.monotonic()
     print(f"utcgen: {config.num_dialogues} dialogues -> {config.out} "
           f"(backend {config.backend()}, catalog {config.catalog})", file=sys.stderr)
@@ -87,19 +102,20 @@ def run(args: argparse.Namespace) -> int:
     if config.exclude_split:
         print(f"utcgen: {engine.excluded} held-out tools of {config.exclude_split} removed from the catalog "
               f"({len(engine.tools)} left)", file=sys.stderr)
+    bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
     try:
-        bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
         try:
             records = asyncio.run(_run(engine, bar.update))
         except BudgetExceeded:  # the folder gets the finished jobs' dialogues; exit status 3 says why
+            bar.close()
             engine.journal.touch()
             engine.export(wall_time_s=engine.journal.wall_time_s())
             raise
-        finally:
-            bar.close()
         engine.journal.touch()
         summary = engine.export(records, wall_time_s=engine.journal.wall_time_s())
+        bar.finish(summary.accepted, summary.rejected)  # the bar's last counts are the summary's
     finally:
+        bar.close()
         engine.close()
     print(f"done: {summary.accepted} accepted, {summary.rejected} rejected, {summary.sft_rows} sft rows "
           f"in {time.monotonic() - start:.1f}s -> {summary.out_dir}", file=sys.stderr)
@@ -185,6 +201,17 @@ class _Bar:
                                  f"{p.retries} retries), tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
                                  + (f", resumed {p.resumed} jobs" if p.resumed else ""), refresh=False)
         self.bar.refresh()
+
+    def finish(self, accepted: int, rejected: int) -> None:
+        """The exported counts: jobs that finished past the N-th accepted dialogue are not in the dataset,
+        nor are their rejected attempts, so the running count can be higher than the summary's."""
+        if self.enabled:
+            self.bar.n = min(accepted, self.bar.total or accepted)
+            postfix = str(self.bar.postfix or "")
+            tail = postfix.split(", ", 1)[1] if postfix.startswith("rejected ") and ", " in postfix else postfix
+            self.bar.set_postfix_str(f"rejected {rejected}" + (f", {tail}" if tail else ""), refresh=False)
+            self.bar.refresh()
+        self.close()
 
     def close(self) -> None:
         self.bar.close()

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 
 from ..errors import UtcgenError
+from ..redaction import redact
 
 
 class LLMError(UtcgenError):
@@ -98,5 +99,6 @@ def describe(exc: Exception, api_base: str | None) -> str:
 
 
 def short(exc: Exception, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
+    """The exception's message on one line, redacted (a server may echo the request's key), cut to `limit`."""
+    text = redact(" ".join(str(exc).split()))
     return text if len(text) <= limit else text[:limit] + "..."

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..records import Usage
+from ..redaction import watch
 from . import offline, structured
 from .failures import KEPT, LLMError, LLMFatalError, category, describe, is_fatal, is_retryable, retry_after
 from .limits import Limits
@@ -94,6 +95,7 @@ class Gateway:
 
     def __init__(self, registry: ModelRegistry) -> None:
         quiet_litellm()
+        watch(e.api_key_env for e in registry.entries.values())  # their values are redacted wherever text is written
         self.registry = registry
         self.settings, start = registry.effective()
         self.limits = Limits(self.settings.max_in_flight, start)

@@ -8,7 +8,13 @@ items in flight, and a re-run skips every finished one. With `sessions`, each pr
 writes also keeps a session file (`session-*.json`: when it started and when it last wrote),
 so the run's wall time is the union of its sessions' intervals: it accumulates over resumes, a
 killed session counts up to its last finished item, and concurrent workers of one run (Prefect
-tasks) are not counted twice.
+tasks) are not counted twice. Every item passes through `redaction.redact` before it is written,
+so a key a server echoed into an error never lands in the journal.
+
+The checkpoint takes no lock: the process that owns the run holds the folder's `RunLock`
+(`runner.lock`) and the workers of that run (Prefect tasks, Dask processes) open the checkpoint
+under it. Its start-up clean-up therefore removes only temporary files of dead processes
+(`files.remove_stale_temporaries`), never one a live worker is writing.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from .. import __version__
 from ..errors import InputError
 from ..files import remove_stale_temporaries, write_atomic
 from ..fingerprint import FINGERPRINT_VERSION, Kind, changed_settings
+from ..redaction import redact
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,17 +64,17 @@ class Checkpoint:
                 "--allow-config-change to resume into it anyway.")
         if previous.get("fingerprint") != fingerprint:
             history = [*previous.get("previous_fingerprints", []), previous.get("fingerprint")] if previous else []
-            write_atomic(self.manifest, json.dumps(
+            write_atomic(self.manifest, redact(json.dumps(
                 {"fingerprint": fingerprint, "fingerprint_version": FINGERPRINT_VERSION, "utcgen_version": __version__,
-                 settings_key: dict(settings), "previous_fingerprints": history}, indent=2, default=str))
-        remove_stale_temporaries(self.dir)  # a write interrupted by a kill; its item simply runs again
+                 settings_key: dict(settings), "previous_fingerprints": history}, indent=2, default=str)))
+        remove_stale_temporaries(self.dir)  # a dead process's interrupted write; its item simply runs again
         self._sessions = sessions
         self._session = self.dir / f"session-{uuid.uuid4().hex[:12]}.json"
         self._started = time.time()
 
     def save(self, path: Path, item: BaseModel) -> None:
         """One finished item, atomically (and this session's span, with `sessions`)."""
-        write_atomic(path, item.model_dump_json())
+        write_atomic(path, redact(item.model_dump_json()))
         if self._sessions:
             self.touch()
 
