@@ -6,11 +6,11 @@ then rejects, as with a real model. In phase 2 it asks for missing values and ca
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ...said import user_said
 from . import gold_values as values
+from . import phrasing
 from .policies import _reply, tokens, tool_words, wish
 
 COMMIT_MARGIN = 0.5        # weighted-overlap lead the assistant needs before it commits
@@ -25,15 +25,7 @@ def _scores(candidates: list[dict], user_text: str) -> list[tuple[float, dict]]:
 
 def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
     """The required values the user has stated, in the phrasing the offline user uses."""
-    props = tool["parameters"].get("properties") or {}
-    said = user_said(history)
-    found: dict[str, Any] = {}
-    for key in tool["parameters"].get("required") or []:
-        pattern = rf"the {re.escape(values.label(key))} is (.+?)(?=;\s|\.\s|\.$|\n|$)"
-        matches = re.findall(pattern, said, flags=re.IGNORECASE)
-        if matches:
-            found[key] = values.read(matches[-1], props.get(key, {}))
-    return found
+    return phrasing.read_values(user_said(history, sep="\n"), tool)
 
 
 def assistant(state: dict, messages: list[dict]) -> str:
