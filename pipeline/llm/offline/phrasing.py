@@ -65,14 +65,18 @@ def article(phrase: str) -> str:
     return "an" if low[:1] in "aeiou" else "a"
 
 
+def _quoted(text: str) -> str:
+    return f"“{text}”" if '"' in text else f'"{text}"'
+
+
 def _say(value: Any) -> str:
     """A value as said; a string that could run into the sentence around it is quoted."""
     if isinstance(value, list) and any(isinstance(v, str) and (_QUOTE_ITEM.search(v) or not v.strip()) for v in value):
-        parts = [f'"{v}"' for v in value]
+        parts = [_quoted(values.say(v)) for v in value]
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     text = values.say(value)
     if isinstance(value, str) and (_QUOTE_NEEDED.search(text) or text != text.strip() or not text):
-        return f'"{text}"'
+        return _quoted(text)
     return text
 
 
@@ -95,13 +99,14 @@ def sentence(pairs: list[tuple[str, Any]], rng: random.Random) -> str:
     return (text[:1].upper() + text[1:] + ".") if text else ""
 
 
+_Q = r'(?:"[^"\n]*"|“[^”\n]*”)'
 _END = r"(?=;\s|\.\s|\.$|\.?\n|\.?$|\?|!|\s+\()"
 _CLAUSE = r"(?:^|(?<=[;.!?:\n(])\s*|(?<=\s)(?:but|and|so|also|then|oh|ok|sure|right)[,]?\s+|(?<=,)\s+)"
 
 
 def _patterns(name: str) -> list[re.Pattern[str]]:
     n = re.escape(name)
-    value = r'("[^"\n]*"(?:(?:,\s*|\s+and\s+)"[^"\n]*")*|(?:(?!;\s|\.\s)[^\n])+?)'
+    value = rf'({_Q}(?:(?:,\s*|\s+and\s+){_Q})*|(?:(?!;\s|\.\s)[^\n])+?)'
     return [re.compile(p, re.IGNORECASE) for p in (
         rf"{_CLAUSE}the {n} (?:is|are) {value}{_END}",
         rf"{_CLAUSE}(?:\d+[.)]\s*)?{n}: {value}{_END}",
@@ -112,9 +117,11 @@ def _patterns(name: str) -> list[re.Pattern[str]]:
 
 def _unquote(text: str, schema: dict) -> Any:
     text = text.strip()
-    if schema.get("type") == "array" and text.startswith('"'):
-        return [values.read(p, schema.get("items") or {"type": "string"}) for p in re.findall(r'"([^"\n]*)"', text)]
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+    if schema.get("type") == "array" and text[:1] in '"“':
+        items = [a or b for a, b in re.findall(r'"([^"\n]*)"|“([^”\n]*)”', text)]
+        item = schema.get("items") or {"type": "string"}
+        return [p if item.get("type") in (None, "string") else values.read(p, item) for p in items]
+    if len(text) >= 2 and text[0] + text[-1] in ('""', "“”"):
         return text[1:-1] if schema.get("type") in (None, "string") else values.read(text[1:-1], schema)
     return values.read(text, schema)
 

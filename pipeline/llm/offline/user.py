@@ -34,7 +34,7 @@ FILLER = set("another using user users optionally against ones single given curr
              "takes take makes sends send creates raises adds lists moves marks sets reduces compares compare "
              "returns retrieves fetches updates deletes cancels submits approves rejects records registers opens "
              "closes issues issue starts stops assigns logs books checks finds searches shows views runs pulls".split())
-_VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "and", "or", "then", "it", "they", "also"}
+_VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also"}
 
 
 def _last_assistant(history: list[dict]) -> str:
@@ -153,8 +153,20 @@ def _banned(state: dict) -> set[str]:
                          for t in [tool, *distractors]))
 
 
+_ADJECTIVES = set("technical internal external annual current final manual actual general additional individual "
+                  "optional available relevant related remaining existing multiple several various overall".split())
+
+
 def _nounish(word: str) -> bool:
-    return not word.endswith(("ly", "ed", "ize", "ise")) and word not in FILLER
+    return not word.endswith(("ly", "ed", "ize", "ise", "ical", "ous", "ful", "less")) and word not in FILLER \
+        and word not in _ADJECTIVES
+
+
+def _joined(lead: str, rest: str, role: str | None = None) -> str:
+    """`lead` then `rest`, whose first letter follows the lead's punctuation ('Hey, could you...')."""
+    if lead.endswith(", ") and not re.match(r"I\b|I'|[A-Z]{2}", rest) and not (role and rest.startswith(role)):
+        rest = rest[:1].lower() + rest[1:]
+    return lead + rest
 
 
 def noun_phrases(description: str, banned: set[str]) -> list[str]:
@@ -194,6 +206,7 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
     banned = _banned(state)
     bags = [vocab(d) for d in distractors]
     pool = noun_phrases(tool.get("description", ""), banned)
+    pool = [p for p in pool if p not in _BLAND] + [p for p in pool if p in _BLAND]  # bland words last
     extra = [phrasing.label(k, s or {}) for k, s in (tool["parameters"].get("properties") or {}).items()]
     extra += [str(v) for s in (tool["parameters"].get("properties") or {}).values() for v in (s or {}).get("enum") or []
               if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
@@ -281,7 +294,7 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
     if voice.terse:
         frame = rng.choice([f"Need help with {about}.", f"Question about {about}.", f"Quick one: {about}.",
                             f"{about[:1].upper() + about[1:]}. Can you help?", f"Help with {about}, please."])
-        return (finish(voice, greeting(voice, rng) + frame) + " " + closing(voice, rng, state["tool"].get("description", ""))).strip()
+        return (finish(voice, _joined(greeting(voice, rng), frame)) + " " + closing(voice, rng, state["tool"].get("description", ""))).strip()
     who = ""
     if role and rng.random() < 0.7:
         at = f" at {company}" if company and rng.random() < 0.6 else ""
@@ -300,7 +313,7 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
                   f"I've got a question about {about}.", f"There's something I need to sort out with {about}.",
                   f"Can you take care of a thing involving {about}?", f"I'm trying to get {about} sorted.",
                   f"Something came up with {about} and I need your help.", f"I have to deal with {about} today."]
-    parts = [greeting(voice, rng) + who + rng.choice(frames)]
+    parts = [_joined(greeting(voice, rng), who + rng.choice(frames), role)]
     if rng.random() < (0.8 if voice.chatty else 0.35):
         parts.append(rng.choice(_WHY))
     if voice.chatty and rng.random() < 0.6:
@@ -323,7 +336,7 @@ def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -
                       if not voice.formal else ["Certainly. ", "To be precise, ", "Of course. "])
     bodies = [f"it's specifically about {listed}.", f"what I need has to do with {listed}.",
               f"the part that matters is {listed}.", f"I'm after {listed}, that's the key thing.",
-              f"it concerns {listed}.", f"I care about {listed} here.", f"think {listed}."]
+              f"it concerns {listed}.", f"I care about {listed} here.", f"it's mostly {listed} I'm dealing with."]
     body = rng.choice(bodies)
     if not lead or lead.endswith(". "):
         body = body[:1].upper() + body[1:]
