@@ -86,6 +86,8 @@ def _label(key: str, state: dict) -> str:
     kept = [w for w in spoken.split() if shortcuts.stem(w.lower()) not in banned]
     while kept and kept[-1].lower() in ("for", "the", "it", "of", "to"):
         kept.pop()
+    if kept and kept[0].lower() in ("it", "for", "of", "to"):  # 'cost center it comes from' without its noun
+        kept.insert(0, "one")
     return " ".join(kept) if kept else "detail you need"
 
 

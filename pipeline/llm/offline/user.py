@@ -32,8 +32,18 @@ FILLER = set("another using user users optionally against ones single given curr
              "both such like only them their optional way ways etc able kind sort given whose which that exact every "
              "still already yet instead rather fully being been allows allow lets provides provide gives uses used "
              "takes take makes sends send creates raises adds lists moves marks sets reduces compares compare "
-             "returns retrieves fetches updates deletes cancels submits approves rejects records registers opens "
-             "closes issues issue starts stops assigns logs books checks finds searches shows views runs pulls".split())
+             "returns retrieves fetches updates deletes cancels submits approves rejects registers opens "
+             "closes starts stops assigns finds searches pulls before after during first last next same then once "
+             "until since while where when later earlier below above following previous "
+             "not none ever never because beyond back away instead wants asks stands accepts needs says goes comes gets "
+             "has have unknown themselves itself afterwards again reach half".split())
+GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
+                   "housing hiring marketing accounting planning scheduling staffing building listing setting "
+                   "offering spending pending recording streaming".split())
+# verbs that follow 'and' or 'or' in a description ("register a supplier and start its checks")
+BASE_VERBS = set("start stop send add make take give keep move mark notify assign attach link remove register approve "
+                 "reject cancel close submit apply compare calculate generate upload download create update delete "
+                 "return list fetch retrieve get set find search show view check open change".split())
 _VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also"}
 
 
@@ -154,7 +164,8 @@ def _banned(state: dict) -> set[str]:
 
 
 _ADJECTIVES = set("technical internal external annual current final manual actual general additional individual "
-                  "optional available relevant related remaining existing multiple several various overall".split())
+                  "optional available relevant related remaining existing multiple several various overall same "
+                  "full partial own different whole recent prepaid old new due open closed upcoming".split())
 
 
 def _nounish(word: str) -> bool:
@@ -179,9 +190,10 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
         for i, raw in enumerate(words):
             w = raw.lower().strip("'-")
             verbish = i == 0 or words[i - 1].lower() in _VERB_AFTER or (w.endswith("s") and i == 1 and
-                                                                     words[0].lower() in ("it", "this"))
+                                                                     words[0].lower() in ("it", "this")) \
+                or (w in BASE_VERBS and words[i - 1].lower() in ("and", "or"))
             if _ok(w) and not verbish and shortcuts.stem(w) not in banned and not w.endswith("'s") and raw.isascii():
-                run.append(w)
+                run.append(raw.strip("'-") if raw[:1].isupper() and i > 0 else w)  # a proper noun keeps its capital
                 continue
             _close(run, out)
             run = []
@@ -192,6 +204,8 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
 def _close(run: list[str], out: list[str]) -> None:
     while run and not _nounish(run[-1]):
         run = run[:-1]
+    if len(run) == 1 and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
+        return
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run[-3:])
@@ -206,7 +220,7 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
     banned = _banned(state)
     bags = [vocab(d) for d in distractors]
     pool = noun_phrases(tool.get("description", ""), banned)
-    pool = [p for p in pool if p not in _BLAND] + [p for p in pool if p in _BLAND]  # bland words last
+    pool = [p for p in pool if p.lower() not in _BLAND] + [p for p in pool if p.lower() in _BLAND]  # bland words last
     extra = [phrasing.label(k, s or {}) for k, s in (tool["parameters"].get("properties") or {}).items()]
     extra += [str(v) for s in (tool["parameters"].get("properties") or {}).values() for v in (s or {}).get("enum") or []
               if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
@@ -248,13 +262,18 @@ def _topic(state: dict) -> str | None:
     for phrase in noun_phrases(tool.get("description", ""), _banned(state)):
         said = text.stems(phrase)
         shared = sum(all(_matches(s, bag) for s in said) for bag in bags)
-        if shared and (len(said) > 1 or phrase not in _BLAND):
-            scored.append((-shared, len(phrase), phrase))
+        if shared and (len(said) > 1 or phrase.lower() not in _BLAND):
+            scored.append((-shared - (len(said) > 1), len(phrase), phrase))
     return sorted(scored)[0][2] if scored else None
 
 
 _BLAND = set("number numbers count open method methods type types status value values amount name names list "
-             "code codes date dates period periods time times result results field fields entry entries".split())
+             "code codes date dates period periods time times result results field fields entry entries "
+             "parameter parameters information details request requests response object objects resource "
+             "resources endpoint endpoints item items".split())
+# nouns that take no 'a': "some information", never "an information"
+UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
+               "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")
 
 
 def _listing(phrases: list[str]) -> str:
@@ -287,7 +306,8 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
     if role and any(shortcuts.stem(w) in _banned(state) for w in shortcuts.split_words(role)):
         role = None
     company = (persona.get("attributes") or {}).get("company")
-    about = (f"{rng.choice(['the', 'our', 'some'] if phrasing.plural(topic) else ['the', 'our', 'a'])} {topic}"
+    countable = topic is not None and not topic.lower().endswith(UNCOUNTABLE)
+    about = (f"{rng.choice(['the', 'our', 'some'] if phrasing.plural(topic) or not countable else ['the', 'our', 'a'])} {topic}"
              if topic else rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"]))
     if about.startswith("a "):
         about = f"{phrasing.article(about[2:])} {about[2:]}"
@@ -300,7 +320,7 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
         at = f" at {company}" if company and rng.random() < 0.6 else ""
         who = rng.choice([f"I'm {phrasing.article(role)} {role}{at}. ", f"{role} here{at}. ",
                           f"I work as {phrasing.article(role)} {role}{at}. "])
-    elif rng.random() < 0.5:
+    elif rng.random() < 0.5 and area != "day-to-day":
         who = rng.choice([f"I look after {area} work here. ", f"I'm on the {area} side. "])
     if voice.formal:
         frames = [f"I would like to ask for your assistance with {about}.", f"May I ask for help regarding {about}?",
