@@ -101,7 +101,7 @@ def sentence(pairs: list[tuple[str, Any]], rng: random.Random) -> str:
 
 _Q = r'(?:"[^"\n]*"|“[^”\n]*”)'
 _END = r"(?=;\s|\.\s|\.$|\.?\n|\.?$|\?|!|\s+\()"
-_CLAUSE = r"(?:^|(?<=[;.!?:\n(])\s*|(?<=\s)(?:but|and|so|also|then|oh|ok|sure|right)[,]?\s+|(?<=,)\s+)"
+_CLAUSE = r"(?:^|(?<=[;.!?:\n(])\s*|(?<=\s)(?:but|and|so|also|then|oh|ok|sure|right|said|told|say|think|guess|believe)[,]?\s+|(?<=,)\s+)"
 
 
 def _patterns(name: str) -> list[re.Pattern[str]]:

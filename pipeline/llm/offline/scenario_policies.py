@@ -161,7 +161,7 @@ def user_text(state: dict) -> str:
     history = state["history"]
     rng = _rng(state, "user", len(history))
     if ctx.get("write") == "original":
-        return proxy._safe(state, _request(state, rng, sorted(gold)))
+        return proxy.composed(state, lambda r: _request(state, r, sorted(gold)), len(history), "request")
     if ctx.get("write") == "faulted":
         return proxy._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
     if kind.plain:
@@ -170,7 +170,7 @@ def user_text(state: dict) -> str:
         return proxy.user_text(state)
     if not history and (opening := kind.opening(gold, info)) is not None:
         keys, said_instead = opening
-        return proxy._safe(state, _request(state, rng, keys, said_instead or None))
+        return proxy.composed(state, lambda r: _request(state, r, keys, said_instead or None), len(history), "request")
     return _answer(state, rng)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ... import shortcuts, text
@@ -35,7 +36,7 @@ FILLER = set("another using user users optionally against ones single given curr
              "returns retrieves fetches updates deletes cancels submits approves rejects registers opens "
              "closes starts stops assigns finds searches pulls before after during first last next same then once "
              "until since while where when later earlier below above following previous "
-             "not none ever never because beyond back away instead wants asks stands accepts needs says goes comes gets "
+             "not none ever never found whom because beyond back away instead wants asks stands accepts needs says goes comes gets "
              "has have unknown themselves itself afterwards again reach half".split())
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
@@ -85,15 +86,17 @@ def user_text(state: dict) -> str:
     voice = Voice.of(state["persona"])
     rng = _rng(state, tool["name"], "user", len(history))
     if not history:
-        return _safe(state, opening(state, rng, voice))
+        return composed(state, lambda r: opening(state, r, voice), len(history))
     if state["phase"] == "tool_selection":
         answers = sum(m["role"] == "user" for m in history) - 1
         if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
             return _safe(state, _vague(rng, voice))  # a real user often misses the deciding detail at first
-        said = detail(state, rng, voice, vague=answers == 0 and rng.random() < VAGUE_DETAIL)
+        vague = answers == 0 and rng.random() < VAGUE_DETAIL
+        said = composed(state, lambda r: detail(state, r, voice, vague=vague), len(history), "detail")
         if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
-            said += " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
-        return _safe(state, said)
+            early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
+            said = early if _safe(state, early) == early else said
+        return said
     return _values_answer(state, rng, voice)
 
 
@@ -165,7 +168,7 @@ def _banned(state: dict) -> set[str]:
 
 _ADJECTIVES = set("technical internal external annual current final manual actual general additional individual "
                   "optional available relevant related remaining existing multiple several various overall same "
-                  "full partial own different whole recent prepaid old new due open closed upcoming".split())
+                  "full partial own different whole corporate recent prepaid old new due open closed upcoming".split())
 
 
 def _nounish(word: str) -> bool:
@@ -204,8 +207,8 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
 def _close(run: list[str], out: list[str]) -> None:
     while run and not _nounish(run[-1]):
         run = run[:-1]
-    if len(run) == 1 and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
-        return
+    while run and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
+        run = run[1:]  # 'choosing', 'refunding': a verb, not a thing
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run[-3:])
@@ -224,7 +227,15 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
     extra = [phrasing.label(k, s or {}) for k, s in (tool["parameters"].get("properties") or {}).items()]
     extra += [str(v) for s in (tool["parameters"].get("properties") or {}).values() for v in (s or {}).get("enum") or []
               if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
-    extra = [p for p in extra if params and not any(shortcuts.stem(w) in banned for w in shortcuts.split_words(p))]
+    keys = list(tool["parameters"].get("properties") or {})
+    extra = [p for p in extra if params and not any(shortcuts.stem(w) in banned for w in shortcuts.split_words(p))
+             and not shortcuts.key_hits(p, keys)]
+    takes = set(text.stems(" ".join([*keys, *(str((s or {}).get("description") or "")
+                                            for s in (tool["parameters"].get("properties") or {}).values())])))
+
+    def does(phrase: str) -> int:  # words of what the tool does, not of what it takes
+        return sum(s not in takes for s in text.stems(phrase))
+
 
     def covers(phrase: str) -> set[int]:
         said = text.stems(phrase)
@@ -235,7 +246,7 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
         return shared[:1] or pool[-1:]
     left, chosen = set(range(len(bags))), []
     for source in (pool, extra):
-        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), -len(covers(p)), rng.random()))
+        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), -does(p), -len(covers(p)), rng.random()))
         for phrase in ranked:
             if not left and len(chosen) >= 1:
                 break
@@ -246,7 +257,7 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
             if len(chosen) >= 4:
                 break
     # topped up to three phrases of the description, most distinctive first: the need in its own words
-    for phrase in sorted(pool, key=lambda p: (-len(covers(p)), -len(p.split()), rng.random())):
+    for phrase in sorted(pool, key=lambda p: (-does(p), -len(covers(p)), -len(p.split()), rng.random())):
         if len(chosen) >= 3:
             break
         if phrase not in chosen and covers(phrase):
@@ -365,6 +376,18 @@ def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -
         said += " Does that help narrow it down?"
     end = closing(voice, rng, state["tool"].get("description", "")) if rng.random() < 0.3 else ""
     return f"{said} {end}".strip()
+
+
+def composed(state: dict, make: Callable[[random.Random], str], *parts: Any) -> str:
+    """The first of a few draws of `make` that gives nothing away (a greeting's 'good' may be a
+    tool name's word); the plain fallback line when none does."""
+    said = ""
+    for attempt in range(6):
+        said = make(_rng(state, state["tool"]["name"], "user", *parts, attempt) if attempt else
+                    _rng(state, state["tool"]["name"], "user", *parts))
+        if _safe(state, said) == said:
+            return said
+    return _safe(state, said)
 
 
 def _safe(state: dict, said: str) -> str:
