@@ -136,7 +136,8 @@ def _clear_detail(state: dict) -> str:
     picked = proxy.separators(state, _rng(state, "detail"), params=False)[:3]
     if not picked:
         return "It's the usual one we use."
-    return "What matters is " + proxy._listing(picked) + "."
+    act = proxy._action(state)
+    return "What matters is " + proxy._listing(picked) + "." + (f" I have to {act} it." if act else "")
 
 
 def _garble(text: str, rng: random.Random) -> str:

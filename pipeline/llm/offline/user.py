@@ -20,7 +20,7 @@ from typing import Any
 from ... import shortcuts, text
 from ...said import user_said
 from . import phrasing
-from .policies import STOP, _rng
+from .policies import STOP, _rng, imperative
 from .voice import Voice, closing, emoji, finish, greeting
 
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
@@ -366,6 +366,7 @@ def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -
     lead = rng.choice(["", "Good question. ", "Sure. ", "Right, so ", "Let me be clearer: ", "Ah, sorry. "]
                       if not voice.formal else ["Certainly. ", "To be precise, ", "Of course. "])
     bodies = [f"it's specifically about {listed}.", f"what I need has to do with {listed}.",
+              *([f"I have to {act} {listed}.", f"I need to {act} {listed}, basically."] if (act := _action(state)) else []),
               f"the part that matters is {listed}.", f"I'm after {listed}, that's the key thing.",
               f"it concerns {listed}.", f"I care about {listed} here.", f"it's mostly {listed} I'm dealing with."]
     body = rng.choice(bodies)
@@ -388,6 +389,15 @@ def composed(state: dict, make: Callable[[random.Random], str], *parts: Any) -> 
         if _safe(state, said) == said:
             return said
     return _safe(state, said)
+
+
+def _action(state: dict) -> str | None:
+    """The verb the seed's description opens with ('Compares ...' -> 'compare'), unless a name says it."""
+    first = (re.findall(r"[A-Za-z]+", state["tool"].get("description", ""))[:1] or [""])[0]
+    verb = imperative(first).strip()
+    if len(verb) < 4 or verb in shortcuts.GENERIC or shortcuts.stem(verb) in _banned(state) or verb in STOP:
+        return None
+    return verb
 
 
 def _safe(state: dict, said: str) -> str:
