@@ -366,9 +366,12 @@ def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -
     lead = rng.choice(["", "Good question. ", "Sure. ", "Right, so ", "Let me be clearer: ", "Ah, sorry. "]
                       if not voice.formal else ["Certainly. ", "To be precise, ", "Of course. "])
     bodies = [f"it's specifically about {listed}.", f"what I need has to do with {listed}.",
-              *([f"I have to {act} {listed}.", f"I need to {act} {listed}, basically."] if (act := _action(state)) else []),
               f"the part that matters is {listed}.", f"I'm after {listed}, that's the key thing.",
               f"it concerns {listed}.", f"I care about {listed} here.", f"it's mostly {listed} I'm dealing with."]
+    act = _action(state)
+    if act and rng.random() < 0.6:  # what it does, then what it is about: the need in the seed's own sense
+        bodies = [f"I have to {act} {listed}.", f"I need to {act} {listed}, basically.",
+                  f"the job is to {act} {listed}.", f"I'm trying to {act} {listed}."]
     body = rng.choice(bodies)
     if not lead or lead.endswith(". "):
         body = body[:1].upper() + body[1:]
