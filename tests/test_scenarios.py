@@ -178,7 +178,11 @@ def test_decision_style_changes_how_the_offline_user_answers():
         ctx = {"name": "disambiguation", "info": {"decision_style": style}}
         answers[style] = scenario_policies.user_text({**state, "scenario": ctx})
     assert len(set(answers.values())) == 3
-    assert answers["avoidant"].count(" is ") < answers["spontaneous"].count(" is ")  # one value at a time
+    from utcgen.pipeline.llm.offline.phrasing import read_values
+
+    given = {style: read_values(text, tool.model_dump(), keys=list(state["gold_arguments"]))
+             for style, text in answers.items()}
+    assert len(given["avoidant"]) == 1 < len(given["spontaneous"])  # one value at a time
 
 
 def test_the_default_config_makes_disambiguation_only_and_keeps_its_fingerprint():

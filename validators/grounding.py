@@ -2,7 +2,8 @@
 
 A dialogue can end on the right tool by luck: the assistant guessed among near-duplicates and
 the guess happened to be the seed tool. Such data teaches guessing. This rule (defined once in
-`pipeline/grounding.py`) asks whether, before the first tool call, the user said something that
+`pipeline/grounding.py`) asks whether, before argument filling begins (values given
+afterwards do not choose the tool), the user said something that
 fits the called tool and not each other candidate. Dialogues without a call, or with a single
 candidate, pass. Rule code: ungrounded.
 """
@@ -30,13 +31,13 @@ def check_grounding(d: Dialogue) -> Verdict:
     chosen = next((t for t in tools if call is not None and t.name == call.name), None)
     if call is None or chosen is None or len(tools) < 2:
         return verdict(NAME, [], "nothing to separate: no call to an offered tool, or a single candidate")
-    said = grounding.said_stems(d.messages)
+    said = grounding.said_stems(d.messages, until="argument_filling")  # values given while filling do not choose the tool
     others = [t for t in tools if t.name != chosen.name]
     missing = grounding.unseparated(said, chosen, others)
     problems = []
     if missing:
         listed = ", ".join(f"'{n}'" for n in missing)
         problems.append(Problem("ungrounded", f"the user never said what sets '{chosen.name}' apart from {listed} "
-                                              "before the call"))
+                                              "before the choice"))
     return verdict(NAME, problems, f"the user's words set '{chosen.name}' apart from every other candidate",
                    chosen=chosen.name, unseparated=missing)

@@ -8,12 +8,10 @@ with a real model. In phase 2 it asks for missing values and calls.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ...said import user_said
-from . import gold_values as values
-from . import selection
+from . import phrasing, selection
 from .policies import _reply
 
 COMMIT_MARGIN = 0.5        # weighted-overlap lead the evaluation's model under test needs before it commits
@@ -22,15 +20,7 @@ _scores = selection.scores  # the weighted word overlap, shared with the evaluat
 
 def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
     """The required values the user has stated, in the phrasing the offline user uses."""
-    props = tool["parameters"].get("properties") or {}
-    said = user_said(history)
-    found: dict[str, Any] = {}
-    for key in tool["parameters"].get("required") or []:
-        pattern = rf"the {re.escape(values.label(key))} is (.+?)(?=;\s|\.\s|\.$|\n|$)"
-        matches = re.findall(pattern, said, flags=re.IGNORECASE)
-        if matches:
-            found[key] = values.read(matches[-1], props.get(key, {}))
-    return found
+    return phrasing.read_values(user_said(history, sep="\n"), tool)
 
 
 def assistant(state: dict, messages: list[dict]) -> str:
@@ -64,10 +54,11 @@ def _fill(tool: dict, history: list[dict]) -> str:
                    "Calling it now.")
         return _reply(thought, "", [{"name": tool["name"], "arguments": known}])
     ask = missing[:3]
-    spoken = [values.label(k) for k in ask]
+    props = tool["parameters"].get("properties") or {}
+    spoken = [phrasing.label(k, props.get(k)) for k in ask]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
     asked = sum(m["role"] == "assistant" for m in history)
-    forms = ["Could you give me the {}?", "Thanks. What is the {}?", "Got it. Could you also give me the {}?",
-             "Nearly there: could you tell me the {}?", "And finally, what is the {}?"]
+    forms = ["Could you give me the {}?", "Thanks. Could you tell me the {}?", "Got it. Could you also give me the {}?",
+             "Nearly there: could you tell me the {}?", "And finally, I need the {}."]
     thought = f"{tool['name']} needs {', '.join(required)}. Still missing: {', '.join(missing)}."
     return _reply(thought, forms[asked % len(forms)].format(listed))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 
-from . import gold_values as values
+from . import phrasing
 from .assistant import COMMIT_MARGIN, _scores, extract
 from .policies import _reply, tokens, wish
 
@@ -68,7 +68,8 @@ def under_test(state: dict, messages: list[dict]) -> str:
     if not missing:
         return _reply(f"{settled} Every required value is known; calling it.", "",
                       [{"name": tool["name"], "arguments": known}])
-    spoken = [values.label(k) for k in missing[:3]]
+    props = tool["parameters"].get("properties") or {}
+    spoken = [phrasing.label(k, props.get(k)) for k in missing[:3]]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
     return _reply(f"{settled} Still missing: {', '.join(missing)}.", f"Could you give me the {listed}?")
 

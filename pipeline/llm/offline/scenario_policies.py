@@ -21,16 +21,19 @@ from typing import Any
 
 from ... import domains, scenarios, shortcuts
 from . import gold_values as values
+from . import phrasing, selection
 from . import policies as base
-from . import selection
 from . import user as proxy
+from .voice import Voice, closing, finish, greeting
 
 STYLE_LEADS = {
-    "rational": ["I checked my notes: ", "To be precise: "],
-    "intuitive": ["Off the top of my head: ", "Roughly speaking, "],
-    "dependent": ["I'd trust your judgement here, but ", "If that helps you decide: "],
-    "avoidant": ["Fine, if I have to: ", "I'd rather not deal with this now, but "],
-    "spontaneous": ["Oh, right away: ", "Quick, here: "],
+    "rational": ["I checked my notes: ", "To be precise: ", "According to my records, ", "I looked it up: "],
+    "intuitive": ["Off the top of my head: ", "Roughly speaking, ", "If I remember right, ", "I'd say "],
+    "dependent": ["I'd trust your judgement here, but ", "If that helps you decide: ", "My manager said ",
+                  "I was told "],
+    "avoidant": ["Fine, if I have to: ", "I'd rather not deal with this now, but ", "If you must know, ",
+                 "Okay, okay: "],
+    "spontaneous": ["Oh, right away: ", "Quick, here: ", "Easy: ", "Here, "],
 }
 PREMISE = "Could you just do it the same way as last time? You should still have the details from my earlier request."
 
@@ -75,18 +78,21 @@ def _label(key: str, state: dict) -> str:
     """How a parameter is called in these scenarios: the disambiguation user's words for it without any
     word of a candidate's name (a specific opening states values while the tool is being chosen, so a
     label such as 'reversal date' would give 'reverse_journal_entry' away)."""
+    spoken = phrasing.label(key, (state["tool"]["parameters"].get("properties") or {}).get(key) or {})
     if _plain(state):
-        return values.label(key)  # its assistant reads values under these names (`policies.extract`)
+        return spoken  # its assistant reads values under these names (`assistant.extract`)
     banned = proxy._banned(_names_of(state))
-    kept = [w for w in values.label(key).split() if shortcuts.stem(w.lower()) not in banned]
+    kept = [w for w in spoken.split() if shortcuts.stem(w.lower()) not in banned]
     while kept and kept[-1].lower() in ("for", "the", "it", "of", "to"):
         kept.pop()
+    if kept and kept[0].lower() in ("it", "for", "of", "to"):  # 'cost center it comes from' without its noun
+        kept.insert(0, "one")
     return " ".join(kept) if kept else "detail you need"
 
 
 def _phrase(state: dict, pairs: list[tuple[str, Any]]) -> str:
-    text = base.VALUE_SEP.join(f"the {label(k, state)} is {values.say(v)}" for k, v in pairs)
-    return text[:1].upper() + text[1:] + "." if text else ""
+    rng = _rng(state, "phrase", len(state.get("history") or []), *(k for k, _ in pairs))
+    return phrasing.sentence([(label(k, state), v) for k, v in pairs], rng)
 
 
 def _mentions(text: str, key: str, state: dict) -> bool:
@@ -97,17 +103,9 @@ def _mentions(text: str, key: str, state: dict) -> bool:
 def extract(state: dict, history: list[dict]) -> dict[str, Any]:
     """The required values the user stated, under either name of each parameter (the last statement wins)."""
     tool = state["tool"]
-    props = tool["parameters"].get("properties") or {}
     said = "\n".join(m["content"] for m in history if m["role"] == "user")
-    found: dict[str, Any] = {}
-    for key in tool["parameters"].get("required") or []:
-        spans = []
-        for name in {label(key, state), values.label(key)}:
-            pattern = rf"the {re.escape(name)} is (.+?)(?=;\s|\.\s|\.$|\n|$)"
-            spans += [(m.start(), m.group(1)) for m in re.finditer(pattern, said, flags=re.IGNORECASE)]
-        if spans:
-            found[key] = values.read(max(spans)[1], props.get(key, {}))
-    return found
+    keys = tool["parameters"].get("required") or []
+    return phrasing.read_values(said, tool, names={k: [label(k, state)] for k in keys})
 
 
 def _values(state: dict, keys: list[str], override: dict[str, Any] | None = None) -> str:
@@ -118,31 +116,27 @@ def _values(state: dict, keys: list[str], override: dict[str, Any] | None = None
 def _request(state: dict, rng: random.Random, keys: list[str], override: dict[str, Any] | None = None,
              detail: bool = True) -> str:
     """A specific opening: the area, the distinguishing detail, then the given values."""
-    persona = state["persona"]
+    voice = Voice.of(state["persona"])
     topic = proxy._topic(state)
-    area = (state["tool"].get("line_of_business") or persona.get("line_of_business") or "work").replace("_", " ")
-    if any(shortcuts.stem(w) in proxy._banned(state) for w in shortcuts.split_words(area)):
-        area = "day-to-day"  # the area's name would give the tool away
-    about = " and ".join(topic) if topic else f"my {area} duties"
-    parts = [rng.choice(["Hi. ", "Hello! ", ""]) + f"I need something done about {about}."]
+    about = f"the {topic}" if topic else f"my {proxy._area(state)} duties"  # the area's name never gives the tool away
+    parts = [finish(voice, greeting(voice, rng)) + f"I need something done about {about}."]
     if detail:
         parts.append(_clear_detail(state))
     if keys:
         parts.append(_values(state, keys, override))
+    if end := closing(voice, rng, state["tool"].get("description", "")):
+        parts.append(end)
     return " ".join(parts)
 
 
 def _clear_detail(state: dict) -> str:
     """The detail that singles the seed out, without the occasional vague draw of the disambiguation user."""
-    banned = proxy._banned(state)
-    distractors = state.get("distractors") or []
-    others = set().union(*(proxy._stems_of(d) for d in distractors)) if distractors else set()
-    runs = proxy._chunks(state["tool"].get("description", ""), banned)
-    distinct = sorted(runs, key=lambda r: -sum(shortcuts.stem(w) not in others for w in r))
-    picked = [" ".join(r) for r in distinct[:3]]  # three runs: the need must be clear from this alone
+    # phrases of the description only: the assistant checks them against what the candidates do
+    picked = proxy.separators(state, _rng(state, "detail"), params=False)[:3]
     if not picked:
         return "It's the usual one we use."
-    return "What matters is the " + " and the ".join(picked) + "."
+    act = proxy._action(state)
+    return "What matters is " + proxy._listing(picked) + "." + (f" I have to {act} it." if act else "")
 
 
 def _garble(text: str, rng: random.Random) -> str:
@@ -167,7 +161,7 @@ def user_text(state: dict) -> str:
     history = state["history"]
     rng = _rng(state, "user", len(history))
     if ctx.get("write") == "original":
-        return proxy._safe(state, _request(state, rng, sorted(gold)))
+        return proxy.composed(state, lambda r: _request(state, r, sorted(gold)), len(history), "request")
     if ctx.get("write") == "faulted":
         return proxy._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
     if kind.plain:
@@ -176,7 +170,7 @@ def user_text(state: dict) -> str:
         return proxy.user_text(state)
     if not history and (opening := kind.opening(gold, info)) is not None:
         keys, said_instead = opening
-        return proxy._safe(state, _request(state, rng, keys, said_instead or None))
+        return proxy.composed(state, lambda r: _request(state, r, keys, said_instead or None), len(history), "request")
     return _answer(state, rng)
 
 
@@ -190,7 +184,8 @@ def _faulted(state: dict, original: str, fault: dict, rng: random.Random) -> str
     if kind == "parameter":
         arg, decoy = fault["arg"], fault["decoy"]
         text = _request(state, rng, [k for k in sorted(gold) if k != arg])
-        return (f"{text} The {label(arg, state)} is either {values.say(gold[arg])} or {values.say(decoy)}, "
+        name = label(arg, state)
+        return (f"{text} The {name} {phrasing.verb(name)} either {values.say(gold[arg])} or {values.say(decoy)}, "
                 "I can't remember which.")
     # the request is garbled, the values are not: they stay as said (the fault is in how it is put)
     request = _garble(_request(state, _rng(state, "opening"), []), rng)
@@ -212,7 +207,9 @@ def _answer(state: dict, rng: random.Random) -> str:
         return _styled(state, "Sorry, my mistake. " + _values(state, [bad["arg"]]), rng)
     fault = info.get("fault") or {}
     if fault.get("kind") == "parameter" and _mentions(asked, fault["arg"], state):
-        return _styled(state, "It's the first one. " + _values(state, [fault["arg"]]), rng)
+        name, value = label(fault["arg"], state), (state.get("gold_arguments") or {})[fault["arg"]]
+        said = phrasing.state(name, value, rng, form="is")
+        return _styled(state, f"It's the first one. {said[:1].upper() + said[1:]}.", rng)
     return _style_values(state, rng)
 
 
@@ -221,9 +218,10 @@ def _style_values(state: dict, rng: random.Random) -> str:
     spontaneous one everything still unsaid, a dependent one asking for reassurance."""
     gold, history = state.get("gold_arguments") or {}, state["history"]
     asked = proxy._last_assistant(history).lower()
-    said = " ".join(m["content"] for m in history if m["role"] == "user").lower()
-    remaining = [k for k in gold if f"the {label(k, state).lower()} is" not in said
-                 and f"the {values.label(k).lower()} is" not in said]
+    said = "\n".join(m["content"] for m in history if m["role"] == "user")
+    tool = state["tool"]
+    known = phrasing.read_values(said, tool, names={k: [label(k, state)] for k in gold}, keys=list(gold))
+    remaining = [k for k in gold if k not in known]
     wanted = [k for k in remaining if _mentions(asked, k, state) or k.lower() in asked]
     if not remaining:
         return "That's everything I have. Please go ahead."
@@ -243,9 +241,10 @@ def _style_values(state: dict, rng: random.Random) -> str:
 def _styled(state: dict, text: str, rng: random.Random) -> str:
     """`text` led in by the user's decision style, on argument-filling answers only."""
     style = _style(state)
-    if not style or state["phase"] != "argument_filling" or not text.startswith(("The ", "Sorry", "It's")):
+    if not style or state["phase"] != "argument_filling" or not text:
         return text
-    return rng.choice(STYLE_LEADS[style]) + text[:1].lower() + text[1:]
+    lowered = text[:1].lower() + text[1:] if text[1:2].islower() else text
+    return rng.choice(STYLE_LEADS[style]) + lowered
 
 
 # ---- assistant ------------------------------------------------------------------------------------
@@ -343,7 +342,8 @@ def _fill(state: dict, history: list[dict]) -> str:
     said = "\n".join(m["content"] for m in history if m["role"] == "user").lower()
     for key in required:  # two values given for one detail: which is right?
         name = label(key, state)
-        if f"the {name.lower()} is either" in said and said.count(f"the {name.lower()} is ") < 2:
+        said_as = f"the {name.lower()} {phrasing.verb(name)} "
+        if said_as + "either" in said and said.count(said_as) < 2:
             thought = f"The user gave two values for {key}; I must know which before calling."
             return base._reply(thought, f"You mentioned two values for the {name}. Which one is right?")
     for key in required:

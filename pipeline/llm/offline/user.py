@@ -1,8 +1,12 @@
-"""The offline user proxy: a vague opening that fits several candidates, a distinguishing
-detail when asked, then the gold values a few at a time, in the persona's words.
+"""The offline user proxy: a vague opening that fits several candidates, then, when asked, the
+details that set the seed tool apart from each of them, then the gold values, in the persona's voice.
 
-It never says a word of any candidate's name nor a run of a description (the validators
-reject both): details are drawn from words of the seed's description its distractors lack.
+Turns are composed from parts (greeting, who is asking, the request, why, a closing) chosen by
+the persona's style (`voice`) and the tool's domain, so openings vary as people's do. Details are
+short noun phrases of the seed's description (or its parameters' labels) that each other
+candidate lacks, so the grounded-selection rule holds once they are said
+(/docs: a word the user said fits the chosen tool and not the other). Values are stated by
+`phrasing`. It never says a word of any candidate's name nor a run of a description.
 """
 
 from __future__ import annotations
@@ -10,32 +14,27 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
-from ... import shortcuts
+from ... import grounding, shortcuts, text
 from ...said import user_said
-from . import gold_values as values
-from .policies import STOP, VALUE_SEP, _rng
+from . import phrasing
+from .nounphrases import BLAND as _BLAND
+from .nounphrases import UNCOUNTABLE, noun_phrases
+from .policies import STOP, _rng, imperative
+from .voice import Voice, closing, emoji, finish, greeting
 
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
-VAGUE_DETAIL = 0.1        # share of distinguishing answers that use words the distractors share
+VAGUE_DETAIL = 0.1        # share of distinguishing answers that use only words the distractors share
+EARLY_VALUE = 0.3         # share of distinguishing answers that also give one value
+
 
 def _last_assistant(history: list[dict]) -> str:
     for m in reversed(history):
         if m["role"] == "assistant":
             return m.get("content", "")
     return ""
-
-
-def _revealed(history: list[dict], gold: dict) -> set[str]:
-    said = user_said(history, sep=" ").lower()
-    return {k for k in gold if f"the {values.label(k).lower()} is" in said}
-
-
-def _phrase(pairs: list[tuple[str, Any]]) -> str:
-    parts = [f"the {values.label(k)} is {values.say(v)}" for k, v in pairs]
-    text = VALUE_SEP.join(parts)
-    return text[:1].upper() + text[1:] + "."
 
 
 def user(state: dict, messages: list[dict]) -> str:
@@ -47,86 +46,87 @@ def user(state: dict, messages: list[dict]) -> str:
     return json.dumps({"message": user_text(state)}, ensure_ascii=False)
 
 
+def labels(tool: dict) -> dict[str, str]:
+    """Each parameter's spoken label (`phrasing.label`)."""
+    props = tool["parameters"].get("properties") or {}
+    return {k: phrasing.label(k, s or {}) for k, s in props.items()}
+
+
+def revealed(history: list[dict], tool: dict, gold: dict) -> set[str]:
+    """Gold keys the user has already stated (as the assistant reads them)."""
+    return set(phrasing.read_values(user_said(history, sep="\n"), tool, keys=list(gold)))
+
+
+def values_sentence(tool: dict, gold: dict, keys: list[str], rng: random.Random) -> str:
+    names = labels(tool)
+    return phrasing.sentence([(names.get(k, k), gold[k]) for k in keys], rng)
+
+
 def user_text(state: dict) -> str:
     history, tool = state["history"], state["tool"]
-    persona, gold = state["persona"], state.get("gold_arguments") or {}
-    style = (persona.get("style") or "").lower()
-    terse = any(w in style for w in ("terse", "short", "impatient", "brief", "blunt"))
+    gold = state.get("gold_arguments") or {}
+    voice = Voice.of(state["persona"])
     rng = _rng(state, tool["name"], "user", len(history))
     if not history:
-        return _safe(state, _opening(state, rng, terse))
+        return composed(state, lambda r: opening(state, r, voice), len(history))
     if state["phase"] == "tool_selection":
         answers = sum(m["role"] == "user" for m in history) - 1
         if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
-            # a real user often answers the first question without the detail that decides it
-            area = (tool.get("line_of_business") or "day-to-day").replace("_", " ")
-            if any(shortcuts.stem(w) in _banned(state) for w in shortcuts.split_words(area)):
-                area = "day-to-day"
-            return _safe(state, rng.choice(["Hard to say, it's a routine thing for us.",
-                               "Not sure what it's called. It's part of my usual work.",
-                               "Whatever fits best, honestly. It's the usual process."]))
-        text = _detail(state, rng, terse)
-        if gold and rng.random() < 0.3:  # sometimes a value comes early, as real users do
-            key = rng.choice(sorted(gold))
-            text += " " + _phrase([(key, gold[key])])
-        return _safe(state, text)
-    remaining = [k for k in gold if k not in _revealed(history, gold)]
+            return _safe(state, _vague(rng, voice))  # a real user often misses the deciding detail at first
+        vague = answers == 0 and rng.random() < VAGUE_DETAIL
+        said = composed(state, lambda r: detail(state, r, voice, vague=vague), len(history), "detail")
+        if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
+            early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
+            said = early if _safe(state, early) == early else said
+        return said
+    return _values_answer(state, rng, voice)
+
+
+def _values_answer(state: dict, rng: random.Random, voice: Voice) -> str:
+    history, tool, gold = state["history"], state["tool"], state.get("gold_arguments") or {}
+    remaining = [k for k in gold if k not in revealed(history, tool, gold)]
     if not remaining:
-        return "That's everything I have. Please go ahead." if not terse else "That's all. Go ahead."
+        done = (["That's all. Go ahead."] if voice.terse else
+                ["That's everything I have. Please go ahead.", "I think that's all you need, go ahead.",
+                 "Nothing else from my side, please go ahead.", "That should be it. Go for it."])
+        return finish(voice, rng.choice(done))
     asked = _last_assistant(history).lower()
-    wanted = [k for k in remaining if values.label(k).lower() in asked or k.lower() in asked]
+    names = labels(tool)
+    wanted = [k for k in remaining if names[k].lower() in asked or k.lower() in asked]
     chosen = wanted[:3] if wanted else remaining[: rng.choice([1, 2])]
-    text = _phrase([(k, gold[k]) for k in chosen])
-    return text if terse else rng.choice(["", "Sure. ", "Of course. ", "Here you go: "]) + text
+    body = values_sentence(tool, gold, chosen, rng)
+    if voice.terse:
+        return body
+    lead = rng.choice(_LEADS["formal" if voice.formal else "anxious" if voice.anxious else
+                             "upbeat" if voice.upbeat else "plain"])
+    tail = rng.choice(["Does that look right?", "Let me know if that's wrong.", ""]) if voice.anxious else ""
+    if voice.emoji and rng.random() < 0.5:
+        tail = (tail + " " + emoji(tool.get("description", ""), rng)).strip()
+    return (finish(voice, lead) + body + (" " + tail if tail else "")).strip()
 
 
-# words that carry no meaning a user would lead with
-FILLER = set("another using user users optionally against ones single given current specific specifically whether "
-             "within return returns returned calling caller callers also based including without between across either "
-             "both such like only them their optional way ways etc able kind sort given whose which that exact every "
-             "still already yet".split())
+_LEADS = {"plain": ["", "", "Sure. ", "Of course. ", "Here you go: ", "OK. ", "Right, "],
+          "formal": ["Certainly. ", "Of course. ", "Please note: "],
+          "anxious": ["Let me check my notes. ", "I think this is right. ", "Okay, one moment. "],
+          "upbeat": ["Sure thing! ", "Absolutely! ", "Of course! "]}
 
 
-def _ok(word: str) -> bool:
-    return len(word) > 3 and word not in STOP and word not in shortcuts.GENERIC \
-        and word not in FILLER
+def _vague(rng: random.Random, voice: Voice) -> str:
+    if voice.terse:
+        return rng.choice(["Not sure. The usual one.", "Whatever fits.", "Don't know the name."])
+    said = rng.choice(["Hard to say, it's a routine thing for us.", "Not sure what it's called. It's part of my usual work.",
+                       "Whatever fits best, honestly. It's the usual process.", "Good question, I've never had to name it.",
+                       "Hmm, I'm not sure how it's labelled on your side.", "I don't know the technical term, sorry."])
+    return finish(voice, said)
 
 
-def _safe(state: dict, text: str) -> str:
-    """`text`, unless it would give the seed tool away by a word of its name: then a plainer line."""
-    others = [d["name"] for d in state.get("distractors") or []]
-    if shortcuts.name_hits(text, state["tool"]["name"], others):
-        return "Honestly, I'm not sure how to describe it. Could you walk me through the choices?"
-    return text
+# ---- words that set the seed apart (the grounded-selection rule, `pipeline.grounding`) -----------
+
+vocab = grounding.vocab
 
 
-def _content_words(text: str) -> list[str]:
-    """Words of a description worth saying: no stop words, no very short words, in order, once."""
-    out = []
-    for w in re.findall(r"[a-z][a-z'-]+", text.lower()):
-        w = w.strip("'-")
-        if _ok(w) and w not in out:
-            out.append(w)
-    return out
-
-
-def _chunks(text: str, banned: set[str]) -> list[list[str]]:
-    """Runs of consecutive content words of a description, cut at stop words, punctuation and
-    banned words, at most 3 words each: short phrases such as 'phone' or 'due times'."""
-    out: list[list[str]] = []
-    for piece in re.split(r"[,.;:()/]", text.lower()):
-        run: list[str] = []
-        for w in re.findall(r"[a-z][a-z'-]*", piece):
-            w = w.strip("'-")
-            if _ok(w) and shortcuts.stem(w) not in banned and not w.endswith("'s"):
-                run.append(w)
-                continue
-            if run:
-                out.append(run[:3])
-            run = []
-        if run:
-            out.append(run[:3])
-    return out
+def _matches(s: str, bag: frozenset[str]) -> bool:
+    return grounding.fits(s, bag)
 
 
 def _banned(state: dict) -> set[str]:
@@ -136,75 +136,201 @@ def _banned(state: dict) -> set[str]:
                          for t in [tool, *distractors]))
 
 
-def _stems_of(tool: dict) -> set[str]:
-    return {shortcuts.stem(w) for w in _content_words(tool.get("description", ""))}
+def _joined(lead: str, rest: str, role: str | None = None) -> str:
+    """`lead` then `rest`, whose first letter follows the lead's punctuation ('Hey, could you...')."""
+    if lead.endswith(", ") and not re.match(r"I\b|I'|[A-Z]{2}", rest) and not (role and rest.startswith(role)):
+        rest = rest[:1].lower() + rest[1:]
+    return lead + rest
 
 
-def _topic(state: dict) -> list[str]:
-    """Short phrases of the seed's description made only of words its distractors' descriptions
-    share: what the request is about, not which tool. Most widely shared first."""
+def separators(state: dict, rng: random.Random, vague: bool = False, params: bool = True) -> list[str]:
+    """Phrases that, said together, set the seed apart from every distractor: noun phrases of its
+    description first (they carry its meaning), then its parameters' labels, then enum values."""
     tool, distractors = state["tool"], state.get("distractors") or []
-    others = [_stems_of(d) for d in distractors]
+    banned = _banned(state)
+    bags = [vocab(d) for d in distractors]
+    pool = noun_phrases(tool.get("description", ""), banned)
+    pool = [p for p in pool if p.lower() not in _BLAND] + [p for p in pool if p.lower() in _BLAND]  # bland words last
+    extra = [phrasing.label(k, s or {}) for k, s in (tool["parameters"].get("properties") or {}).items()]
+    extra += [str(v) for s in (tool["parameters"].get("properties") or {}).values() for v in (s or {}).get("enum") or []
+              if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
+    keys = list(tool["parameters"].get("properties") or {})
+    extra = [p for p in extra if params and not any(shortcuts.stem(w) in banned for w in shortcuts.split_words(p))
+             and not shortcuts.key_hits(p, keys)]
+    takes = set(text.stems(" ".join([*keys, *(str((s or {}).get("description") or "")
+                                            for s in (tool["parameters"].get("properties") or {}).values())])))
+
+    def does(phrase: str) -> int:  # words of what the tool does, not of what it takes
+        return sum(s not in takes for s in text.stems(phrase))
+
+
+    def covers(phrase: str) -> set[int]:
+        said = text.stems(phrase)
+        return {i for i, bag in enumerate(bags) if any(not _matches(s, bag) for s in said)}
+
+    if vague:  # words the distractors share: the assistant must ask again
+        shared = [p for p in pool if not covers(p)]
+        return shared[:1] or pool[-1:]
+    left, chosen = set(range(len(bags))), []
+    for source in (pool, extra):
+        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), -does(p), -len(covers(p)), rng.random()))
+        for phrase in ranked:
+            if not left and len(chosen) >= 1:
+                break
+            gain = covers(phrase) & left
+            if gain or (not chosen and source is pool):
+                chosen.append(phrase)
+                left -= gain
+            if len(chosen) >= 4:
+                break
+    # topped up to three phrases of the description, most distinctive first: the need in its own words
+    for phrase in sorted(pool, key=lambda p: (-does(p), -len(covers(p)), -len(p.split()), rng.random())):
+        if len(chosen) >= 3:
+            break
+        if phrase not in chosen and covers(phrase):
+            chosen.append(phrase)
+    return chosen
+
+
+def _topic(state: dict) -> str | None:
+    """A noun phrase of the seed's description its distractors share: what the request is about, not which tool."""
+    tool, distractors = state["tool"], state.get("distractors") or []
+    bags = [vocab(d) for d in distractors]
     scored = []
-    for run in _chunks(tool.get("description", ""), _banned(state)):
-        shared = [w for w in run if any(shortcuts.stem(w) in o for o in others)]
-        if shared:
-            scored.append((-min(sum(shortcuts.stem(w) in o for o in others) for w in shared), " ".join(shared)))
-    return [phrase for _, phrase in sorted(scored, key=lambda x: x[0])][:2] if scored else []
+    for phrase in noun_phrases(tool.get("description", ""), _banned(state)):
+        said = text.stems(phrase)
+        shared = sum(all(_matches(s, bag) for s in said) for bag in bags)
+        if shared and (len(said) > 1 or phrase.lower() not in _BLAND):
+            scored.append((-shared - (len(said) > 1), len(phrase), phrase))
+    return sorted(scored)[0][2] if scored else None
 
 
-def _opening(state: dict, rng: random.Random, terse: bool) -> str:
-    """A request in the persona's words, vague enough to fit the seed tool and its distractors.
+def _listing(phrases: list[str]) -> str:
+    items = [f"the {p}" for p in phrases]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
-    It never uses a word of any candidate's name (the name would do the choosing) nor
-    the description's wording; it names the area (words the seed's description shares
-    with the distractors') and who is asking."""
+
+def _area(state: dict) -> str:
+    area = (state["tool"].get("line_of_business") or state["persona"].get("line_of_business") or "").replace("_", " ")
+    if not area or any(shortcuts.stem(w) in _banned(state) for w in shortcuts.split_words(area)):
+        return "day-to-day"
+    return area
+
+
+# ---- composed turns ------------------------------------------------------------------------------
+
+_WHY = ["It's for a review later this week.", "A colleague asked me to handle it.", "It's holding up the rest of the team.",
+        "We need it sorted before month-end.", "It landed on my desk this morning.", "My manager is waiting on it.",
+        "It's been on my list since Monday.", "A customer is waiting on this."]
+_CHAT = ["It's been a busy week over here.", "Sorry, I'm juggling a few things at once.",
+         "I tried to figure it out myself first, no luck.", "Long story, but it ended up with me."]
+
+
+def opening(state: dict, rng: random.Random, voice: Voice) -> str:
+    """A request in the persona's words, vague enough to fit the seed tool and its distractors."""
     persona = state["persona"]
     topic = _topic(state)
-    area = (state["tool"].get("line_of_business") or persona.get("line_of_business") or "work").replace("_", " ")
-    banned = _banned(state)
-    if any(shortcuts.stem(w) in banned for w in shortcuts.split_words(area)):
-        area = "day-to-day"
-    about = " and ".join(topic) if topic else f"my {area} duties"
+    area = _area(state)
     role = persona.get("role")
-    if role and any(shortcuts.stem(w) in banned for w in shortcuts.split_words(role)):
+    if role and any(shortcuts.stem(w) in _banned(state) for w in shortcuts.split_words(role)):
         role = None
-    if terse:
-        return f"Quick one about {about}."
-    greet = rng.choice(["Hi there. ", "Hello! ", "Morning. ", "Hey, ", ""])
-    who = f"I work as {_article(role)} {role}, and " if role else ""
-    ask = rng.choice([
-        f"{who}I have something to sort out to do with {about}. Can you help?",
-        f"{who}I need a hand with something involving {about}.",
-        f"{who}there is a task around {about} I need to get done today.",
-        f"{who}I'm stuck on a {area} task that involves {about}.",
-    ])
-    return greet + (ask if greet.endswith(", ") else ask[:1].upper() + ask[1:])
+    company = (persona.get("attributes") or {}).get("company")
+    countable = topic is not None and not topic.lower().endswith(UNCOUNTABLE)
+    about = (f"{rng.choice(['the', 'our', 'some'] if phrasing.plural(topic) or not countable else ['the', 'our', 'a'])} {topic}"
+             if topic else rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"]))
+    if about.startswith("a "):
+        about = f"{phrasing.article(about[2:])} {about[2:]}"
+    if voice.terse:
+        frame = rng.choice([f"Need help with {about}.", f"Question about {about}.", f"Quick one: {about}.",
+                            f"{about[:1].upper() + about[1:]}. Can you help?", f"Help with {about}, please."])
+        return (finish(voice, _joined(greeting(voice, rng), frame)) + " " + closing(voice, rng, state["tool"].get("description", ""))).strip()
+    who = ""
+    if role and rng.random() < 0.7:
+        at = f" at {company}" if company and rng.random() < 0.6 else ""
+        who = rng.choice([f"I'm {phrasing.article(role)} {role}{at}. ", f"{role} here{at}. ",
+                          f"I work as {phrasing.article(role)} {role}{at}. "])
+    elif rng.random() < 0.5 and area != "day-to-day":
+        who = rng.choice([f"I look after {area} work here. ", f"I'm on the {area} side. "])
+    if voice.formal:
+        frames = [f"I would like to ask for your assistance with {about}.", f"May I ask for help regarding {about}?",
+                  f"I am writing about {about}, on which I require some help."]
+    elif voice.anxious:
+        frames = [f"I'm not completely sure how to go about {about}.", f"Could you help me with {about}? I don't want to get it wrong.",
+                  f"I have to deal with {about} and I'm a bit nervous about it."]
+    else:
+        frames = [f"Could you help me with something about {about}?", f"I need a hand with {about}.",
+                  f"I've got a question about {about}.", f"There's something I need to sort out with {about}.",
+                  f"Can you take care of a thing involving {about}?", f"I'm trying to get {about} sorted.",
+                  f"Something came up with {about} and I need your help.", f"I have to deal with {about} today."]
+    parts = [_joined(greeting(voice, rng), who + rng.choice(frames), role)]
+    if rng.random() < (0.8 if voice.chatty else 0.35):
+        parts.append(rng.choice(_WHY))
+    if voice.chatty and rng.random() < 0.6:
+        parts.append(rng.choice(_CHAT))
+    said = finish(voice, " ".join(parts))
+    end = closing(voice, rng, state["tool"].get("description", ""))
+    return f"{said} {end}".strip()
 
 
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
-
-
-def _detail(state: dict, rng: random.Random, terse: bool) -> str:
-    """What singles the need out, in words that set the seed's description apart from the
-    distractors' (never a word of any tool name, never a run of the description)."""
-    tool, distractors = state["tool"], state.get("distractors") or []
-    banned = _banned(state)
-    others = set().union(*(_stems_of(d) for d in distractors)) if distractors else set()
-    runs = _chunks(tool.get("description", ""), banned)
-    distinct = sorted(runs, key=lambda r: -sum(shortcuts.stem(w) not in others for w in r))
-    if rng.random() < VAGUE_DETAIL:
-        # now and then the detail is one the distractors share: the assistant may ask again or guess wrong
-        distinct = [r for r in runs if all(shortcuts.stem(w) in others for w in r)] or distinct[::-1]
-    picked = [" ".join(r) for r in distinct[:2]]
+def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -> str:
+    """What singles the need out, in its own words, never a tool name's word nor a run of a description."""
+    picked = separators(state, rng, vague)
     if not picked:
-        return "It's the usual one we use, I'm afraid I can't describe it better."
-    listed = picked[0] if len(picked) == 1 else " and the ".join(picked)
-    listed = "the " + listed
-    if terse:
-        return f"The one about {listed}."
-    lead = rng.choice(["Good question. ", "Sure. ", "Right, so ", "Let me be clearer: "])
-    tail = rng.choice([f"what matters here is {listed}.", f"it's about {listed}, specifically.",
-                       f"the key part for me is {listed}."])
-    return lead + (tail[:1].upper() + tail[1:] if lead.endswith(". ") or lead.endswith(": ") else tail)
+        return finish(voice, "It's the usual one we use, I'm afraid I can't describe it better.")
+    listed = _listing(picked)
+    if voice.terse:
+        return rng.choice([f"The one about {listed}.", f"Mainly {listed}.", f"It's {listed} that matter."
+                           if len(picked) > 1 else f"It's {listed} that matters."])
+    lead = rng.choice(["", "Good question. ", "Sure. ", "Right, so ", "Let me be clearer: ", "Ah, sorry. "]
+                      if not voice.formal else ["Certainly. ", "To be precise, ", "Of course. "])
+    bodies = [f"it's specifically about {listed}.", f"what I need has to do with {listed}.",
+              f"the part that matters is {listed}.", f"I'm after {listed}, that's the key thing.",
+              f"it concerns {listed}.", f"I care about {listed} here.", f"it's mostly {listed} I'm dealing with."]
+    act = _action(state)
+    if act and rng.random() < 0.6:  # what it does, then what it is about: the need in the seed's own sense
+        bodies = [f"I have to {act} {listed}.", f"I need to {act} {listed}, basically.",
+                  f"the job is to {act} {listed}.", f"I'm trying to {act} {listed}."]
+    body = rng.choice(bodies)
+    if not lead or lead.endswith(". "):
+        body = body[:1].upper() + body[1:]
+    said = finish(voice, lead) + body
+    if voice.anxious and rng.random() < 0.5:
+        said += " Does that help narrow it down?"
+    end = closing(voice, rng, state["tool"].get("description", "")) if rng.random() < 0.3 else ""
+    return f"{said} {end}".strip()
+
+
+def composed(state: dict, make: Callable[[random.Random], str], *parts: Any) -> str:
+    """The first of a few draws of `make` that gives nothing away (a greeting's 'good' may be a
+    tool name's word); the plain fallback line when none does."""
+    said = ""
+    for attempt in range(6):
+        said = make(_rng(state, state["tool"]["name"], "user", *parts, attempt) if attempt else
+                    _rng(state, state["tool"]["name"], "user", *parts))
+        if _safe(state, said) == said:
+            return said
+    return _safe(state, said)
+
+
+def _action(state: dict) -> str | None:
+    """The verb the seed's description opens with ('Compares ...' -> 'compare'), unless a name says it."""
+    first = (re.findall(r"[A-Za-z]+", state["tool"].get("description", ""))[:1] or [""])[0]
+    verb = imperative(first).strip()
+    if len(verb) < 4 or verb in shortcuts.GENERIC or shortcuts.stem(verb) in _banned(state) or verb in STOP:
+        return None
+    return verb
+
+
+def _safe(state: dict, said: str) -> str:
+    """`said`, unless it would give the seed tool away by a word of its name or recite a description."""
+    tool, others = state["tool"], state.get("distractors") or []
+    if shortcuts.name_hits(said, tool["name"], [d["name"] for d in others]) or \
+            any(shortcuts.recited(said, t.get("description", "")) for t in [tool, *others]):
+        return "Honestly, I'm not sure how to describe it. Could you walk me through the choices?"
+    return said
+
+
+def stated(state: dict, keys: list[str], rng: random.Random, override: dict[str, Any] | None = None) -> str:
+    """The values of `keys` (gold, or `override` where given) stated as the user states them."""
+    gold = {**(state.get("gold_arguments") or {}), **(override or {})}
+    return values_sentence(state["tool"], gold, keys, rng)
