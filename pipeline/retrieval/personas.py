@@ -1,4 +1,9 @@
-"""Personas: loading (ours or PersonaHub-style JSONL) and the top-k retrieval-with-randomisation sampler."""
+"""Personas: loading (ours or PersonaHub-style JSONL) and the top-k retrieval-with-randomisation sampler.
+
+The sampler also owns the persona-fit threshold (MIN_FIT, which validators/personafit.py
+enforces): it draws only personas that reach it, and composes one for the tool's domain when
+no persona in the pool does, so a catalog unlike the pool does not lose its seed tools.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +19,17 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..records import Persona, Tool
+from ..text import content_words
 from .embeddings import Embedder
 from .index import tool_text
 
 HUB_FIELDS: tuple[str, ...] = ("persona", "input persona")  # where PersonaHub's files keep the text
 SHOWN = 3  # problems of one kind listed one by one; more are summarised
+# Cosine between persona and tool text below which the user is not someone who would need the tool.
+# Measured on the shipped catalog and four real ones (MCP, OpenAPI, BFCL): the best persona of the
+# 533-persona pool scores 0.21-0.26 at the 5th percentile; unrelated pairs score around 0.0-0.10.
+MIN_FIT = 0.15
+COMPOSED = "composed-"  # id prefix of a persona composed for a tool no pooled persona fits
 
 log = logging.getLogger("utcgen.personas")
 
@@ -169,28 +180,74 @@ def _fix(kind: str, group: list[_Problem], field: str | None) -> str:
 class PersonaSampler:
     """pi_rand^(k): rank personas by cosine to the seed tool, pick uniformly among the top k.
 
-    Deterministic for (seed, tool name): the same run always gives a tool the same persona.
+    Of the top k, only personas whose fit reaches `min_fit` are drawn (the persona-fit
+    validator would reject the others, wasting the attempt). When no persona of the pool
+    reaches it, `sample` returns a persona composed for the tool's domain (`compose`), unless
+    `compose_missing` is off. Deterministic for (seed, tool name): the same run always gives
+    a tool the same persona.
     """
 
-    def __init__(self, personas: list[Persona], embedder: Embedder, k: int = 8, seed: int = 0) -> None:
+    def __init__(self, personas: list[Persona], embedder: Embedder, k: int = 8, seed: int = 0,
+                 min_fit: float = MIN_FIT, compose_missing: bool = True) -> None:
         self.personas = personas
         self.embedder = embedder
         self.k = max(1, min(k, len(personas)))
         self.seed = seed
+        self.min_fit = min_fit
+        self.compose_missing = compose_missing
         self.vectors = embedder.encode([p.text for p in personas])
+        self._row = {p.id: i for i, p in enumerate(personas)}
+
+    def _vector(self, tool: Tool, tool_vector: np.ndarray | None) -> np.ndarray:
+        return tool_vector if tool_vector is not None else self.embedder.encode([tool_text(tool)])[0]
+
+    def ranked(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[tuple[Persona, float]]:
+        """The k personas closest to the tool, best first, with their fit."""
+        scores = self.vectors @ self._vector(tool, tool_vector)
+        top = np.argsort(-scores, kind="stable")[: self.k]
+        return [(self.personas[i], float(scores[i])) for i in top]
 
     def top_k(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[Persona]:
-        vec = tool_vector if tool_vector is not None else self.embedder.encode([tool_text(tool)])[0]
-        scores = self.vectors @ vec
-        top = np.argsort(-scores, kind="stable")[: self.k]
-        return [self.personas[i] for i in top]
+        """The personas `sample` draws from: the top k that reach `min_fit` (all top k when none does)."""
+        ranked = self.ranked(tool, tool_vector)
+        fitting = [p for p, score in ranked if score >= self.min_fit]
+        return fitting or [p for p, _ in ranked]
 
     def fit(self, persona: Persona, tool: Tool, tool_vector: np.ndarray | None = None) -> float:
         """Cosine between the persona's text and the tool's: the score `top_k` ranks by."""
-        vec = tool_vector if tool_vector is not None else self.embedder.encode([tool_text(tool)])[0]
-        i = next(i for i, p in enumerate(self.personas) if p.id == persona.id)
-        return float(self.vectors[i] @ vec)
+        row = self._row.get(persona.id)
+        vector = self.vectors[row] if row is not None else self.embedder.encode([persona.text])[0]
+        return float(vector @ self._vector(tool, tool_vector))
 
     def sample(self, tool: Tool, tool_vector: np.ndarray | None = None, attempt: int = 0) -> Persona:
         rng = random.Random(f"{self.seed}:{tool.name}:{attempt}:persona")
+        ranked = self.ranked(tool, tool_vector)
+        if self.compose_missing and ranked[0][1] < self.min_fit:
+            composed = compose(tool, rng)
+            if self.fit(composed, tool, tool_vector) > ranked[0][1]:
+                log.debug("%s: no persona reaches fit %.2f; composed one", tool.name, self.min_fit)
+                return composed
         return rng.choice(self.top_k(tool, tool_vector))
+
+
+_NEEDS = ("keeps needing help with", "regularly has to deal with", "often gets stuck on",
+          "spends part of most weeks on")
+_HOW = ("They know the outcome they want but not which tool gives it, and say it in their own words.",
+        "They describe what they are after in everyday words, not in the tool's terms.",
+        "They can say what they need and why, but have never looked at the tool list.")
+
+
+def compose(tool: Tool, rng: random.Random) -> Persona:
+    """A persona for a tool no pooled persona fits: someone in the tool's line of business who
+    needs what its description is about (a few of its content words, never a run of it).
+
+    Its id starts with COMPOSED, so data made with composed personas can be told apart.
+    """
+    words = list(dict.fromkeys(w for w in content_words(tool.description, min_len=4) if not w.isdigit()))
+    topic = words[:4] or [w for w in content_words(tool.name.replace("_", " ").replace(".", " "))][:3] or ["this task"]
+    listed = topic[0] if len(topic) == 1 else ", ".join(topic[:-1]) + " and " + topic[-1]
+    area = (tool.line_of_business or "").replace("_", " ")
+    who = f"Someone working in {area}" if area else "Someone"
+    text = f"{who} who {rng.choice(_NEEDS)} {listed}. {rng.choice(_HOW)}"
+    pid = COMPOSED + hashlib.sha1(f"{tool.name}\n{text}".encode()).hexdigest()[:10]
+    return Persona(id=pid, text=text, line_of_business=tool.line_of_business)
