@@ -14,7 +14,7 @@ from tests.conftest import REPO
 from utcgen.pipeline import shortcuts
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.records import Tool
-from utcgen.pipeline.retrieval.personas import COMPOSED, MIN_FIT, PersonaSampler, compose, load_personas
+from utcgen.pipeline.retrieval.personas import COMPOSED, LINE_BONUS, MIN_FIT, PersonaSampler, compose, load_personas
 from utcgen.validators import personafit
 
 POOL = REPO / "catalog" / "personas.jsonl"
@@ -138,3 +138,17 @@ def test_validator_rejects_below_the_samplers_threshold(sampler):
     for fit, passed in ((MIN_FIT - 0.001, False), (MIN_FIT, True), (sampler.fit(persona, tool), True)):
         d = make_dialogue().model_copy(update={"user_persona": persona.model_copy(update={"attributes": {"tool_fit": f"{fit:.4f}"}})})
         assert personafit.check_persona_fit(d).passed is passed, fit
+
+
+def test_personas_of_the_tools_line_rank_higher_but_keep_their_plain_fit(sampler):
+    tools = load_catalog(str(REPO / "catalog" / "tools"))[::10]
+    with_line = without = 0
+    for tool in tools:
+        ranked = sampler.ranked(tool)
+        plain = sampler.ranked(tool.model_copy(update={"line_of_business": None}))
+        with_line += sum(p.line_of_business == tool.line_of_business for p, _ in ranked)
+        without += sum(p.line_of_business == tool.line_of_business for p, _ in plain)
+        for persona, fit in ranked:
+            assert fit == pytest.approx(sampler.fit(persona, tool), abs=1e-5)  # the recorded fit is the cosine
+        assert ranked[0][1] >= plain[-1][1] - LINE_BONUS  # a bonus reorders only close calls
+    assert with_line > without

@@ -31,6 +31,11 @@ SHOWN = 3  # problems of one kind listed one by one; more are summarised
 # real MCP, OpenAPI and BFCL catalogs.
 MIN_FIT = 0.15
 COMPOSED = "composed-"  # id prefix of a persona composed for a tool no pooled persona fits
+# Added to the ranking score (not to the recorded fit) of a persona whose line of business is the
+# tool's: on the shipped catalog it raises same-line personas in the top 8 from 33% to 61% and keeps
+# consumers and developers (20% -> 12%) for the tools they fit best; imported catalogs, whose
+# lines match no persona's, are ranked by plain cosine.
+LINE_BONUS = 0.05
 
 log = logging.getLogger("utcgen.personas")
 
@@ -179,7 +184,8 @@ def _fix(kind: str, group: list[_Problem], field: str | None) -> str:
 
 
 class PersonaSampler:
-    """pi_rand^(k): rank personas by cosine to the seed tool, pick uniformly among the top k.
+    """pi_rand^(k): rank personas by cosine to the seed tool (LINE_BONUS for the tool's own line of
+    business), pick uniformly among the top k.
 
     Of the top k, only personas whose fit reaches `min_fit` are drawn (the persona-fit
     validator would reject the others, wasting the attempt). When no persona of the pool
@@ -198,14 +204,17 @@ class PersonaSampler:
         self.compose_missing = compose_missing
         self.vectors = embedder.encode([p.text for p in personas])
         self._row = {p.id: i for i, p in enumerate(personas)}
+        self._lines = np.array([p.line_of_business or "" for p in personas])
 
     def _vector(self, tool: Tool, tool_vector: np.ndarray | None) -> np.ndarray:
         return tool_vector if tool_vector is not None else self.embedder.encode([tool_text(tool)])[0]
 
     def ranked(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[tuple[Persona, float]]:
-        """The k personas closest to the tool, best first, with their fit."""
+        """The k personas closest to the tool, best first, with their fit (personas of the tool's
+        line of business ranked LINE_BONUS higher than their fit)."""
         scores = self.vectors @ self._vector(tool, tool_vector)
-        top = np.argsort(-scores, kind="stable")[: self.k]
+        rank = scores + LINE_BONUS * (self._lines == tool.line_of_business) if tool.line_of_business else scores
+        top = np.argsort(-rank, kind="stable")[: self.k]
         return [(self.personas[i], float(scores[i])) for i in top]
 
     def top_k(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[Persona]:
