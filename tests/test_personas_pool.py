@@ -113,7 +113,7 @@ def test_a_tool_no_pooled_persona_fits_gets_a_composed_persona(pool, embedder):
     fit = sampler.fit(persona, tool)
     assert fit >= MIN_FIT and fit > best
     assert shortcuts.recited(persona.text, tool.description) is None
-    assert "quadratic_roots" not in persona.text and "algebra." not in persona.text
+    assert "quadratic_roots" not in persona.text and "algebra.quadratic" not in persona.text  # words, not the identifier
     assert sampler.sample(tool, attempt=0) == persona  # deterministic
     off = PersonaSampler(hr_only, embedder, compose_missing=False)
     assert off.sample(tool, attempt=0) in hr_only
@@ -127,6 +127,9 @@ def test_composed_personas_name_the_tools_domain_in_a_few_words():
     a, b = compose(tool, random.Random(1)), compose(tool, random.Random(1))
     assert a == b and a.text.startswith("Someone working in hospitality")
     assert "restaurant" in a.text and a.line_of_business == "hospitality"
+    assert "reserve" not in a.text and "given" not in a.text  # what the tool is about, not what it does
+    colours = compose(Tool(name="mix_colors", description="Mix two colors by color proportions."), random.Random(0))
+    assert colours.text.count("color") == 1  # one word per stem
     assert compose(Tool(name="x_y", description=""), random.Random(0)).text  # no description: still a persona
 
 

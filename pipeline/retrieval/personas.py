@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..records import Persona, Tool
-from ..text import content_words
+from ..shortcuts import GENERIC
+from ..text import content_words, stem
 from .embeddings import Embedder
 from .index import tool_text
 
@@ -240,21 +241,43 @@ class PersonaSampler:
         return rng.choice(self.top_k(tool, tool_vector))
 
 
-_NEEDS = ("keeps needing help with", "regularly has to deal with", "often gets stuck on",
+_NEEDS = ("keeps needing answers about", "regularly has to deal with", "often has questions on",
           "spends part of most weeks on")
 _HOW = ("They know the outcome they want but not which tool gives it, and say it in their own words.",
         "They describe what they are after in everyday words, not in the tool's terms.",
         "They can say what they need and why, but have never looked at the tool list.")
+# Words of a description that say what a tool does or how, not what it is about.
+_VAGUE = GENERIC | set(
+    "provide return returns calculate compute convert given specific based using used certain several "
+    "together potential mainly multiple various particular current following within between also "
+    "function tool value values number numbers type specified provided".split())
+
+
+def _topics(tool: Tool) -> list[str]:
+    """Up to four words naming what the tool is about: description nouns first, then name words."""
+    described = content_words(tool.description, min_len=4)
+    first = content_words(tool.description.split(maxsplit=1)[0]) if tool.description.strip() else []
+    if described and first and described[0] == first[0]:
+        described = described[1:]  # a description opens with what the tool does ("Reserve a table ...")
+    words = described + content_words(text_of_name(tool.name), min_len=4)
+    by_stem: dict[str, str] = {}
+    for w in words:
+        if w not in _VAGUE and not w.isdigit():
+            by_stem.setdefault(stem(w), w)  # "colors" and "color" are one topic
+    return list(by_stem.values())[:4]
+
+
+def text_of_name(name: str) -> str:
+    return name.replace("_", " ").replace(".", " ").replace("-", " ")
 
 
 def compose(tool: Tool, rng: random.Random) -> Persona:
     """A persona for a tool no pooled persona fits: someone in the tool's line of business who
-    needs what its description is about (a few of its content words, never a run of it).
+    needs what its description is about (a few of its words, never a run of it).
 
     Its id starts with COMPOSED, so data made with composed personas can be told apart.
     """
-    words = list(dict.fromkeys(w for w in content_words(tool.description, min_len=4) if not w.isdigit()))
-    topic = words[:4] or [w for w in content_words(tool.name.replace("_", " ").replace(".", " "))][:3] or ["this task"]
+    topic = _topics(tool) or ["this kind of task"]
     listed = topic[0] if len(topic) == 1 else ", ".join(topic[:-1]) + " and " + topic[-1]
     area = (tool.line_of_business or "").replace("_", " ")
     who = f"Someone working in {area}" if area else "Someone"
