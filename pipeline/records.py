@@ -52,7 +52,12 @@ def tools_json(tools: Iterable[Tool]) -> str:
 
 
 class Persona(BaseModel):
-    """An enterprise user. `text` is the free-form description every prompt uses."""
+    """A user: an employee, a consumer or a developer. `text` is the free-form description every prompt uses.
+
+    `line_of_business` is free text: the shipped pool uses the catalog's ten lines for employees,
+    `consumer` and `software_development`; `seniority` is a job level, or for consumers their
+    experience with the domain (beginner, casual, regular, enthusiast, expert).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -63,7 +68,8 @@ class Persona(BaseModel):
     line_of_business: str | None = None
     style: str | None = None
     # Facts that make argument values persona-consistent: country, city, currency,
-    # timezone, department, company, cost_center, employee_id, ... (all optional).
+    # timezone, department, company, cost_center, employee_id, handle, ... (all optional; consumers
+    # have no company, cost_center or employee_id).
     attributes: dict[str, str] = Field(default_factory=dict)
 
 

@@ -21,8 +21,9 @@ def write_lines(path, items):
 
 def test_shipped_personas_load_and_cover_lines_of_business():
     personas = load_personas(REPO / "catalog" / "personas.jsonl")
-    assert len(personas) >= 300
-    assert len({p.line_of_business for p in personas}) >= 8
+    assert len(personas) >= 500
+    lines = {p.line_of_business for p in personas}
+    assert len(lines) >= 12 and {"consumer", "software_development"} <= lines
     assert len({p.id for p in personas}) == len(personas)
 
 

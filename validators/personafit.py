@@ -2,18 +2,21 @@
 
 Reads the cosine similarity between the persona's text and the seed tool's text that
 synthesis records in the persona's attributes (`tool_fit`, the score the persona
-sampler ranks by) and fails below MIN_FIT. A dialogue without a recorded score (data
-made elsewhere) passes, noted as unchecked. Rule code: low_fit.
+sampler ranks by) and fails below MIN_FIT. The threshold is the sampler's own
+(pipeline/retrieval/personas.py): the sampler draws only personas that reach it and,
+when none in the pool does, composes one for the tool. A dialogue without a recorded
+score (data made elsewhere) passes, noted as unchecked. Rule code: low_fit.
 """
 
 from __future__ import annotations
 
 from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.retrieval.personas import MIN_FIT
 from .common import Problem, verdict
 
 NAME = "persona_fit"
 ATTRIBUTE = "tool_fit"
-MIN_FIT = 0.15
+__all__ = ["ATTRIBUTE", "MIN_FIT", "NAME", "check_persona_fit"]
 
 
 def check_persona_fit(d: Dialogue) -> Verdict:
