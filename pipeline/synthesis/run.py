@@ -25,6 +25,7 @@ from ..records import Dialogue, Usage
 from ..runner import Budget, Gateways, RunProgress, run_window
 from .journal import CallCounters, JobRecord, Journal, select
 from .schedule import AcceptanceRule, SeedJobs
+from .sizes import prompt_sized
 
 log = logging.getLogger("utcgen.synthesis")
 
@@ -83,6 +84,8 @@ class Engine:
             self.tools = kept
             log.info("%s: %d held-out tools removed from the catalog, %d left", config.exclude_split,
                      self.excluded, len(kept))
+        self.tools = prompt_sized(self.tools, config.synthesis.max_description_chars,
+                                  config.synthesis.max_schema_chars)
         if len(self.tools) < 2:
             raise InputError(f"{config.catalog}: a catalog needs at least 2 tools to have distractors")
         self.personas = load_personas(config.personas, field=config.persona_field)
