@@ -83,14 +83,13 @@ class Journal(Checkpoint):
             previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         except (OSError, json.JSONDecodeError) as exc:
             raise InputError(f"{path}: unreadable record of the run's input files: {exc}") from exc
-        if isinstance(previous, dict) and (changed := changed_files(previous, digests)):
-            if not allow_change:
-                raise InputError(
-                    f"{out}: holds a run made from other input files: {', '.join(changed[:5])} (catalog "
-                    f"{config.catalog}, personas {config.personas}) changed content since it began (edited, added or "
-                    "removed), and dialogues from the old content would be mixed "
-                    "with new ones. Restore the file, use another --out, or pass --allow-config-change to resume "
-                    "into it anyway.")
+        if isinstance(previous, dict) and (changed := changed_files(previous, digests)) and not allow_change:
+            raise InputError(
+                f"{out}: holds a run made from other input files: {', '.join(changed[:5])} (catalog "
+                f"{config.catalog}, personas {config.personas}) changed content since it began (edited, added or "
+                "removed), and dialogues from the old content would be mixed "
+                "with new ones. Restore the file, use another --out, or pass --allow-config-change to resume "
+                "into it anyway.")
         if previous != digests:
             write_atomic(path, json.dumps(digests, indent=2, sort_keys=True))
 

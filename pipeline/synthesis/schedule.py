@@ -146,7 +146,7 @@ def attempts_of(records: dict[int, JobRecord]) -> tuple[int, int]:
     return attempts, sum(r.accepted for r in records.values())
 
 
-def check_acceptance(records: dict[int, JobRecord], target: int, rule: AcceptanceRule = AcceptanceRule()) -> None:
+def check_acceptance(records: dict[int, JobRecord], target: int, rule: AcceptanceRule | None = None) -> None:
     """Stops a run that cannot reach its target, whatever the mix of rejection reasons.
 
     Counted over the finished jobs of the whole run (resumed sessions included), in attempts
@@ -154,6 +154,7 @@ def check_acceptance(records: dict[int, JobRecord], target: int, rule: Acceptanc
     (`stop_min_attempts`, at least 5 per job slot) and none was accepted, the run stops; from
     twice that many, it stops when fewer than `min_acceptance` of them were accepted, i.e. when
     the N dialogues would need more than 1/min_acceptance attempts each. `min_acceptance` 0 = never."""
+    rule = rule or AcceptanceRule()
     if rule.min_acceptance <= 0:
         return
     attempts, accepted = attempts_of(records)
@@ -171,8 +172,8 @@ def check_acceptance(records: dict[int, JobRecord], target: int, rule: Acceptanc
     else:
         what = f"none of {attempts} attempts was accepted"
     raise AcceptanceStop(
-        f"stopped: {what}. Rejected attempts by stage / reason: {top}. The catalog, the model or the prompts "
-        "cannot produce this dialogue (e.g. tools without parameters, or tools with nothing in common). "
+        f"stopped: {what}. Rejected attempts by stage / reason: {top}. The run cannot reach its target: the "
+        "catalog (e.g. a schema no value satisfies), the model or the prompts fail too often. "
         f"{accepted} accepted dialogues are exported; fix the cause, or set synthesis.stop_min_acceptance "
         "(0 = never stop) and re-run the same command to go on.")
 
