@@ -210,3 +210,12 @@ def test_retries_are_summed_over_every_session(tmp_path: Path) -> None:
     total = second.counters()
     assert (total.retries, total.gave_up) == (6, 1)
     assert total.retry_reasons == {"timeout": 3, "rate limited": 1, "server error 500": 2}
+
+
+@pytest.mark.parametrize("text", ['"just a string"', "[1, 2, 3]", "[3]", "2", "null", '```json\n[2]\n```'])
+def test_evaluation_replies_that_are_json_but_not_an_object_give_no_vote_and_no_grade(text: str) -> None:
+    from utcgen.pipeline.evaluation.rubric import parse_grade
+    from utcgen.pipeline.evaluation.voting import parse_choice
+
+    assert parse_grade(text) is None and parse_choice(text, 3) is None
+    assert parse_grade('{"grade": 3}') == 3 and parse_choice("I pick draft 2.", 3) == 1  # prose still read
