@@ -57,7 +57,8 @@ def soak(root: Path, n: int, seed: int, max_retries: int, faults: bool, dialogue
     """One `utcgen generate` of `n` dialogues against the simulator (with the fault mix if `faults`)."""
     import yaml
 
-    from tests.support.openai_server import FaultMix, ScriptedOpenAIServer
+    from tests.support.fault_mix import FaultMix
+    from tests.support.openai_server import ScriptedOpenAIServer
     from tests.support.simulator import simulator_config, simulator_responder
     from utcgen.pipeline.cli import main
     from utcgen.pipeline.synthesis.journal import JobRecord, select

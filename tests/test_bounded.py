@@ -219,3 +219,23 @@ def test_evaluation_replies_that_are_json_but_not_an_object_give_no_vote_and_no_
 
     assert parse_grade(text) is None and parse_choice(text, 3) is None
     assert parse_grade('{"grade": 3}') == 3 and parse_choice("I pick draft 2.", 3) == 1  # prose still read
+
+
+def test_the_fault_mix_draws_each_fault_in_its_share_and_repeats_with_its_seed() -> None:
+    from tests.support.fault_mix import FaultMix
+    from tests.support.openai_server import ChatRequest, Headers, RateLimited, Reply, Slow
+
+    def draws(seed: int) -> list[Any]:
+        mix = FaultMix(seed=seed, rate_limited=0.1, server_error=0.05, slow=0.05, slow_delay=3.0, malformed=0.05,
+                       empty=0.05, wrong_shape=0.05)
+        return [mix(ChatRequest(index=i, body={}, headers=Headers())) for i in range(4000)]
+
+    faults = draws(1)
+    assert faults == draws(1) and faults != draws(2)
+    assert 0.33 < sum(f is not None for f in faults) / len(faults) < 0.37
+    assert 0.08 < sum(isinstance(f, RateLimited) for f in faults) / len(faults) < 0.12
+    assert all(f.delay == 3.0 for f in faults if isinstance(f, Slow))
+    shapes = {f.content for f in faults if isinstance(f, Reply)}
+    assert shapes == {"", '"just a string"', "[1, 2, 3]", '{"unexpected": true}', "null"}
+    with pytest.raises(ValueError, match="more than 1"):
+        FaultMix(rate_limited=0.6, slow=0.6)
