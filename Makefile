@@ -10,7 +10,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install generate test test-fast lint bench bench-catalog bench-quality clean
+.PHONY: install generate test test-fast lint bench bench-catalog bench-quality bench-faults clean
 
 # A .venv whose interpreter is missing or unsupported (say, made by a python3 that is 3.10) is rebuilt:
 # dropping its stamp makes the install recipe run, and that recipe replaces the .venv.
@@ -61,6 +61,9 @@ lint: install
 
 bench-catalog: install
 	$(BIN)/python bench/bench_catalog.py
+
+bench-faults: install
+	$(BIN)/python bench/bench_faults.py
 
 bench: install
 	$(BIN)/python bench/bench_generate.py

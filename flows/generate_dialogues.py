@@ -27,12 +27,12 @@ from ..pipeline.config import RunConfig, load_config
 from ..pipeline.errors import InputError, UtcgenError
 from ..pipeline.export.card import render_summary
 from ..pipeline.llm.registry import ModelRegistry, check_models
-from ..pipeline.runner import Budget, BudgetExceeded, run_waves
+from ..pipeline.runner import Budget, RunStopped, run_waves
 from ..pipeline.runner.outdir import claimed
 from ..pipeline.synthesis.batch import run_batch
 from ..pipeline.synthesis.journal import JobRecord, Journal, select
 from ..pipeline.synthesis.run import export_run
-from ..pipeline.synthesis.schedule import SeedJobs
+from ..pipeline.synthesis.schedule import AcceptanceRule, SeedJobs
 
 DEFAULT_BATCH_SIZE = 8
 ARTIFACT_KEY = "utcgen-dataset-summary"
@@ -153,7 +153,7 @@ def generate_dialogues(
     `dask_workers` processes, or on the scheduler at `dask_address`. `max_cost` (US dollars) and
     `max_tokens` set the run's budget (over `budget:` in the config), as `utcgen generate
     --max-cost/--max-tokens` do: once the journal's spend would pass it no wave is planned, the
-    finished jobs are exported and the flow fails with `BudgetExceeded`, saying so.
+    finished jobs are exported and the flow fails with `BudgetExceeded` (or the low-acceptance stop), saying so.
     """
     from prefect.artifacts import create_markdown_artifact
 
@@ -197,10 +197,11 @@ def generate_dialogues(
                 failed[0].result()  # raises the batch's error; finished jobs stay journaled
 
         try:
-            waves = run_waves(SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections), run_wave,
+            work = SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections, AcceptanceRule.of(cfg.synthesis))
+            waves = run_waves(work, run_wave,
                               batch_size=batch_size, parallelism=dask_workers if task_runner == "dask" else 1,
                               budget=Budget.of(cfg.budget), on_wave=on_wave)
-        except BudgetExceeded as exc:  # the folder gets the finished jobs' dialogues, then the flow fails
+        except RunStopped as exc:  # budget or low acceptance: the folder gets the finished jobs' dialogues, then the flow fails
             logger.error("%s", exc)
             journal.touch()
             export_dataset_task(payload, journal.wall_time_s())

@@ -43,9 +43,20 @@ class SynthesisSettings(Strict):
     # Stop the run when this many jobs in a row (in order of completion) were rejected for the same
     # reason category (e.g. "unparseable reply"): the model or prompt is failing the same way. 0 = never.
     stop_after_same_rejections: int = Field(20, ge=0)
+    # The low-acceptance stop, whatever the mix of reasons (`synthesis.schedule.check_acceptance`): once
+    # the run's finished jobs hold `stop_min_attempts` attempts (at least 5 per job slot,
+    # `max_jobs_in_flight`) and none was accepted, or twice that many and fewer than
+    # `stop_min_acceptance` of them were, the run stops with exit 1. 0 = never.
+    stop_min_attempts: int = Field(50, ge=1, le=1_000_000)
+    stop_min_acceptance: float = Field(0.02, ge=0, le=1)
     # Give the assistant the question planner's best next question (`planning.next_question`) as a
     # private note in its prompt (prompts/assistant_hint_*.txt). Off: the prompts are today's.
     plan_hint: bool = False
+    # Prompts show at most this many characters of a tool's description and of its parameters'
+    # JSON Schema; longer ones are cut with one warning naming the tool (a 1 MB description would
+    # make every prompt about 250k tokens). The records keep the tool whole.
+    max_description_chars: int = Field(2000, ge=100, le=1_000_000)
+    max_schema_chars: int = Field(8000, ge=200, le=1_000_000)
 
 
 class Models(Strict):
@@ -73,6 +84,10 @@ class LLMSettings(Strict):
     start_in_flight: int | None = Field(None, ge=1)
     timeout: float = Field(60, gt=0)
     max_retries: int = Field(6, ge=0)
+    # A call that fails through its retries rejects its own dialogue; the run stops only when an
+    # endpoint keeps failing: this many such calls in a row, or this share of its last 50 calls.
+    abort_after_failures: int = Field(10, ge=1, le=10_000)
+    abort_failure_rate: float = Field(0.5, gt=0, le=1)
     backoff_base: float = Field(0.5, ge=0)
     backoff_max: float = Field(30, ge=0)
     cache: bool = True

@@ -9,6 +9,10 @@ kind of run. An entry is a dotted setting name, or a glob over prompt names
 while its condition holds on the settings (e.g. `exclude_split` while it is unset, so folders made
 before the setting existed keep their fingerprint).
 
+The settings name input files by path; their content is checked beside the fingerprint
+(`file_digests`, kept by the generation journal in `inputs.json`), so that an edited catalog or
+persona file is refused on resume too, while folders made before the check keep resuming.
+
 `FINGERPRINT_VERSION` names this scheme; manifests record it beside the fingerprint. Version 1
 is the scheme every earlier utcgen used (the same values), so existing folders resume.
 A later scheme must raise the version and hash it in, so that an old manifest reads as made
@@ -23,6 +27,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 FINGERPRINT_VERSION = 1
@@ -72,8 +77,14 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         MayChange("export", "how the dataset folder is written: redone by every export"),
         MayChange("synthesis.max_jobs_in_flight", "concurrency"),
         MayChange("synthesis.stop_after_same_rejections", "when a fruitless run stops"),
+        MayChange("synthesis.stop_min_attempts", "when a run accepting too little stops"),
+        MayChange("synthesis.stop_min_acceptance", "when a run accepting too little stops"),
+        *(MayChange(f"synthesis.{key}", "at the default: runs made before the setting existed",
+                    when=lambda s, key=key, default=default: (s.get("synthesis") or {}).get(key, default) == default)
+          for key, default in (("max_description_chars", 2000), ("max_schema_chars", 8000))),
         *(MayChange(f"llm.{key}", _TRANSPORT) for key in (
-            "api_key_env", "max_in_flight", "start_in_flight", "timeout", "max_retries", "backoff_base",
+            "api_key_env", "max_in_flight", "start_in_flight", "timeout", "max_retries", "abort_after_failures",
+            "abort_failure_rate", "backoff_base",
             "backoff_max", "cache", "cache_dir")),
         MayChange("llm.api_base", "the offline backend never calls it", when=_offline),
         MayChange("exclude_split", "unset: runs made before the setting existed", when=lambda s: s.get("exclude_split") is None),
@@ -154,3 +165,26 @@ def changed_settings(kind: Kind, old: Mapping[str, Any], new: Mapping[str, Any],
 
     walk(a, b, "")
     return out[:limit]
+
+
+def file_digests(files: Mapping[str, Path]) -> dict[str, str]:
+    """sha256 of each input file's bytes, keyed by the path as the user gave it: what makes a resume
+    refuse a catalog or persona file edited in place (the settings hold only their paths)."""
+    out: dict[str, str] = {}
+    for shown, path in files.items():
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            from .errors import InputError
+
+            raise InputError(f"{shown}: cannot read the input file: {exc.strerror or exc}") from exc
+        out[shown] = digest.hexdigest()
+    return out
+
+
+def changed_files(old: Mapping[str, str], new: Mapping[str, str]) -> list[str]:
+    """The input files whose content differs between two runs (added and removed files too)."""
+    return [name for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)]

@@ -99,13 +99,49 @@ def test_short_retry_after_beats_long_backoff(tmp_path: Path) -> None:
     assert 0.3 <= retry.request.received_at - limited.responded_at < 1.0
 
 
-def test_rate_limit_until_retries_run_out_stops_the_run(tmp_path: Path) -> None:
+def test_one_call_out_of_retries_fails_alone_and_a_streak_stops_the_run(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(RateLimited(0.05))) as srv:
-        gw = gateway(srv, tmp_path, max_retries=2)
-        with pytest.raises(LLMFatalError, match="RateLimitError.*Gave up after 3 tries"):
+        gw = gateway(srv, tmp_path, max_retries=2, abort_after_failures=2)
+        with pytest.raises(LLMError, match="^llm_error: goal call.*RateLimitError.*Gave up after 3 tries") as first:
             chat(gw)
-    assert srv.status_counts == {429: 3}
-    assert gw.retries == 2 and gw.usage.calls == 0
+        assert not isinstance(first.value, LLMFatalError)  # its dialogue is rejected; the run goes on
+        with pytest.raises(LLMFatalError, match="Gave up after 3 tries, and .* keeps failing: the last 2 calls"):
+            chat(gw)
+    assert srv.status_counts == {429: 6}
+    assert gw.retries == 4 and gw.gave_up == 2 and gw.usage.calls == 0
+
+
+def test_a_success_between_failures_breaks_the_streak(tmp_path: Path) -> None:
+    down = FaultPlan.matching(lambda r: r.index % 3 != 2, ServerError(500), times=None)  # 2 of 3 fail
+    with ScriptedOpenAIServer(simulator_responder, faults=down) as srv:
+        gw = gateway(srv, tmp_path, max_retries=0, abort_after_failures=3, abort_failure_rate=1.0)
+        outcomes = []
+        for _ in range(9):
+            try:
+                chat(gw)
+                outcomes.append("ok")
+            except LLMFatalError:
+                outcomes.append("fatal")
+            except LLMError:
+                outcomes.append("error")
+    assert outcomes == ["error", "error", "ok"] * 3 and gw.gave_up == 6
+
+
+def test_a_high_failure_rate_over_recent_calls_stops_the_run(tmp_path: Path) -> None:
+    down = FaultPlan.matching(lambda r: r.index % 2 == 0, ServerError(500), times=None)  # every other call
+    with ScriptedOpenAIServer(simulator_responder, faults=down) as srv:
+        gw = gateway(srv, tmp_path, max_retries=0, abort_failure_rate=0.5)
+        fatal = None
+        for call in range(40):
+            try:
+                chat(gw)
+            except LLMFatalError as exc:
+                fatal = (call, str(exc))
+                break
+            except LLMError:
+                pass
+    # judged from 20 calls on: the first failure after that (call 20) makes 11 of 21
+    assert fatal is not None and fatal[0] == 20 and "11 of its last 21 calls failed" in fatal[1]
 
 
 @pytest.mark.parametrize("fault", [ServerError(500), ServerError(502), ServerError(503), Malformed],
@@ -135,7 +171,7 @@ def test_slow_reply_times_out_and_is_retried(tmp_path: Path) -> None:
 
 def test_always_slow_stops_the_run_after_every_retry(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(Slow(3.0))) as srv:
-        gw = gateway(srv, tmp_path, timeout=0.5, max_retries=2)
+        gw = gateway(srv, tmp_path, timeout=0.5, max_retries=2, abort_after_failures=1)
         started = time.monotonic()
         with pytest.raises(LLMFatalError, match=r"Timeout.*Gave up after 3 tries.*llm.timeout \(0.5s\)"):
             chat(gw)

@@ -222,7 +222,8 @@ def test_a_server_that_stays_down_stops_the_run_and_the_rerun_finishes(
     from utcgen.pipeline.llm.gateway import LLMFatalError
 
     out = tmp_path / "out"
-    overrides = {"synthesis": {"max_jobs_in_flight": 1}, "llm": {"max_retries": 1}}
+    # abort_after_failures 1: the first call out of retries counts as the endpoint being down
+    overrides = {"synthesis": {"max_jobs_in_flight": 1}, "llm": {"max_retries": 1, "abort_after_failures": 1}}
     plan = FaultPlan()
     with ScriptedOpenAIServer(simulator_responder, latency=0.01, faults=plan) as srv:
         config = load_config(write_config(tmp_path / "run.yaml", srv.base_url, out, **overrides))

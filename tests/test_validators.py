@@ -603,9 +603,13 @@ def test_a_refused_judge_request_becomes_a_failed_verdict(monkeypatch: pytest.Mo
 
 def test_a_judge_server_that_stays_down_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     with ScriptedOpenAIServer(faults=FaultPlan.always(ServerError(500))) as srv:
-        with pytest.raises(LLMFatalError, match="relevancy call to openai/test failed.*Gave up after 1 try:"):
-            run(check_relevancy(GOOD, served_gateway(srv, monkeypatch)))  # max_retries=0
-        assert len(srv.requests) == 1
+        gw = served_gateway(srv, monkeypatch)  # max_retries=0
+        verdicts = [run(check_relevancy(GOOD, gw)) for _ in range(9)]  # one failed call rejects its dialogue only
+        assert all(not v.passed and v.details["error"] == "llm" and "llm_error" in v.reason for v in verdicts)
+        with pytest.raises(LLMFatalError, match="relevancy call to openai/test failed.*Gave up after 1 try, .*"
+                                                "keeps failing: the last 10 calls"):
+            run(check_relevancy(GOOD, gw))  # the tenth in a row: the endpoint is down
+        assert len(srv.requests) == 10
 
 
 # -------------------------------------------------------------------------------- offline judges

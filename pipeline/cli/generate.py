@@ -56,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 ESTIMATE_JOBS = 3
+LOG_EVERY_S = 30.0  # --no-progress: a status line this often
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _generate(args: argparse.Namespace, config: RunConfig) -> int:
     """The run itself, with the folder's lock held."""
-    from ..runner import BudgetExceeded
+    from ..runner import RunStopped
     from ..synthesis.run import Engine
 
     start = time.monotonic()
@@ -106,7 +107,7 @@ def _generate(args: argparse.Namespace, config: RunConfig) -> int:
     try:
         try:
             records = asyncio.run(_run(engine, bar.update))
-        except BudgetExceeded:  # the folder gets the finished jobs' dialogues; exit status 3 says why
+        except RunStopped:  # the folder gets the finished jobs' dialogues; the exit status (3 budget, 1) says why
             bar.close()
             engine.journal.touch()
             engine.export(wall_time_s=engine.journal.wall_time_s())
@@ -187,9 +188,13 @@ class _Bar:
         self.enabled = enabled
         self._last = 0.0
         self._accepted = -1
+        self._start = self._logged = time.monotonic()
 
     def update(self, p) -> None:
-        if not self.enabled:
+        if not self.enabled:  # a status line every LOG_EVERY_S seconds instead
+            if (now := time.monotonic()) - self._logged >= LOG_EVERY_S:
+                self._logged = now
+                print(p.status(now - self._start), file=sys.stderr, flush=True)
             return
         now = time.monotonic()
         if p.accepted == self._accepted and now - self._last < 0.1:
@@ -199,7 +204,8 @@ class _Bar:
         u = p.spent if p.spent.calls else p.usage
         self.bar.set_postfix_str(f"rejected {p.rejected}, calls {u.calls:,} ({p.calls_in_flight} in flight, "
                                  f"{p.retries} retries), tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
-                                 + (f", resumed {p.resumed} jobs" if p.resumed else ""), refresh=False)
+                                 + (f", resumed {p.resumed} jobs" if p.resumed else "")
+                                 + (f"; {p.note.upper()}" if p.note else ""), refresh=False)
         self.bar.refresh()
 
     def finish(self, accepted: int, rejected: int) -> None:

@@ -9,7 +9,7 @@ import json
 import re
 
 from ..llm.gateway import Gateway
-from ..llm.replies import ReplyError, find_object
+from ..llm.replies import ReplyError, bare_json, find_object
 from ..llm.requests import RubricRequest, RubricTurn, said
 from ..prompts import load_prompt
 from ..records import Message, Usage, tools_json
@@ -23,7 +23,9 @@ GRADE_SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "e
 
 
 def parse_grade(text: str) -> int | None:
-    """The grade a rubric reply gives (1-3), or None."""
+    """The grade a rubric reply gives (1-3), or None (a reply that is JSON but not an object gives none)."""
+    if bare_json(text):
+        return None
     try:
         grade = int(find_object(text).get("grade", ""))
     except (ReplyError, TypeError, ValueError):

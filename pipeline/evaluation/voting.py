@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..llm.gateway import Gateway
-from ..llm.replies import ReplyError, find_object
+from ..llm.replies import ReplyError, bare_json, find_object
 from ..llm.requests import VoterRequest, said
 from ..prompts import load_prompt
 from ..records import Message, Usage
@@ -47,7 +47,9 @@ def pool(votes: list[int], n: int) -> int:
 
 
 def parse_choice(text: str, n: int) -> int | None:
-    """The 0-based position a voter picked, or None if its reply names none of 1..n."""
+    """The 0-based position a voter picked, or None if its reply names none of 1..n (or is JSON but not an object)."""
+    if bare_json(text):
+        return None
     try:
         data = find_object(text)
         value = data.get("choice", data.get("draft", ""))

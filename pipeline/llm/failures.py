@@ -1,10 +1,14 @@
-"""What a failed call was: the run's two error types and how a litellm exception is classified
-(retryable, fatal, its category for logs and the adaptive limit) and described in words."""
+"""What a failed call was: the run's two error types, how a litellm exception is classified
+(retryable, fatal, its category for logs and the adaptive limit) and described in words, and
+when an endpoint counts as down (`Health`): a call that fails through all its retries rejects
+only its own dialogue; the run stops only when the endpoint keeps failing."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+from collections import deque
 
 from ..errors import UtcgenError
 from ..redaction import redact
@@ -16,9 +20,45 @@ class LLMError(UtcgenError):
 
 
 class LLMFatalError(LLMError):
-    """A failure no other dialogue would get past (a rejected key, an unknown model, a server
-    that stays down through every retry): the run stops instead of spending its seeds on it,
-    and the unfinished job is not journaled, so the re-run does it."""
+    """A failure no other dialogue would get past (a rejected key, an unknown model, an endpoint
+    that keeps failing through its retries, call after call): the run stops instead of spending
+    its seeds on it, and the unfinished job is not journaled, so the re-run does it."""
+
+
+WINDOW = 50  # the recent calls of an endpoint whose failure rate `Health` watches
+
+
+class Health:
+    """Whether an endpoint is persistently failing, from its calls' final outcomes (after retries).
+
+    Down when the last `consecutive` calls to end all failed (calls of different dialogues: one
+    call that exhausts its retries is not enough), or when at least `rate` of the last `WINDOW`
+    calls failed (once 20 have ended). Thread-safe: orchestrators share a gateway across threads."""
+
+    def __init__(self, consecutive: int = 10, rate: float = 0.5) -> None:
+        self.consecutive, self.rate = consecutive, rate
+        self._recent: dict[str, deque[bool]] = {}
+        self._streak: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def ok(self, endpoint: str) -> None:
+        with self._lock:
+            self._recent.setdefault(endpoint, deque(maxlen=WINDOW)).append(True)
+            self._streak[endpoint] = 0
+
+    def failed(self, endpoint: str) -> str | None:
+        """Records a call that failed through its retries; says why the endpoint is down, or None."""
+        with self._lock:
+            recent = self._recent.setdefault(endpoint, deque(maxlen=WINDOW))
+            recent.append(False)
+            streak = self._streak[endpoint] = self._streak.get(endpoint, 0) + 1
+            failures = recent.count(False)
+        if streak >= self.consecutive:
+            return f"the last {streak} calls to it failed through their retries (llm.abort_after_failures)"
+        if len(recent) >= 20 and failures / len(recent) >= self.rate:
+            return (f"{failures} of its last {len(recent)} calls failed through their retries "
+                    f"(llm.abort_failure_rate {self.rate:g})")
+        return None
 
 
 KEPT = "Finished work is kept: re-running the same command resumes where this run stopped."

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from ..records import Usage
 from ..redaction import watch
 from . import offline, structured
-from .failures import KEPT, LLMError, LLMFatalError, category, describe, is_fatal, is_retryable, retry_after
+from .failures import KEPT, Health, LLMError, LLMFatalError, category, describe, is_fatal, is_retryable, retry_after
 from .limits import Limits
 from .registry import ModelRegistry, is_local
 from .requests import Request
@@ -102,6 +102,8 @@ class Gateway:
         self.usage = Usage()
         self.retries = 0
         self.retry_reasons: dict[str, int] = {}
+        self.gave_up = 0  # calls that failed through all their retries (their dialogues were rejected)
+        self.health = Health(self.settings.abort_after_failures, self.settings.abort_failure_rate)
         self.on_call: Any = None
         cache_root = Path(self.settings.cache_dir or os.environ.get("UTCGEN_CACHE_DIR") or Path.home() / ".cache" / "utcgen")
         self.cache = ResponseCache(cache_root / "llm-cache.sqlite") if self.settings.cache else None
@@ -190,11 +192,13 @@ class Gateway:
         # The offline backend is deterministic: its failures are bugs, never worth a retry.
         retries = 0 if entry.offline else s.max_retries
         limit = self.limits.get(model, entry.api_base)
+        endpoint = f"{model} at {entry.api_base}" if entry.api_base else model
         for attempt in range(retries + 1):
             try:
                 async with limit:  # the slot is held per attempt, not across backoff sleeps
                     reply = await self._call(request, messages, shape)
                 limit.success()
+                self.health.ok(endpoint)
                 return reply
             except Exception as exc:
                 failure = f"{role} call to {model} failed: {describe(exc, entry.api_base)}"
@@ -206,11 +210,15 @@ class Gateway:
                 kind = category(exc)
                 if attempt == retries:
                     tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
+                    self.gave_up += 1
+                    if (down := self.health.failed(endpoint)) is None:  # a sporadic fault: this dialogue only
+                        raise LLMError(f"llm_error: {failure}. Gave up after {tries}") from exc
                     hint = f"the server is down, overloaded or slower than llm.timeout ({s.timeout:g}s)"
                     if kind == "timeout":
                         hint = (f"calls took longer than llm.timeout ({s.timeout:g}s): allow fewer calls in flight "
                                 f"(--max-in-flight, now at most {limit.maximum}) or a longer llm.timeout")
-                    raise LLMFatalError(f"{failure}. Gave up after {tries}: {hint}. {KEPT}") from exc
+                    raise LLMFatalError(f"{failure}. Gave up after {tries}, and {endpoint} keeps failing: {down}; "
+                                        f"{hint}. {KEPT}") from exc
                 wait = retry_after(exc)
                 if kind == "rate limited":
                     limit.rate_limited(wait)  # the server says it is overloaded: fewer calls in flight

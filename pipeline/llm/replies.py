@@ -260,6 +260,16 @@ def find_object(text: str) -> dict[str, Any]:
     return value
 
 
+def bare_json(text: str) -> bool:
+    """True when the whole reply is JSON but not an object (a bare string, number, list or null): a
+    format failure for every role, never read for a number or a word inside it."""
+    try:
+        value = json.loads(_FENCE.sub("", text.strip()))
+    except json.JSONDecodeError:
+        return False
+    return not isinstance(value, dict)
+
+
 def validate(role: str, data: dict[str, Any]) -> _Reply:
     """`data` as `role`'s reply model; ReplyError naming the first problems otherwise."""
     try:

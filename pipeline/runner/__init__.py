@@ -9,8 +9,8 @@ kind's own stop rule. What an item is, how it runs and when a run is complete is
 caller's `Work`; nothing here knows dialogues, cases or Prefect.
 """
 
-from .budget import Budget, BudgetExceeded
+from .budget import Budget, BudgetExceeded, RunStopped
 from .checkpoint import Checkpoint
 from .loop import Gateways, Meter, RunProgress, Work, batches, run_waves, run_window
 
-__all__ = ["Budget", "BudgetExceeded", "Checkpoint", "Gateways", "Meter", "RunProgress", "Work", "batches", "run_waves", "run_window"]
+__all__ = ["Budget", "BudgetExceeded", "Checkpoint", "Gateways", "Meter", "RunProgress", "RunStopped", "Work", "batches", "run_waves", "run_window"]

@@ -1,4 +1,5 @@
-"""Spend limits over a whole run, resumed sessions included (`--max-cost`, `--max-tokens`)."""
+"""Spend limits over a whole run, resumed sessions included (`--max-cost`, `--max-tokens`), and
+`RunStopped`, the error of every rule that stops a run with its finished work kept."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from ..records import Usage
 MARGIN = 1.25  # items vary: plan each item at 1.25 times the average so far
 
 
-class BudgetExceeded(UtcgenError):
+class RunStopped(UtcgenError):
+    """A run stopped by one of its own rules (a budget, a run that cannot reach its target):
+    its finished work is kept and exported, and a re-run of the same command resumes."""
+
+
+class BudgetExceeded(RunStopped):
     """The run stopped before its spend would pass its budget (`--max-cost`, `--max-tokens`)."""
 
     exit_code = 3

@@ -88,8 +88,8 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         verdicts.append(Verdict(validator="synthesis", passed=False, reason=f"unusable model reply: {exc}"))
     except LLMFatalError:
         raise
-    except LLMError as exc:
-        verdicts.append(Verdict(validator="synthesis", passed=False, reason=str(exc)))
+    except LLMError as exc:  # this attempt's call failed (a 4xx, or a sporadic fault through its retries)
+        verdicts.append(Verdict(validator="synthesis", passed=False, reason=str(exc), details={"rule": "llm_error"}))
 
     dialogue = Dialogue(
         id=dialogue_id(config.fingerprint(), seed.job, seed.attempt),

@@ -3,22 +3,39 @@
 The journal is the runner's checkpoint (`runner.checkpoint`) laid out for seed jobs: each
 finished job is written at once, as `journal/job-NNNNNNN.json`, atomically, so a kill loses at
 most the jobs in flight and a re-run of the same command skips every finished job; the
-sessions' files give the run's wall time over resumes. The
+sessions' files give the run's wall time over resumes; `inputs.json` holds the digests of the
+input files, checked on every resume. The
 dataset is the accepted dialogues of the lowest-numbered jobs, N of them (`select`), so
 the result does not depend on scheduling, concurrency or how often the run was interrupted.
 """
 
 from __future__ import annotations
 
+import json
+import uuid
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from ..catalog.parsing import catalog_files
 from ..config import RunConfig
+from ..errors import InputError
+from ..files import write_atomic
+from ..fingerprint import changed_files, file_digests
 from ..records import Dialogue
 from ..runner import Checkpoint
 
 JOURNAL_DIR = "journal"
+INPUTS = "inputs.json"  # sha256 of every input file the run reads
+
+
+def input_digests(config: RunConfig) -> dict[str, str]:
+    """sha256 of each file the run's dialogues come from: the catalog's files, the personas, the split."""
+    files = {f"catalog file {path.name}": path for _, path in catalog_files(config.catalog)}
+    for what, extra in (("personas", config.personas), ("split", config.exclude_split)):
+        if extra:
+            files[f"{what} file {Path(extra).name}"] = Path(extra)
+    return file_digests(files)
 
 
 class JobRecord(BaseModel):
@@ -36,14 +53,60 @@ class JobRecord(BaseModel):
         return self.dialogues[-1]
 
 
+class CallCounters(BaseModel):
+    """What one process's gateway counted that the records do not hold: retries (by reason) and
+    calls that failed through their retries. Kept per process so `stats.json` sums every session."""
+
+    retries: int = 0
+    retry_reasons: dict[str, int] = {}
+    gave_up: int = 0
+
+
 class Journal(Checkpoint):
-    """One JSON file per finished job under `<out>/journal/`, plus the run manifest and sessions."""
+    """One JSON file per finished job under `<out>/journal/`, plus the run manifest, the sessions
+    and each process's call counters (`calls-*.json`)."""
 
     def __init__(self, out: Path, config: RunConfig, allow_config_change: bool = False) -> None:
         folder = Path(out) / JOURNAL_DIR
         super().__init__(folder, folder / "run.json", kind="generate", settings=config.model_dump(),
                          fingerprint=config.fingerprint(), settings_key="config", allow_change=allow_config_change,
                          label=Path(out), what="a run", sessions=True)
+        self._counters = folder / f"calls-{uuid.uuid4().hex[:12]}.json"
+        self._check_inputs(config, Path(out), allow_config_change)
+
+    def _check_inputs(self, config: RunConfig, out: Path, allow_change: bool) -> None:
+        """Refuses a resume whose catalog, personas or split file changed content since the run began
+        (exit 2, naming the file), unless the change is allowed; records the digests otherwise."""
+        path = self.dir / INPUTS
+        digests = input_digests(config)
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"{path}: unreadable record of the run's input files: {exc}") from exc
+        if isinstance(previous, dict) and (changed := changed_files(previous, digests)) and not allow_change:
+            raise InputError(
+                f"{out}: holds a run made from other input files: {', '.join(changed[:5])} (catalog "
+                f"{config.catalog}, personas {config.personas}) changed content since it began (edited, added or "
+                "removed), and dialogues from the old content would be mixed "
+                "with new ones. Restore the file, use another --out, or pass --allow-config-change to resume "
+                "into it anyway.")
+        if previous != digests:
+            write_atomic(path, json.dumps(digests, indent=2, sort_keys=True))
+
+    def write_counters(self, counters: CallCounters) -> None:
+        """This process's counters so far (each finished job writes them; so does the export)."""
+        if counters.retries or counters.gave_up or self._counters.exists():
+            write_atomic(self._counters, counters.model_dump_json())
+
+    def counters(self) -> CallCounters:
+        """Every process's counters, summed: the whole run's, over resumes and workers."""
+        total = CallCounters()
+        for item in self.read("calls-*.json", CallCounters):
+            total.retries += item.retries
+            total.gave_up += item.gave_up
+            for reason, count in item.retry_reasons.items():
+                total.retry_reasons[reason] = total.retry_reasons.get(reason, 0) + count
+        return total
 
     def path(self, job: int) -> Path:
         return self.dir / f"job-{job:07d}.json"

@@ -107,13 +107,11 @@ class Roles:
         last = ""
         for retry in range(self.reply_retries + 1):
             text = await self._chat(request, messages, retry, schema=replies.schema_of("goal"))
-            try:
+            try:  # only the reply object: a bare string or list is a format failure, never a goal
                 return replies.parse("goal", text).goal
-            except ReplyError:
-                if text.strip() and "{" not in text:  # a plain sentence is a goal too
-                    return text.strip()
-            last = text
-        raise ReplyError(f"goal generator gave no usable goal: {last[:200]!r}")
+            except ReplyError as exc:
+                last = f"{exc}; reply was {text[:160]!r}"
+        raise ReplyError(f"goal generator gave no usable goal in {self.reply_retries + 1} replies: {last}")
 
     async def slots(self, tool: Tool, persona: Persona, seed: int, retries: int) -> dict[str, Any]:
         """Gold values for every required argument, re-drawn until they validate against the schema."""
@@ -180,15 +178,14 @@ class Roles:
         last = ""
         for retry in range(self.reply_retries + 1):
             text = await self._chat(request, messages, retry, schema=replies.schema_of("user"))
-            try:
+            try:  # only the reply object: a bare string or list is a format failure, never a user turn
                 message = _clean_user(replies.parse("user", text).message)
             except ReplyError as exc:
-                # a plain-text message is what the user means, unless it is broken JSON
-                message = "" if "{" in text else _clean_user(text)
-                last = f"{exc}; reply was {text[:160]!r}"
+                message, last = "", f"{exc}; reply was {text[:160]!r}"
             if message:
                 return message
-        raise ReplyError(f"user proxy gave no usable message: {last or 'empty message'}")
+        raise ReplyError(f"user proxy gave no usable message in {self.reply_retries + 1} replies: "
+                         f"{last or 'empty message'}")
 
     async def assistant(self, phase: str, candidates: list[Tool], tool: Tool | None,
                         history: list[Message], seed: int, scenario: dict | None = None,

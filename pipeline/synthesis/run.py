@@ -23,8 +23,9 @@ from ..errors import InputError
 from ..export.run_info import RunInfo
 from ..records import Dialogue, Usage
 from ..runner import Budget, Gateways, RunProgress, run_window
-from .journal import JobRecord, Journal, select
-from .schedule import SeedJobs
+from .journal import CallCounters, JobRecord, Journal, select
+from .schedule import AcceptanceRule, SeedJobs
+from .sizes import prompt_sized
 
 log = logging.getLogger("utcgen.synthesis")
 
@@ -83,6 +84,8 @@ class Engine:
             self.tools = kept
             log.info("%s: %d held-out tools removed from the catalog, %d left", config.exclude_split,
                      self.excluded, len(kept))
+        self.tools = prompt_sized(self.tools, config.synthesis.max_description_chars,
+                                  config.synthesis.max_schema_chars)
         if len(self.tools) < 2:
             raise InputError(f"{config.catalog}: a catalog needs at least 2 tools to have distractors")
         self.personas = load_personas(config.personas, field=config.persona_field)
@@ -127,11 +130,21 @@ class Engine:
         record = JobRecord(job=job, seed_tool=attempts[0].seed_tool.name, accepted=attempts[-1].accepted,
                            dialogues=attempts, elapsed_s=round(time.monotonic() - start, 3),
                            finished_at=round(time.time(), 3))
-        await asyncio.to_thread(self.journal.write, record)  # fsync off the event loop
+        await asyncio.to_thread(self._journal, record)  # fsync off the event loop
         return record
 
+    def _journal(self, record: JobRecord) -> None:
+        self.journal.write(record)
+        self.journal.write_counters(self.counters())
+
+    def counters(self) -> CallCounters:
+        """This process's gateway counters (`Journal.counters` sums every process's)."""
+        g = self.gateway
+        return CallCounters(retries=g.retries, retry_reasons=dict(g.retry_reasons), gave_up=g.gave_up)
+
     def work(self) -> SeedJobs:
-        return SeedJobs(self.journal, self.config.num_dialogues, self.config.synthesis.stop_after_same_rejections)
+        s = self.config.synthesis
+        return SeedJobs(self.journal, self.config.num_dialogues, s.stop_after_same_rejections, AcceptanceRule.of(s))
 
     async def run(self, on_progress: Callable[[RunProgress], None] | None = None) -> dict[int, JobRecord]:
         """Runs jobs in order, at most `synthesis.max_jobs_in_flight` at once, until the first N
@@ -144,11 +157,14 @@ class Engine:
         """Spend over every journaled job, the budget, retries and the adaptive limits: stats.json's `llm`."""
         records = self.journal.load() if records is None else records
         budget = self.config.budget.model_dump()
+        self.journal.write_counters(self.counters())
+        counted = self.journal.counters()  # every session's and worker's, this one's included
         return {
             "spend": _spend(records).report(),
             "budget": budget if any(v is not None for v in budget.values()) else None,
-            "retries": self.gateway.retries,
-            "retry_reasons": dict(self.gateway.retry_reasons),
+            "retries": counted.retries,
+            "retry_reasons": dict(sorted(counted.retry_reasons.items())),
+            "calls_failed": counted.gave_up,
             "limits": self.gateway.limits.report(),
         }
 

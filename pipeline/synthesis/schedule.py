@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
 
 from ...validators.base import Judge
 from ...validators.cascade import stage as cascade_stage
 from ..errors import UtcgenError
 from ..records import Dialogue, Usage
-from ..runner import RunProgress
+from ..runner import RunProgress, RunStopped
 from .journal import JobRecord, Journal, select
 
 MIN_RATE = 0.1  # a run accepting fewer than 1 in 10 still plans as if 1 in 10
@@ -58,7 +60,7 @@ _RULE_CATEGORY = {
     "wrong_tool": "wrong tool selected", "not_candidate": "wrong tool selected", "hallucinated": "wrong tool selected",
     "earlier_distractor": "premature tool call", "earlier_unknown": "premature tool call",
     "value_mismatch": "wrong argument value", "missing_key": "wrong argument set", "extra_key": "wrong argument set",
-    "schema": "schema violation",
+    "schema": "schema violation", "llm_error": "model call failed",
 }
 
 
@@ -107,7 +109,7 @@ def check_fruitless(records: dict[int, JobRecord], stop_after: int = MAX_FRUITLE
     counts = Counter(rejection_category(d) for r in records.values() for d in r.dialogues if not d.accepted)
     top = "; ".join(f"{count}x {s} / {c}" for (s, c), count in counts.most_common(5))
     example = " ".join((recent[-1].final.rejection_reason or "").split())[:200]
-    raise UtcgenError(
+    raise RunStopped(
         f"stopped: the last {stop_after} seed jobs to finish were all rejected at stage '{stage}' for the same "
         f"reason ({category}); the model or prompts are failing the same way every time. Rejected attempts so "
         f"far by stage / reason: {top}. Latest: {example}. Finished jobs are kept; fix the cause and re-run the "
@@ -115,14 +117,88 @@ def check_fruitless(records: dict[int, JobRecord], stop_after: int = MAX_FRUITLE
     )
 
 
+class AcceptanceStop(RunStopped):
+    """The run accepts too few of its attempts to reach its target in reasonable time."""
+
+
+@dataclass(frozen=True)
+class AcceptanceRule:
+    """When a run is stopped for accepting too little, whatever its rejection reasons
+    (`synthesis.stop_min_attempts`, `synthesis.stop_min_acceptance`; see `check_acceptance`)."""
+
+    min_attempts: int = 50
+    min_acceptance: float = 0.02
+    slots: int = 1  # jobs in flight at once: the first judgement waits for 5 attempts per slot
+
+    @classmethod
+    def of(cls, synthesis: Any) -> AcceptanceRule:
+        return cls(synthesis.stop_min_attempts, synthesis.stop_min_acceptance, synthesis.max_jobs_in_flight)
+
+    @property
+    def first(self) -> int:
+        """Attempts after which a run with none accepted stops."""
+        return max(self.min_attempts, 5 * self.slots)
+
+
+def attempts_of(records: dict[int, JobRecord]) -> tuple[int, int]:
+    """(attempts, accepted attempts) of the finished jobs."""
+    attempts = sum(len(r.dialogues) for r in records.values())
+    return attempts, sum(r.accepted for r in records.values())
+
+
+def check_acceptance(records: dict[int, JobRecord], target: int, rule: AcceptanceRule | None = None) -> None:
+    """Stops a run that cannot reach its target, whatever the mix of rejection reasons.
+
+    Counted over the finished jobs of the whole run (resumed sessions included), in attempts
+    (each job makes up to `synthesis.max_attempts`): once there are `rule.first` attempts
+    (`stop_min_attempts`, at least 5 per job slot) and none was accepted, the run stops; from
+    twice that many, it stops when fewer than `min_acceptance` of them were accepted, i.e. when
+    the N dialogues would need more than 1/min_acceptance attempts each. `min_acceptance` 0 = never."""
+    rule = rule or AcceptanceRule()
+    if rule.min_acceptance <= 0:
+        return
+    attempts, accepted = attempts_of(records)
+    if accepted >= target or attempts < rule.first:
+        return
+    rate = accepted / attempts
+    if accepted and (attempts < 2 * rule.first or rate >= rule.min_acceptance):
+        return
+    counts = Counter(rejection_category(d) for r in records.values() for d in r.dialogues if not d.accepted)
+    top = "; ".join(f"{count}x {s} / {c}" for (s, c), count in counts.most_common(5))
+    if accepted:
+        what = (f"only {accepted} of {attempts} attempts were accepted ({rate:.1%}, below "
+                f"synthesis.stop_min_acceptance {rule.min_acceptance:g}): {target} dialogues would need about "
+                f"{round(target / rate):,} attempts")
+    else:
+        what = f"none of {attempts} attempts was accepted"
+    raise AcceptanceStop(
+        f"stopped: {what}. Rejected attempts by stage / reason: {top}. The run cannot reach its target: the "
+        "catalog (e.g. a schema no value satisfies), the model or the prompts fail too often. "
+        f"{accepted} accepted dialogues are exported; fix the cause, or set synthesis.stop_min_acceptance "
+        "(0 = never stop) and re-run the same command to go on.")
+
+
+def acceptance_note(progress: RunProgress) -> str | None:
+    """A warning for the progress display when the run accepts very few attempts (None otherwise)."""
+    attempts = progress.accepted + progress.rejected
+    if attempts < 20:
+        return None
+    rate = progress.accepted / attempts
+    if rate >= 0.05:
+        return None
+    return f"low acceptance: {progress.accepted} of {attempts} attempts accepted ({rate:.0%})"
+
+
 class SeedJobs:
     """A generation run as the runner's work (`runner.Work`): seed jobs, keyed by number, kept by the
     journal, planned by `pending`, complete when the leading jobs hold `target` accepted dialogues,
-    stopped by `check_fruitless`. The one description of a generation run for `Engine.run`
+    stopped by `check_fruitless` and `check_acceptance`. The one description of a generation run for `Engine.run`
     (a window of jobs in flight) and the flows (waves of batches)."""
 
-    def __init__(self, journal: Journal, target: int, stop_after: int = MAX_FRUITLESS_JOBS) -> None:
+    def __init__(self, journal: Journal, target: int, stop_after: int = MAX_FRUITLESS_JOBS,
+                 acceptance: AcceptanceRule | None = None) -> None:
         self.journal, self.target, self.stop_after = journal, target, stop_after
+        self.acceptance = acceptance or AcceptanceRule()
 
     def load(self) -> dict[int, JobRecord]:
         return self.journal.load()
@@ -135,6 +211,7 @@ class SeedJobs:
 
     def check(self, records: dict[int, JobRecord]) -> None:
         check_fruitless(records, self.stop_after)
+        check_acceptance(records, self.target, self.acceptance)
 
     def usage(self, record: JobRecord) -> Usage:
         return Usage.total(d.generation.usage for d in record.dialogues)
@@ -143,6 +220,7 @@ class SeedJobs:
         progress.accepted += record.accepted
         progress.rejected += sum(not d.accepted for d in record.dialogues)
         progress.usage.add(self.usage(record))
+        progress.note = acceptance_note(progress) or ""
 
     def key(self, record: JobRecord) -> int:
         return record.job

@@ -18,7 +18,8 @@ response_format was sent (as a small model that follows no prompt would).
 
 Every chat request gets a 0-based global ``index``. A fault plan may turn the
 request at an index (or the ones matching a predicate) into a 429, a 5xx, a slow
-reply, an overridden content or a non-JSON 200. Every request and every answer
+reply, an overridden content or a non-JSON 200; ``tests.support.fault_mix.FaultMix`` draws
+them at random, in given shares, as a flaky endpoint would. Every request and every answer
 is logged with ``time.monotonic()`` timestamps.
 
 Implementation: ``ThreadingHTTPServer`` (one thread per connection, HTTP/1.1
