@@ -5,7 +5,11 @@ first 429 the limit doubles after every window of `limit` successful calls in a 
 (slow start, so a low start costs a few round trips, not a whole run); after it, every
 window raises the limit by one (additive increase, about +1 per round trip of the whole
 window). A 429 (rate limit, with or without Retry-After) halves it (multiplicative
-decrease), at most once per window of calls so a burst of 429s from one overload counts once. The limit stays within [1, maximum], maximum being
+decrease) when it signals an overload: at least OVERLOAD_SHARE of the last RECENT answers were
+429s. A flaky endpoint that rate-limits a few calls at random (10% of them, say) is not
+overloaded: halving on each of those would sink the limit to 1 or 2 and the run to a crawl,
+while the retry with backoff already absorbs them. At most one halving per window of calls,
+so a burst of 429s from one overload counts once. The limit stays within [1, maximum], maximum being
 `llm.max_in_flight`. A slot is held per attempt, never across a backoff sleep.
 """
 
@@ -21,6 +25,8 @@ from dataclasses import dataclass
 log = logging.getLogger("utcgen.llm")
 
 TRACE_LIMIT = 200  # changes kept per endpoint for the run stats (first and last halves)
+RECENT = 40  # answers remembered to tell an overload from sporadic 429s
+OVERLOAD_SHARE = 0.25  # share of 429s among them that means the endpoint is overloaded
 LOG_EVERY_S = 5.0  # at most one log line per endpoint this often (the last change is always kept)
 
 
@@ -52,6 +58,7 @@ class AdaptiveLimit:
         self._dropped = 0
         self._last_log = 0.0
         self._waiters: deque[asyncio.Future] = deque()
+        self._recent: deque[bool] = deque(maxlen=RECENT)  # True: a 429
 
     # -- the bound
 
@@ -93,6 +100,7 @@ class AdaptiveLimit:
     # -- feedback
 
     def success(self) -> None:
+        self._recent.append(False)
         self._since_decrease += 1
         self._successes += 1
         if self._successes >= self.limit and self.limit < self.maximum:
@@ -102,6 +110,9 @@ class AdaptiveLimit:
             self.increases += 1
 
     def rate_limited(self, retry_after: float | None = None) -> None:
+        self._recent.append(True)
+        if sum(self._recent) < OVERLOAD_SHARE * len(self._recent):
+            return  # a sporadic 429 among many answers: the retry absorbs it
         self._successes = 0
         self.slow_start = False
         if self._since_decrease < self.limit:  # one overload, one decrease
