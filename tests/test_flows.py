@@ -136,8 +136,11 @@ def test_generate_flow_stops_for_the_token_budget_and_exports_only_finished_work
 
     records = {r.job: r for r in (JobRecord.model_validate_json(p.read_text())
                                   for p in (out / "journal").glob("job-*.json"))}
-    spent = sum(d.generation.usage.total_tokens for r in records.values() for d in r.dialogues)
-    assert 1 < len(records) < 20 and spent <= budget  # stopped planning before the budget was passed
+    per_job = [sum(d.generation.usage.total_tokens for d in r.dialogues) for r in records.values()]
+    # planning stops before the budget would be passed at the average job's cost; a job costs more than
+    # the average when its attempts are rejected (each runs to its turn limit), so the last job planned
+    # may carry the spend past the budget by at most its own cost
+    assert 1 < len(records) < 20 and sum(per_job) - max(per_job) <= budget
     accepted, _, complete = select(records, 20)
     assert not complete
     assert ids(out) == [d.id for d in accepted]  # the folder holds the finished jobs' dialogues, nothing else

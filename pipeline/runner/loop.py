@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from ..errors import UtcgenError
 from ..records import Usage
-from .budget import Budget
+from .budget import MARGIN, Budget
 
 K = TypeVar("K", bound=Hashable)
 NO_BUDGET = Budget()
@@ -202,7 +202,8 @@ async def run_window(work: Work[K, R], run: Callable[[K], Awaitable[R]], *, wind
                 active[asyncio.ensure_future(run(key))] = key
             if not active:
                 if budget.active:
-                    limit = budget.over(spent(), *(_per_item(work, records) or (0, 0))) or "the budget"
+                    per_item = _per_item(work, records) or (0, 0)  # planned with the margin `room` uses
+                    limit = budget.over(spent(), *(MARGIN * x for x in per_item)) or "the budget"
                     raise budget.exceeded(limit, spent(), work.describe(records))
                 raise work.stuck()
             refresh()

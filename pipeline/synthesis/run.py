@@ -22,6 +22,7 @@ from ..config import RunConfig
 from ..errors import InputError
 from ..export.run_info import RunInfo
 from ..records import Dialogue, Usage
+from ..resources import shipped
 from ..runner import Budget, Gateways, RunProgress, run_window
 from .journal import CallCounters, JobRecord, Journal, select
 from .schedule import AcceptanceRule, SeedJobs
@@ -92,8 +93,11 @@ class Engine:
         self.journal = Journal(self.out, config, allow_config_change)
         self.embedder = embedder or Embedder()
         self.index = ToolIndex(self.tools, self.embedder)
+        # a persona composed for a tool no pooled persona fits stands in only for our own pool:
+        # a user who brings personas gets theirs
+        ours = Path(config.personas).resolve() == shipped("catalog", "personas.jsonl").resolve()
         self.sampler = PersonaSampler(self.personas, self.embedder, k=config.synthesis.persona_top_k,
-                                      seed=config.seed)
+                                      seed=config.seed, compose_missing=ours)
         self.gateway = Gateway(models)
         self.order = list(range(len(self.tools)))
         random.Random(f"{config.seed}:order").shuffle(self.order)
