@@ -6,7 +6,7 @@ first 429 the limit doubles after every window of `limit` successful calls in a 
 window raises the limit by one (additive increase, about +1 per round trip of the whole
 window). A 429 (rate limit, with or without Retry-After) halves it (multiplicative
 decrease) when it signals an overload: at least OVERLOAD_SHARE of the last RECENT answers were
-429s. A flaky endpoint that rate-limits a few calls at random (10% of them, say) is not
+429s (of at least RECENT/2, so the first answers of a run do not decide it alone). A flaky endpoint that rate-limits a few calls at random (10% of them, say) is not
 overloaded: halving on each of those would sink the limit to 1 or 2 and the run to a crawl,
 while the retry with backoff already absorbs them. At most one halving per window of calls,
 so a burst of 429s from one overload counts once. The limit stays within [1, maximum], maximum being
@@ -111,10 +111,10 @@ class AdaptiveLimit:
 
     def rate_limited(self, retry_after: float | None = None) -> None:
         self._recent.append(True)
-        if sum(self._recent) < OVERLOAD_SHARE * len(self._recent):
+        self.slow_start = False  # the endpoint has limits: grow by one per window from now on
+        if sum(self._recent) < OVERLOAD_SHARE * max(len(self._recent), RECENT // 2):  # a few answers in: 5 429s
             return  # a sporadic 429 among many answers: the retry absorbs it
         self._successes = 0
-        self.slow_start = False
         if self._since_decrease < self.limit:  # one overload, one decrease
             return
         self._since_decrease = 0
