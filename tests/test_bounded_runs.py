@@ -51,4 +51,6 @@ def test_a_fault_soak_finishes_in_one_invocation_with_no_malformed_turn(tmp_path
     assert run["malformed_turns"] == []
     assert sum(run["faults"].values()) > 0 and run["retries"] > 0  # faults were met, and absorbed
     if run["faults"].get("rate_limited"):
-        assert run["retry_reasons"].get("rate limited", 0) >= run["faults"]["rate_limited"]
+        # every 429 was retried, unless it hit a call's last try (then the call gave up, and is counted so)
+        retried = run["retry_reasons"].get("rate limited", 0)
+        assert retried + (run["calls_failed"] or 0) >= run["faults"]["rate_limited"] and retried > 0
