@@ -1,7 +1,7 @@
 """Adaptive concurrency: how many calls may be in flight to one endpoint, learnt from its answers.
 
-One `AdaptiveLimit` per (provider, model, api_base). AIMD, as TCP does it: until the
-first 429 the limit doubles after every window of `limit` successful calls in a row
+One `AdaptiveLimit` per (provider, model, api_base). AIMD, as TCP does it: until the first
+overload (see below) the limit doubles after every window of `limit` successful calls in a row
 (slow start, so a low start costs a few round trips, not a whole run); after it, every
 window raises the limit by one (additive increase, about +1 per round trip of the whole
 window). A 429 (rate limit, with or without Retry-After) halves it (multiplicative
@@ -111,10 +111,10 @@ class AdaptiveLimit:
 
     def rate_limited(self, retry_after: float | None = None) -> None:
         self._recent.append(True)
-        self.slow_start = False  # the endpoint has limits: grow by one per window from now on
         if sum(self._recent) < OVERLOAD_SHARE * max(len(self._recent), RECENT // 2):  # a few answers in: 5 429s
-            return  # a sporadic 429 among many answers: the retry absorbs it
+            return  # a sporadic 429 among many answers: the retry absorbs it, slow start goes on
         self._successes = 0
+        self.slow_start = False  # an overload: grow by one per window from now on
         if self._since_decrease < self.limit:  # one overload, one decrease
             return
         self._since_decrease = 0
