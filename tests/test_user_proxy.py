@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.conftest import REPO
-from utcgen.pipeline import shortcuts, text
+from utcgen.pipeline import grounding, shortcuts, text
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.llm.offline import gold_values as values
 from utcgen.pipeline.llm.offline import phrasing, policies, user
@@ -69,7 +69,7 @@ def test_no_plural_label_takes_is_and_articles_fit(tools, personas):
     rng = random.Random(1)
     for tool in tools:
         for key, schema in (tool["parameters"].get("properties") or {}).items():
-            name = phrasing.label(key, schema)
+            name = values.label(key, schema)
             said = phrasing.state(name, "X-1", rng, form="is")
             assert not (phrasing.plural(name) and " is X-1" in said), said
     for i in range(60):
@@ -96,9 +96,9 @@ def test_details_separate_the_seed_from_every_distractor(tools, personas):
     for i in range(60):
         state = _state(tools, personas, i)
         said = text.stems(" ".join(user.separators(state, random.Random(i))))
-        bags = [user.vocab(d) for d in state["distractors"]]
-        seed_bag = user.vocab(state["tool"])
-        ok = all(any(user._matches(s, seed_bag) and not user._matches(s, bag) for s in said) for bag in bags)
+        bags = [grounding.vocab(d) for d in state["distractors"]]
+        seed_bag = grounding.vocab(state["tool"])
+        ok = all(any(grounding.fits(s, seed_bag) and not grounding.fits(s, bag) for s in said) for bag in bags)
         grounded += ok
     assert grounded >= 54  # a distractor may share every word of the seed's description and parameters
 

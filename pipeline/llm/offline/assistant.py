@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...said import user_said
+from . import gold_values as values
 from . import phrasing, selection
 from .policies import _reply
 
@@ -55,7 +56,7 @@ def _fill(tool: dict, history: list[dict]) -> str:
         return _reply(thought, "", [{"name": tool["name"], "arguments": known}])
     ask = missing[:3]
     props = tool["parameters"].get("properties") or {}
-    spoken = [phrasing.label(k, props.get(k)) for k in ask]
+    spoken = [values.label(k, props.get(k)) for k in ask]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
     asked = sum(m["role"] == "assistant" for m in history)
     forms = ["Could you give me the {}?", "Thanks. Could you tell me the {}?", "Got it. Could you also give me the {}?",

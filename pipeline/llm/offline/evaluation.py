@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 
-from . import phrasing
+from . import gold_values as values
 from .assistant import COMMIT_MARGIN, _scores, extract
 from .policies import _reply, tokens, wish
 
@@ -69,7 +69,7 @@ def under_test(state: dict, messages: list[dict]) -> str:
         return _reply(f"{settled} Every required value is known; calling it.", "",
                       [{"name": tool["name"], "arguments": known}])
     props = tool["parameters"].get("properties") or {}
-    spoken = [phrasing.label(k, props.get(k)) for k in missing[:3]]
+    spoken = [values.label(k, props.get(k)) for k in missing[:3]]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
     return _reply(f"{settled} Still missing: {', '.join(missing)}.", f"Could you give me the {listed}?")
 

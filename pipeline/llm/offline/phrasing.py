@@ -22,11 +22,6 @@ _QUOTE_ITEM = re.compile(r"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,|\sand\s")
 _SINGULAR_S = ("ss", "us", "is", "ics", "news", "series", "species", "status", "basis")
 
 
-def label(key: str, schema: dict | None = None) -> str:
-    """How people call parameter `key` (`gold_values.label`: its schema's title, else words of the key)."""
-    return values.label(key, schema)
-
-
 def plural(name: str) -> bool:
     """Whether a label names several things ("IDs", "start dates"), judged by its head noun."""
     head = re.split(r"\s+(?:for|of|it)\s+", name.strip())[0].split()
@@ -129,7 +124,7 @@ def read_values(text: str, tool: dict, names: dict[str, list[str]] | None = None
     Longer labels are read first and their statements masked, so 'date' never reads 'due date'."""
     props = tool["parameters"].get("properties") or {}
     wanted = keys if keys is not None else list(tool["parameters"].get("required") or [])
-    spoken = [(n, k) for k in wanted for n in {label(k, props.get(k) or {}), *((names or {}).get(k) or [])}]
+    spoken = [(n, k) for k in wanted for n in {values.label(k, props.get(k) or {}), *((names or {}).get(k) or [])}]
     masked = text
     found: dict[str, tuple[int, str]] = {}
     for name, key in sorted(spoken, key=lambda nk: -len(nk[0])):

@@ -78,7 +78,7 @@ def _label(key: str, state: dict) -> str:
     """How a parameter is called in these scenarios: the disambiguation user's words for it without any
     word of a candidate's name (a specific opening states values while the tool is being chosen, so a
     label such as 'reversal date' would give 'reverse_journal_entry' away)."""
-    spoken = phrasing.label(key, (state["tool"]["parameters"].get("properties") or {}).get(key) or {})
+    spoken = values.label(key, (state["tool"]["parameters"].get("properties") or {}).get(key) or {})
     if _plain(state):
         return spoken  # its assistant reads values under these names (`assistant.extract`)
     banned = proxy._banned(_names_of(state))

@@ -19,6 +19,7 @@ from typing import Any
 
 from ... import grounding, shortcuts, text
 from ...said import user_said
+from . import gold_values as values
 from . import phrasing
 from .nounphrases import BLAND as _BLAND
 from .nounphrases import UNCOUNTABLE, noun_phrases
@@ -47,9 +48,9 @@ def user(state: dict, messages: list[dict]) -> str:
 
 
 def labels(tool: dict) -> dict[str, str]:
-    """Each parameter's spoken label (`phrasing.label`)."""
+    """Each parameter's spoken label (`gold_values.label`)."""
     props = tool["parameters"].get("properties") or {}
-    return {k: phrasing.label(k, s or {}) for k, s in props.items()}
+    return {k: values.label(k, s or {}) for k, s in props.items()}
 
 
 def revealed(history: list[dict], tool: dict, gold: dict) -> set[str]:
@@ -122,13 +123,6 @@ def _vague(rng: random.Random, voice: Voice) -> str:
 
 # ---- words that set the seed apart (the grounded-selection rule, `pipeline.grounding`) -----------
 
-vocab = grounding.vocab
-
-
-def _matches(s: str, bag: frozenset[str]) -> bool:
-    return grounding.fits(s, bag)
-
-
 def _banned(state: dict) -> set[str]:
     """Stems the user must not say: every word of every candidate's name."""
     tool, distractors = state["tool"], state.get("distractors") or []
@@ -148,10 +142,10 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
     description first (they carry its meaning), then its parameters' labels, then enum values."""
     tool, distractors = state["tool"], state.get("distractors") or []
     banned = _banned(state)
-    bags = [vocab(d) for d in distractors]
+    bags = [grounding.vocab(d) for d in distractors]
     pool = noun_phrases(tool.get("description", ""), banned)
     pool = [p for p in pool if p.lower() not in _BLAND] + [p for p in pool if p.lower() in _BLAND]  # bland words last
-    extra = [phrasing.label(k, s or {}) for k, s in (tool["parameters"].get("properties") or {}).items()]
+    extra = [values.label(k, s or {}) for k, s in (tool["parameters"].get("properties") or {}).items()]
     extra += [str(v) for s in (tool["parameters"].get("properties") or {}).values() for v in (s or {}).get("enum") or []
               if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
     keys = list(tool["parameters"].get("properties") or {})
@@ -166,7 +160,7 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
 
     def covers(phrase: str) -> set[int]:
         said = text.stems(phrase)
-        return {i for i, bag in enumerate(bags) if any(not _matches(s, bag) for s in said)}
+        return {i for i, bag in enumerate(bags) if any(not grounding.fits(s, bag) for s in said)}
 
     if vague:  # words the distractors share: the assistant must ask again
         shared = [p for p in pool if not covers(p)]
@@ -195,11 +189,11 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
 def _topic(state: dict) -> str | None:
     """A noun phrase of the seed's description its distractors share: what the request is about, not which tool."""
     tool, distractors = state["tool"], state.get("distractors") or []
-    bags = [vocab(d) for d in distractors]
+    bags = [grounding.vocab(d) for d in distractors]
     scored = []
     for phrase in noun_phrases(tool.get("description", ""), _banned(state)):
         said = text.stems(phrase)
-        shared = sum(all(_matches(s, bag) for s in said) for bag in bags)
+        shared = sum(all(grounding.fits(s, bag) for s in said) for bag in bags)
         if shared and (len(said) > 1 or phrase.lower() not in _BLAND):
             scored.append((-shared - (len(said) > 1), len(phrase), phrase))
     return sorted(scored)[0][2] if scored else None
