@@ -22,7 +22,7 @@ FILLER = set("another using user users optionally against ones single given curr
              "closes starts stops assigns finds searches pulls before after during first last next same then once "
              "until since while where when later earlier below above following previous "
              "not none ever never found whom because beyond back away instead wants asks stands accepts needs says goes comes gets "
-             "has have unknown themselves itself afterwards again reach half".split())
+             "has have unknown themselves itself afterwards again reach half much many how".split())
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
                    "offering spending pending recording streaming".split())

@@ -328,8 +328,8 @@ def _refuse(state: dict) -> str:
 
 
 def _phrase_of(tool: dict, others: list[dict]) -> str:
-    """A tool's subject in two words of its own (never a run of its description)."""
-    words = selection.contrast_words(tool, others, frozenset(), random.Random(tool["name"]))
+    """A tool's subject in a few words of its own (never a run of its description)."""
+    words = selection.contrast_phrases(tool, others, frozenset(), random.Random(tool["name"]))
     return " and ".join(words) if words else "something close to it"
 
 

@@ -3,8 +3,9 @@ candidate apart from every other (`pipeline.grounding`, the rule the `grounding`
 applies), and otherwise asks a question that contrasts the candidates still in play.
 
 A question names, in a few words of its own, what differs between the candidates it offers:
-for each, up to two words its description or parameters have and the other offered ones lack
-("Is this about tracks and order, or about name and visibility?"). It never pastes a run of a
+for each, up to two short noun phrases of its description holding a word the other offered ones
+lack ("Are you after actual spend and account group, or the expense report?"; single words of
+its description or parameters when no phrase has one). It never pastes a run of a
 description, never names a tool, never repeats an option list it offered before (each question
 narrows: candidates the user's words ruled out are dropped), and when the user's last answer
 added nothing it offers fewer alternatives or asks for one concrete fact. When turns run out
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from ... import grounding, shortcuts
 from ...said import user_said
+from .nounphrases import noun_phrases
 from .policies import STOP, tokens, tool_words
 
 MAX_OPTIONS = 3
@@ -154,6 +156,31 @@ def contrast_words(option: dict, others: list[dict], said: frozenset[str], rng: 
     return sorted((mine[s] for s in picked), key=lambda w: (description.find(w) if w in description else 10**6, w))
 
 
+def contrast_phrases(option: dict, others: list[dict], said: frozenset[str], rng: random.Random) -> list[str]:
+    """Up to WORDS_PER_OPTION short noun phrases of `option`'s description ('actual spend', 'account
+    group') holding a word that none of `others` has, words not yet in the conversation first, in
+    the description's order; `contrast_words` when no phrase of its description has such a word.
+    A phrase of at most three words is the tool's subject in plain speech, never a run of it."""
+    description = option.get("description", "")
+    theirs = [grounding.vocab(o) for o in others]
+    coarse = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
+
+    def own(word: str) -> bool:
+        s = shortcuts.stem(word)
+        return word.lower() not in VAGUE and _coarse(word) not in coarse and not any(grounding.fits(s, t) for t in theirs)
+
+    ranked: list[tuple[int, int, int, int, str]] = []
+    for i, phrase in enumerate(noun_phrases(description, set())):
+        words = phrase.split()
+        mine = [w for w in words if own(w)]
+        if mine and len(words) <= 3:
+            fresh = any(not grounding.fits(shortcuts.stem(w), said) for w in mine)
+            ranked.append((-fresh, -len(mine), -(len(words) > 1), i, phrase))
+    picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]
+    low = description.lower()
+    return sorted(picked, key=lambda p: low.find(p.lower())) or contrast_words(option, others, said, rng)
+
+
 def _phrase(words: list[str]) -> str:
     return " and ".join(words)
 
@@ -186,7 +213,7 @@ def _question(options: list[dict], said: frozenset[str], rng: random.Random, ask
     its wording differs from the earlier questions in `asked`."""
     named: list[tuple[dict, str]] = []
     for o in options:
-        words = contrast_words(o, [p for p in options if p is not o], said, rng)
+        words = contrast_phrases(o, [p for p in options if p is not o], said, rng)
         if words:
             named.append((o, _phrase(words)))
     if len(named) < 2:
