@@ -6,7 +6,9 @@ sides hold one definition of each problem. Words, stop words and stems come from
 text normaliser (`text`):
 
 * name leaks (`name_hits`): a tool's name written as the identifier or read aloud as its
-  words in order, or one of its distinctive name tokens;
+  words in order, or one of its distinctive name tokens (in an answer to a question, a token
+  that is also a plain word of the tool's description is a word of the need, not of the name:
+  `plain_words`);
 * name tokens: words of a tool's name (split on `_`, `-` and camelCase, lower-cased,
   stemmed); a seed tool's *distinctive* tokens are those no distractor's name has,
   stop words and a few words every tool name uses (get, list, ...) left out;
@@ -84,34 +86,47 @@ def full_name_hit(text: str, name: str) -> str | None:
     return None
 
 
-def name_hits(text: str, seed: str, others: list[str]) -> list[str]:
-    """Words of `text` that are the seed's name itself or one of its distinctive name tokens."""
+def plain_words(description: str) -> frozenset[str]:
+    """Stems of the words of a description: a name token among them is a word people use for what
+    the tool does ('albums' for a tool that checks saved albums), which a user may say when asked."""
+    return frozenset(stem(w) for w in split_words(description) if w not in STOP)
+
+
+def name_hits(text: str, seed: str, others: list[str], allowed: frozenset[str] = frozenset()) -> list[str]:
+    """Words of `text` that are the seed's name itself or one of its distinctive name tokens, but
+    for the token stems in `allowed` (the name itself always counts)."""
     hits: list[str] = []
     full = full_name_hit(text, seed)
     if full:
         hits.append(full)
-    distinctive = distinctive_name_tokens(seed, others)
+    distinctive = distinctive_name_tokens(seed, others) - allowed
     for w in split_words(text):
         if w not in STOP and len(w) > 1 and stem(w) in distinctive and w not in hits:
             hits.append(w)
     return hits
 
 
-def name_leaks(text: str, seed: str, others: list[str], selecting: bool = True) -> list[str]:
+def name_leaks(text: str, seed: str, others: list[str], selecting: bool = True,
+               allowed: frozenset[str] = frozenset()) -> list[str]:
     """What of the seed tool's name `text` gives away. While the tool is still being selected:
-    the name itself or any distinctive name token (`name_hits`); afterwards the tool is known, so
-    only the full name counts (as the identifier or read aloud)."""
-    hits = name_hits(text, seed, others)
+    the name itself or any distinctive name token not in `allowed` (`name_hits`); afterwards the
+    tool is known, so only the full name counts (as the identifier or read aloud)."""
+    hits = name_hits(text, seed, others, allowed)
     return hits if selecting else [h for h in hits if h == seed or " " in h]
 
 
-def user_name_leaks(messages: Sequence[Message], seed: str, others: list[str]) -> dict[int, str]:
+def user_name_leaks(messages: Sequence[Message], seed: str, others: list[str],
+                    description: str = "") -> dict[int, str]:
     """index in `messages` -> the first name leak of that user turn (`name_leaks`), the selection
-    phase being the user turns before the first argument-filling assistant turn."""
+    phase being the user turns before the first argument-filling assistant turn. The opening
+    request may use no distinctive name token; an answer to the assistant may use one that is a
+    plain word of the seed's `description` (`plain_words`): the request starts under-specified,
+    and the user says what they need, in the words people use for it, once asked."""
     selecting = {i for i, _ in user_turns(messages, "argument_filling")}
+    plain = plain_words(description)
     out: dict[int, str] = {}
-    for i, text in user_turns(messages):
-        if hits := name_leaks(text, seed, others, selecting=i in selecting):
+    for n, (i, text) in enumerate(user_turns(messages)):
+        if hits := name_leaks(text, seed, others, selecting=i in selecting, allowed=plain if n else frozenset()):
             out[i] = hits[0]
     return out
 

@@ -136,7 +136,9 @@ def test_offline_opening_and_detail_never_name_or_recite_the_seed() -> None:
         assert not shortcuts.name_hits(opening, tools[0].name, others), opening
         history = [{"role": "user", "content": opening}, {"role": "assistant", "content": "Which one?"}]
         detail = _user_text({**state, "seed": seed, "history": history})
-        assert not shortcuts.name_hits(detail, tools[0].name, others), detail
+        plain = shortcuts.plain_words(tools[0].description)  # an answer may say the need in plain words
+        assert not shortcuts.name_hits(detail, tools[0].name, others, plain), detail
+        assert not shortcuts.full_name_hit(detail, tools[0].name), detail
         assert all(shortcuts.recited(detail, t.description) is None for t in tools), detail
 
 
@@ -232,3 +234,33 @@ def test_one_name_leak_detector_for_the_validator_and_the_offline_critic() -> No
     # after selection, a distinctive word alone no longer counts; the full name still does
     assert shortcuts.name_leaks("the requisition", seed, others, selecting=False) == []
     assert shortcuts.name_leaks(f"the {spoken}", seed, others, selecting=False) == [spoken]
+
+
+def test_an_answer_may_say_a_name_word_that_is_a_plain_word_of_the_description() -> None:
+    """The opening stays under-specified; once asked, the user may say 'albums' for a tool that checks
+    saved albums (a word of its description), but not a name word its description lacks, nor the name."""
+    seed = Tool(name="check_saved_albums", description="Check whether albums are saved in the user's library.",
+                parameters={"type": "object", "properties": {}})
+    others = ["check_saved_tracks", "check_saved_shows"]
+    ask = Message(role="assistant", content="Which kind of item do you mean?")
+
+    def leaks(opening: str, answer: str) -> dict[int, str]:
+        messages = [Message(role="user", content=opening), ask, Message(role="user", content=answer)]
+        return shortcuts.user_name_leaks(messages, seed.name, others, seed.description)
+
+    assert leaks("Is something in my library saved?", "It's about albums.") == {}
+    assert leaks("Are my albums saved?", "Yes.") == {0: "albums"}  # the opening gives it away
+    assert leaks("Is something saved?", "Call check_saved_albums.") == {2: "check_saved_albums"}
+    assert leaks("Is something saved?", "check saved albums, please") == {2: "check saved albums"}
+    quiet = Tool(name="check_saved_albums", description="Check whether items are saved in the user's library.",
+                 parameters={"type": "object", "properties": {}})
+    messages = [Message(role="user", content="Is something saved?"), ask, Message(role="user", content="The albums.")]
+    assert shortcuts.user_name_leaks(messages, quiet.name, others, quiet.description) == {2: "albums"}
+    d = make_dialogue()
+    d.seed_tool = seed
+    d.distractor_tools = [Tool(name=n, description="Check whether items are saved.", parameters={"type": "object",
+                                                                                             "properties": {}})
+                          for n in others]
+    d.messages = [Message(role="user", content="Is something in my library saved?"), ask,
+                  Message(role="user", content="It's about albums.")]
+    assert nameleak.check_name_leak(d).passed

@@ -49,7 +49,10 @@ def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "
     others = [d.name for d in case.distractors]
     if shortcuts.full_name_hit(text, case.gold_tool.name):
         return f"user names the tool ({case.gold_tool.name!r})"
-    if hits := shortcuts.name_leaks(text, case.gold_tool.name, others, selecting=phase == "tool_selection"):
+    answering = any(m.role == "user" for m in before)  # the opening may use no distinctive name token
+    allowed = shortcuts.plain_words(case.gold_tool.description) if answering else frozenset()
+    if hits := shortcuts.name_leaks(text, case.gold_tool.name, others, selecting=phase == "tool_selection",
+                                    allowed=allowed):
         return f"user names the tool ({hits[0]!r})"
     keys = sorted({k for t in case.candidates for k in t.properties})
     if hits := shortcuts.key_hits(text, keys):

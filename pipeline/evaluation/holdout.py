@@ -81,10 +81,20 @@ def resolve_catalog(source: Path, catalog: Path | None) -> Path:
 # ---------------------------------------------------------------------------------------- the split
 
 
-def _choose_groups(sizes: dict[str, int], target: float, seed: int) -> list[str]:
-    """Groups in a seeded order, each taken when it brings the covered count closer to `target`."""
+def _choose_groups(sizes: dict[str, int], target: float, seed: int,
+                   kinds: dict[str, set[str]] | None = None) -> list[str]:
+    """Groups in a seeded order, each taken when it brings the covered count closer to `target`.
+    With `kinds` (group -> the scenario types of its dialogues), the order first offers, for each
+    type from the rarest, one group holding it, so the held-out cases cover every type they can."""
     order = sorted(sizes)
     random.Random(f"{seed}:holdout").shuffle(order)
+    if kinds:
+        spread = Counter(k for g in order for k in kinds.get(g, ()))
+        first: list[str] = []
+        for kind in sorted(spread, key=lambda k: (spread[k], k)):
+            if not any(kind in kinds.get(g, ()) for g in first):
+                first += [next(g for g in order if kind in kinds.get(g, ()))]
+        order = first + [g for g in order if g not in first]
     chosen: list[str] = []
     covered = 0
     for group in order:
@@ -114,7 +124,10 @@ def hold_out(source: Path, accepted: list[Dialogue], tools: list[Tool], family: 
     if len(sizes) < 2:
         raise InputError(f"{source}: the accepted dialogues cover a single {by.replace('_', ' ')} "
                          f"({next(iter(sizes))}); a held-out split needs at least two")
-    groups = _choose_groups(dict(sizes), holdout * len(accepted), seed)
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for d in accepted:
+        kinds[group_of(d.seed_tool.name)].add(d.scenario)
+    groups = _choose_groups(dict(sizes), holdout * len(accepted), seed, kinds)
     held_groups = set(groups)
     held: set[str] = set()
     for t in tools:

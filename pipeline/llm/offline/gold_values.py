@@ -79,6 +79,11 @@ SPELLED = {"po": "purchase order", "gl": "ledger", "sku": "stock item", "qty": "
            "rep": "representative", "rfq": "quote request", "hr": "HR"}
 
 
+# a key holding one of these already reads in speaking order ('date of birth', 'maintainer can modify')
+KEEP_ORDER = frozenset("of for in on to by per at with from into than can could is are has have was should must "
+                       "will may allow allows include includes use uses".split())
+
+
 def label(key: str, schema: dict | None = None) -> str:
     """How people refer to a parameter (rules in the module docstring): never the raw key."""
     title = str((schema or {}).get("title") or "").strip()
@@ -100,7 +105,7 @@ def label(key: str, schema: dict | None = None) -> str:
     spoken = " ".join(SPELLED.get(w, w) for w in ws).split()
     if ws[0] in ("from", "to") and len(spoken) >= 2:
         return f"{' '.join(spoken[1:])} it {'comes from' if ws[0] == 'from' else 'goes to'}"
-    if len(ws) >= 3 and len(spoken) >= 2:
+    if len(ws) >= 3 and len(spoken) >= 2 and not KEEP_ORDER.intersection(ws):
         return f"{spoken[-1]} for the {' '.join(spoken[:-1])}"
     return " ".join(spoken)
 

@@ -211,7 +211,7 @@ def _shortcut_issues(d: Dialogue) -> list[str]:
     seed = d.seed_tool
     others = [t.name for t in d.distractor_tools if t.name != seed.name]
     keys = sorted({k for t in [seed, *d.candidate_tools] for k in t.properties})
-    leaks = shortcuts.user_name_leaks(d.messages, seed.name, others)  # the name_leak validator's detector
+    leaks = shortcuts.user_name_leaks(d.messages, seed.name, others, seed.description)  # the name_leak validator's detector
     asked = set()
     for i, m in enumerate(d.messages, start=1):
         if m.role == "user":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ... import shortcuts
+from ... import shortcuts, text
 from .policies import STOP
 
 # words that carry no meaning a user would lead with, or are verbs in descriptions
@@ -50,7 +50,7 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
     """Short noun phrases of a description (at most 3 words, ending in a noun-like word), never a
     clause's leading verb, nor a word after 'to', 'that' or 'which' (a verb there), nor a banned word."""
     out: list[str] = []
-    for clause in re.split(r"[,.;:()/\[\]\"]| - ", description):
+    for clause in re.split(r"[,.;:()/\[\]\"]| - ", text.without_codes(description)):
         words = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
         run: list[str] = []
         for i, raw in enumerate(words):

@@ -65,8 +65,30 @@ def imperative(sentence: str) -> str:
     return f"{head} {rest}".strip()
 
 
+# what a description says about itself before it says what the tool does
+_PREAMBLE = re.compile(r"^(?:(?:tool )?description:\s*|(?:this|the) (?:tool|function|endpoint|api|operation|method)"
+                       r"(?: will| can)?\s+(?=[a-z]+s\b))", re.IGNORECASE)
+_NOT_AN_ACT = re.compile(r"^(?:this|the|it)\b|^(?:belongs|is|are|was|note|deprecated|beta)\b", re.IGNORECASE)
+
+
+def _plain_case(sentence: str) -> str:
+    """A Title Case summary ('Get Show Episodes') in sentence case; acronyms keep their capitals."""
+    words = sentence.split()
+    if len(words) > 1 and sum(w[:1].isupper() for w in words) >= 0.7 * len(words):
+        return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+    return sentence
+
+
 def wish(description: str) -> str:
-    return imperative(first_sentence(description))
+    """What the tool does, as a need ('list open tickets'): the first sentence of the description
+    that says what it does (preambles such as 'This tool belongs to ...' or 'This function' skipped)."""
+    for sentence in re.split(r"(?<=[.!?])\s+", description.strip()):
+        said = _PREAMBLE.sub("", sentence.strip()).rstrip(".!? ")
+        said = re.sub(r"^.*?\btool description:\s*", "", said, flags=re.IGNORECASE)
+        if said and said[:1].isalpha() and not _NOT_AN_ACT.match(said):
+            said = _plain_case(said)
+            return imperative(said[:1].lower() + said[1:])
+    return "get this done"
 
 
 def _reply(thought: str, content: str, calls: list[dict] | None = None) -> str:

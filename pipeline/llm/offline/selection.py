@@ -21,7 +21,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from ... import grounding, shortcuts
+from ... import grounding, shortcuts, text
 from ...said import user_said
 from .nounphrases import noun_phrases
 from .policies import STOP, tokens, tool_words
@@ -107,7 +107,10 @@ def _speakable(tool: dict) -> dict[str, str]:
     """stem -> a word a person could say for it: from the tool's description and parameters, no
     chatter, no very short or numeric words; description words first."""
     out: dict[str, str] = {}
+    codes = text.code_words(tool.get("description", ""))
     for s, w in grounding.vocab_words(tool).items():
+        if w in codes:
+            continue  # a fragment of an example id or a URL
         if len(w) < 4 or w.isdigit() or any(ch.isdigit() for ch in w) or w in VAGUE or s in shortcuts.GENERIC:
             continue
         if tokens(w) == []:
@@ -214,7 +217,7 @@ def _question(options: list[dict], said: frozenset[str], rng: random.Random, ask
     named: list[tuple[dict, str]] = []
     for o in options:
         words = contrast_phrases(o, [p for p in options if p is not o], said, rng)
-        if words:
+        if words and _phrase(words).lower() not in (p.lower() for _, p in named):  # two options never read alike
             named.append((o, _phrase(words)))
     if len(named) < 2:
         return "", []

@@ -123,9 +123,15 @@ def _vague(rng: random.Random, voice: Voice) -> str:
 
 # ---- words that set the seed apart (the grounded-selection rule, `pipeline.grounding`) -----------
 
-def _banned(state: dict) -> set[str]:
-    """Stems the user must not say: every word of every candidate's name."""
+def _banned(state: dict, answering: bool = False) -> set[str]:
+    """Stems the user must not say. The opening: every word of every candidate's name (the request
+    starts under-specified). An answer to the assistant: only what the name_leak rule forbids there
+    (`shortcuts.user_name_leaks`), the seed's distinctive name words that its description lacks;
+    'tracks' or 'remove' are how people say what they need once asked."""
     tool, distractors = state["tool"], state.get("distractors") or []
+    if answering:
+        distinctive = shortcuts.distinctive_name_tokens(tool["name"], [d["name"] for d in distractors])
+        return set(distinctive - shortcuts.plain_words(tool.get("description", "")))
     return set().union(*(shortcuts.name_tokens(t["name"]) | {shortcuts.stem(w) for w in shortcuts.split_words(t["name"])}
                          for t in [tool, *distractors]))
 
@@ -141,7 +147,7 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
     """Phrases that, said together, set the seed apart from every distractor: noun phrases of its
     description first (they carry its meaning), then its parameters' labels, then enum values."""
     tool, distractors = state["tool"], state.get("distractors") or []
-    banned = _banned(state)
+    banned = _banned(state, answering=bool(state.get("history")))  # an opening says no name word
     bags = [grounding.vocab(d) for d in distractors]
     pool = noun_phrases(tool.get("description", ""), banned)
     pool = [p for p in pool if p.lower() not in _BLAND] + [p for p in pool if p.lower() in _BLAND]  # bland words last
@@ -310,15 +316,18 @@ def _action(state: dict) -> str | None:
     """The verb the seed's description opens with ('Compares ...' -> 'compare'), unless a name says it."""
     first = (re.findall(r"[A-Za-z]+", state["tool"].get("description", ""))[:1] or [""])[0]
     verb = imperative(first).strip()
-    if len(verb) < 4 or verb in shortcuts.GENERIC or shortcuts.stem(verb) in _banned(state) or verb in STOP:
+    if len(verb) < 4 or verb in shortcuts.GENERIC or shortcuts.stem(verb) in _banned(state, answering=bool(state.get("history"))) \
+            or verb in STOP:
         return None
     return verb
 
 
 def _safe(state: dict, said: str) -> str:
-    """`said`, unless it would give the seed tool away by a word of its name or recite a description."""
+    """`said`, unless it would give the seed tool away by a word of its name or recite a description
+    (an answer to the assistant may say the seed's name words that are plain words of its description)."""
     tool, others = state["tool"], state.get("distractors") or []
-    if shortcuts.name_hits(said, tool["name"], [d["name"] for d in others]) or \
+    allowed = shortcuts.plain_words(tool.get("description", "")) if state.get("history") else frozenset()
+    if shortcuts.name_hits(said, tool["name"], [d["name"] for d in others], allowed) or \
             any(shortcuts.recited(said, t.get("description", "")) for t in [tool, *others]):
         return "Honestly, I'm not sure how to describe it. Could you walk me through the choices?"
     return said
