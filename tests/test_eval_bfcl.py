@@ -100,7 +100,7 @@ def test_malformed_lines_name_file_line_and_field(tmp_path: Path) -> None:
         build_cases(bad, None)
     broken = json.loads(lines[0])
     broken["function"][0]["parameters"]["properties"]["weight"]["type"] = "quaternion"
-    bad.write_text(json.dumps(broken) + "\n" + "{not json\n", encoding="utf-8")
+    bad.write_text(json.dumps(broken) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r":1: field function\[0\]\.parameters.*quaternion"):
         build_cases(bad, None)
     bad.write_text(lines[0] + "\n{not json\n", encoding="utf-8")
