@@ -356,7 +356,8 @@ def _loose_same(value: Any, option: Any, schema: Schema) -> bool:
             accepts(v, option[k] if isinstance(option[k], list) else [option[k]], props.get(k) or {})
             for k, v in value.items())
     if isinstance(value, list | tuple):
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        items = schema.get("items")
+        items = items if isinstance(items, dict) else {}
         return isinstance(option, list) and len(option) == len(value) and all(
             _loose_same(v, o, items) for v, o in zip(value, option))
     return _same(value, option)

@@ -101,8 +101,11 @@ def test_malformed_lines_name_file_line_and_field(tmp_path: Path) -> None:
     broken = json.loads(lines[0])
     broken["function"][0]["parameters"]["properties"]["weight"]["type"] = "quaternion"
     bad.write_text(json.dumps(broken) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r":1: field function\[0\]\.parameters.*quaternion"):
+    bad.write_text(json.dumps(broken) + "\n" + lines[1] + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r":1: field function\[0\]\.parameters.*quaternion.*--skip-invalid"):
         build_cases(bad, None)
+    summary = import_bfcl(bad, tmp_path / "kept", skip_invalid=True)  # the broken entry left out and listed
+    assert summary.cases == 1 and len(summary.skipped) == 1 and summary.skipped[0].startswith("irrelevance_0: ")
     bad.write_text(lines[0] + "\n{not json\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"BFCL_v4_irrelevance.json:2: not a JSON line"):
         build_cases(bad, None)

@@ -92,6 +92,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="its possible_answer file (default: possible_answer/<same name> beside QUESTIONS.json)")
     bf.add_argument("--category", metavar="NAME", help="the BFCL category (default: from the file name or the ids)")
     bf.add_argument("--out", default=None, metavar="DIR", help="the benchmark folder (default output/bfcl-<category>)")
+    bf.add_argument("--skip-invalid", action="store_true",
+                    help="leave out (and list) entries whose functions fail the catalog checks instead of stopping")
     bf.set_defaults(func=import_bfcl)
 
     c = eval_sub.add_parser("compare", help="compare evaluation runs side by side (markdown)")
@@ -121,7 +123,8 @@ def import_bfcl(args: argparse.Namespace) -> int:
     if args.answers and not Path(args.answers).is_file():
         raise InputError(f"--answers {args.answers}: no such file")
     summary = bfcl.import_bfcl(questions, Path(args.out) if args.out else None,
-                               answers=Path(args.answers) if args.answers else None, category=args.category)
+                               answers=Path(args.answers) if args.answers else None, category=args.category,
+                               skip_invalid=args.skip_invalid)
     print(summary.to_text())
     return 0
 
@@ -171,7 +174,8 @@ def summary_line(report, out: Path, elapsed: float) -> str:
         if key in metrics and metrics[key].value is not None:
             headline.append(f"{name} {key.replace('_', ' ')} {metrics[key].value:.2f} (n={metrics[key].n})")
     scenarios = f"\nper scenario: {'; '.join(headline)}" if len(headline) > 1 else ""
-    return (f"{c.get('scored', 0)} of {c.get('cases', 0)} cases scored{excluded} in {elapsed:.1f}s: "
+    scope = " by the C.1 metrics" if b is not None else ""  # BFCL's parallel and irrelevance cases are not
+    return (f"{c.get('scored', 0)} of {c.get('cases', 0)} cases scored{scope}{excluded} in {elapsed:.1f}s: "
             f"{', '.join(parts)}{scenarios}\nreport: {report.report_path}")
 
 

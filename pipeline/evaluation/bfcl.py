@@ -13,6 +13,8 @@ and the answers of the answered categories in `possible_answer/<same file name>`
 Multi-turn, memory, web-search and format-sensitivity categories run against BFCL's executable
 environments (`initial_config`, `involved_classes`) and Java/JavaScript ones compare language
 literals through BFCL's converters: none of those is imported, and asking for one is an InputError.
+A malformed line is an InputError naming the file, line and field; with `skip_invalid`, an entry whose
+function docs fail the catalog's checks is left out and listed (`ImportSummary.skipped`) instead.
 """
 
 from __future__ import annotations
@@ -86,11 +88,16 @@ class ImportSummary(BaseModel):
     category: str
     cases: int
     with_gold_call: int
+    skipped: list[str] = Field(default_factory=list)  # "id: why" of entries left out (skip_invalid)
 
     def to_text(self) -> str:
         answers = f" with answers {self.answers}" if self.answers else ""
-        return (f"benchmark {self.out_dir}: {self.cases} BFCL {self.category} cases from {self.source}{answers} "
-                f"({self.with_gold_call} with gold calls)")
+        lines = [f"benchmark {self.out_dir}: {self.cases} BFCL {self.category} cases from {self.source}{answers} "
+                 f"({self.with_gold_call} with gold calls)"]
+        if self.skipped:
+            lines += [f"left out {len(self.skipped)} entries whose functions fail the catalog checks:",
+                      *(f"  {s}" for s in self.skipped)]
+        return "\n".join(lines)
 
 
 def category_of(path: Path, first_id: str | None, forced: str | None = None) -> str:
@@ -149,7 +156,8 @@ def _tools(path: Path, number: int, functions: list[dict[str, Any]]) -> list[Too
         problems = cand.problems + check_tool(cand.data)
         if problems:
             field, message = problems[0]
-            raise InputError(f"{path}:{number}: field function[{i}]{'.' + field if field else ''}: {message}")
+            raise InputError(f"{path}:{number}: field function[{i}]{'.' + field if field else ''}: {message} "
+                             "(--skip-invalid leaves such entries out)")
         data = dict(cand.data)
         data["name"] = stored_name(data["name"])
         tools.append(Tool.model_validate(data))
@@ -184,8 +192,10 @@ def _accepted(path: Path, number: int, line: _AnswerLine, tools: list[Tool]) -> 
     return calls
 
 
-def build_cases(questions: Path, answers: Path | None, category: str | None = None) -> tuple[str, list[Case]]:
-    """(category, cases) of a BFCL questions file and, for the answered categories, its answers file."""
+def build_cases(questions: Path, answers: Path | None, category: str | None = None, *,
+                skipped: list[str] | None = None) -> tuple[str, list[Case]]:
+    """(category, cases) of a BFCL questions file and, for the answered categories, its answers file. Given a
+    `skipped` list, an entry whose functions fail the catalog checks is noted there and left out."""
     entries = _lines(questions)
     first = entries[0][1].get("id") if entries else None
     cat = category_of(questions, first if isinstance(first, str) else None, category)
@@ -205,7 +215,13 @@ def build_cases(questions: Path, answers: Path | None, category: str | None = No
         if entry.id in seen:
             raise InputError(f"{questions}:{number}: field id: {entry.id!r} appears twice")
         seen.add(entry.id)
-        tools = _tools(questions, number, entry.function)
+        try:
+            tools = _tools(questions, number, entry.function)
+        except InputError as exc:
+            if skipped is None:
+                raise
+            skipped.append(f"{entry.id}: {exc}")
+            continue
         answer = ExternalAnswer(category=cat, any_call=rule == "any")
         if rule == "call":
             if entry.id not in truth:
@@ -213,7 +229,7 @@ def build_cases(questions: Path, answers: Path | None, category: str | None = No
             answer.calls = _accepted(answers or questions, *truth[entry.id], tools)
         cases.append(_case(entry, tools, answer))
     if not cases:
-        raise InputError(f"{questions}: no entries")
+        raise InputError(f"{questions}: no entries" + (" left after skipping the invalid ones" if skipped else ""))
     return cat, cases
 
 
@@ -238,20 +254,22 @@ def default_answers(questions: Path) -> Path | None:
 
 
 def import_bfcl(questions: Path, out: Path | None = None, *, answers: Path | None = None,
-                category: str | None = None) -> ImportSummary:
+                category: str | None = None, skip_invalid: bool = False) -> ImportSummary:
     """Write the benchmark folder `out` (default `output/bfcl-<category>`) from a BFCL file (see the module
     docstring)."""
     from .benchmark_folder import write_imported
 
     questions = Path(questions)
     answers = Path(answers) if answers else default_answers(questions)
-    cat, cases = build_cases(questions, answers, category)
+    skipped: list[str] | None = [] if skip_invalid else None
+    cat, cases = build_cases(questions, answers, category, skipped=skipped)
     out = Path(out) if out is not None else Path("output") / f"bfcl-{cat}"
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file, not a folder")
     summary = ImportSummary(out_dir=str(out), source=str(questions), answers=str(answers) if CATEGORIES[cat] == "call"
                             else None, category=cat, cases=len(cases),
-                            with_gold_call=sum(bool(c.answer and c.answer.calls) for c in cases))
+                            with_gold_call=sum(bool(c.answer and c.answer.calls) for c in cases),
+                            skipped=skipped or [])
     write_imported(out, cases, summary.model_dump_json(indent=2) + "\n", render_card(summary))
     return summary
 
