@@ -230,16 +230,16 @@ def test_cli_import_run_and_refusals(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES, tmp_path / "data")
     done = cli("import", "bfcl", "data/BFCL_v4_parallel.json")  # answers from possible_answer/, default --out
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "3 BFCL parallel cases" in done.stdout and (tmp_path / "output" / "bfcl-parallel" / "cases.jsonl").is_file()
-    done = cli("run", "--benchmark", "output/bfcl-parallel", "--model", "reference/oracle", "--mode", "static",
+    assert "3 BFCL parallel cases" in done.stdout and (tmp_path / "eval-out" / "bfcl-parallel" / "cases.jsonl").is_file()
+    done = cli("run", "--benchmark", "eval-out/bfcl-parallel", "--model", "reference/oracle", "--mode", "static",
                "--no-progress")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "bfcl_acc 1.000" in done.stdout
-    assert (tmp_path / "output" / "runs" / "reference-oracle-static" / "metrics.json").is_file()
+    assert (tmp_path / "eval-out" / "runs" / "reference-oracle-static" / "metrics.json").is_file()
     (tmp_path / "data" / "BFCL_v4_multi_turn_base.json").write_text('{"id": "multi_turn_base_0"}\n')
     refused = cli("import", "bfcl", "data/BFCL_v4_multi_turn_base.json")
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
     assert "multi_turn_base is not imported" in refused.stderr
-    dynamic = cli("run", "--benchmark", "output/bfcl-parallel", "--model", "reference/oracle", "--mode", "dynamic",
-                  "--out", "output/runs/dyn")
+    dynamic = cli("run", "--benchmark", "eval-out/bfcl-parallel", "--model", "reference/oracle", "--mode", "dynamic",
+                  "--out", "eval-out/runs/dyn")
     assert dynamic.returncode == 2 and "--mode static" in dynamic.stderr

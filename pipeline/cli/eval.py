@@ -1,8 +1,9 @@
 """`utcgen eval`: build a held-out benchmark (or import one from BFCL), evaluate a model on it (static or
 dynamic), compare runs.
 
-Output folders default to places under `output/` (git-ignored, removed by `make clean`), so the commands
-as the README gives them never write into the repository's own folders.
+Output folders default to places under `eval-out/` (git-ignored, removed by `make clean`, outside the
+dataset folder `output/` that `utcgen publish` uploads), so the README's commands never write into the
+repository's own folders.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from ..config import OFFLINE_MODEL
 from ..errors import InputError
 from .checks import field, number, pair
 
-DEFAULT_BENCH = "output/bench"
-DEFAULT_RUNS = "output/runs"
+DEFAULT_BENCH = "eval-out/bench"
+DEFAULT_RUNS = "eval-out/runs"
 
 
 def default_run_folder(model: str, mode: str) -> str:
-    """output/runs/<model with / and : as ->-<mode>: one folder per model and mode unless --out says otherwise."""
+    """eval-out/runs/<model with / and : as ->-<mode>: one folder per model and mode unless --out says otherwise."""
     slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in model).strip("-")
     return f"{DEFAULT_RUNS}/{slug}-{mode}"
 
@@ -91,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bf.add_argument("--answers", metavar="ANSWERS.json",
                     help="its possible_answer file (default: possible_answer/<same name> beside QUESTIONS.json)")
     bf.add_argument("--category", metavar="NAME", help="the BFCL category (default: from the file name or the ids)")
-    bf.add_argument("--out", default=None, metavar="DIR", help="the benchmark folder (default output/bfcl-<category>)")
+    bf.add_argument("--out", default=None, metavar="DIR", help="the benchmark folder (default eval-out/bfcl-<category>)")
     bf.add_argument("--skip-invalid", action="store_true",
                     help="leave out (and list) entries whose functions fail the catalog checks instead of stopping")
     bf.set_defaults(func=import_bfcl)

@@ -203,9 +203,9 @@ utcgen generate --exclude-split {Path(s.out_dir) / SPLIT_FILE} --out train-data
 ## Running a model on it
 
 ```bash
-utcgen eval run --benchmark {s.out_dir} --model reference/oracle --mode static --out output/runs/oracle
-utcgen eval run --benchmark {s.out_dir} --model openai/gpt-4o-mini --mode dynamic --out output/runs/gpt-4o-mini
-utcgen eval compare output/runs/oracle output/runs/gpt-4o-mini
+utcgen eval run --benchmark {s.out_dir} --model reference/oracle --mode static --out eval-out/runs/oracle
+utcgen eval run --benchmark {s.out_dir} --model openai/gpt-4o-mini --mode dynamic --out eval-out/runs/gpt-4o-mini
+utcgen eval compare eval-out/runs/oracle eval-out/runs/gpt-4o-mini
 ```
 
 Static evaluation replays the reference user turns; dynamic evaluation puts the model in the loop with a user

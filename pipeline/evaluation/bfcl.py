@@ -255,7 +255,7 @@ def default_answers(questions: Path) -> Path | None:
 
 def import_bfcl(questions: Path, out: Path | None = None, *, answers: Path | None = None,
                 category: str | None = None, skip_invalid: bool = False) -> ImportSummary:
-    """Write the benchmark folder `out` (default `output/bfcl-<category>`) from a BFCL file (see the module
+    """Write the benchmark folder `out` (default `eval-out/bfcl-<category>`) from a BFCL file (see the module
     docstring)."""
     from .benchmark_folder import write_imported
 
@@ -263,7 +263,7 @@ def import_bfcl(questions: Path, out: Path | None = None, *, answers: Path | Non
     answers = Path(answers) if answers else default_answers(questions)
     skipped: list[str] | None = [] if skip_invalid else None
     cat, cases = build_cases(questions, answers, category, skipped=skipped)
-    out = Path(out) if out is not None else Path("output") / f"bfcl-{cat}"
+    out = Path(out) if out is not None else Path("eval-out") / f"bfcl-{cat}"
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file, not a folder")
     summary = ImportSummary(out_dir=str(out), source=str(questions), answers=str(answers) if CATEGORIES[cat] == "call"
