@@ -217,6 +217,8 @@ def render_report(data: dict[str, Any]) -> str:
            f"without a result {counts['missing']}"
            + (f"; {counts['awareness_only']} unavailable-tool cases scored by awareness only"
               if counts.get("awareness_only") else "")
+           + (f"; BFCL's rules judged {data['bfcl']['all']['n']} imported cases (the C.1 metrics only those with "
+              "exactly one gold call)" if (data.get("bfcl") or {}).get("all") else "")
            + f". Wall time {_num(data.get('wall_time_s'), 1)} s; "
            f"{data['usage']['calls']} model calls, {data['usage']['total_tokens']:,} tokens, "
            f"${data['usage']['cost_usd']:.4f}.", "",
