@@ -106,6 +106,11 @@ def test_malformed_lines_name_file_line_and_field(tmp_path: Path) -> None:
         build_cases(bad, None)
     summary = import_bfcl(bad, tmp_path / "kept", skip_invalid=True)  # the broken entry left out and listed
     assert summary.cases == 1 and len(summary.skipped) == 1 and summary.skipped[0].startswith("irrelevance_0: ")
+    twins = json.loads(lines[1])
+    twins["function"].append({**twins["function"][0], "name": "math_sum"})  # math.sum and math_sum
+    bad.write_text(json.dumps(twins) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r":1: field function\[1\]\.name: 'math_sum' is another function's name"):
+        build_cases(bad, None)
     bad.write_text(lines[0] + "\n{not json\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"BFCL_v4_irrelevance.json:2: not a JSON line"):
         build_cases(bad, None)

@@ -160,6 +160,9 @@ def _tools(path: Path, number: int, functions: list[dict[str, Any]]) -> list[Too
                              "(--skip-invalid leaves such entries out)")
         data = dict(cand.data)
         data["name"] = stored_name(data["name"])
+        if any(t.name == data["name"] for t in tools):
+            raise InputError(f"{path}:{number}: field function[{i}].name: {cand.data['name']!r} is another function's "
+                             f"name once dots are written as underscores ({data['name']!r})")
         tools.append(Tool.model_validate(data))
     return tools
 
