@@ -241,6 +241,14 @@ def test_cli_import_run_and_refusals(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "bfcl_acc 1.000" in done.stdout
     assert (tmp_path / "eval-out" / "runs" / "reference-oracle-static" / "metrics.json").is_file()
+    assert cli("import", "bfcl", "data/BFCL_v4_irrelevance.json").returncode == 0
+    other = cli("run", "--benchmark", "eval-out/bfcl-irrelevance", "--model", "reference/oracle", "--mode", "static",
+                "--no-progress", "--out", "eval-out/runs/irr")
+    assert other.returncode == 0, other.stderr[-2000:]
+    compared = cli("compare", "eval-out/runs/reference-oracle-static", "eval-out/runs/irr")
+    assert compared.returncode == 0 and "cover different cases (3 (`reference-oracle-static`) vs 3 (`irr`); 0 in common)" \
+        in compared.stderr
+    assert "bfcl_acc parallel" in compared.stdout and "bfcl_acc irrelevance" in compared.stdout
     (tmp_path / "data" / "BFCL_v4_multi_turn_base.json").write_text('{"id": "multi_turn_base_0"}\n')
     refused = cli("import", "bfcl", "data/BFCL_v4_multi_turn_base.json")
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1

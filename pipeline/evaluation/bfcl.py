@@ -156,8 +156,7 @@ def _tools(path: Path, number: int, functions: list[dict[str, Any]]) -> list[Too
         problems = cand.problems + check_tool(cand.data)
         if problems:
             field, message = problems[0]
-            raise InputError(f"{path}:{number}: field function[{i}]{'.' + field if field else ''}: {message} "
-                             "(--skip-invalid leaves such entries out)")
+            raise InputError(f"{path}:{number}: field function[{i}]{'.' + field if field else ''}: {message}")
         data = dict(cand.data)
         data["name"] = stored_name(data["name"])
         if any(t.name == data["name"] for t in tools):
@@ -222,7 +221,7 @@ def build_cases(questions: Path, answers: Path | None, category: str | None = No
             tools = _tools(questions, number, entry.function)
         except InputError as exc:
             if skipped is None:
-                raise
+                raise InputError(f"{exc} (--skip-invalid leaves such entries out)") from None
             skipped.append(f"{entry.id}: {exc}")
             continue
         answer = ExternalAnswer(category=cat, any_call=rule == "any")
