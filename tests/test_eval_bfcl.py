@@ -167,6 +167,33 @@ def test_calls_are_judged_like_bfcl() -> None:
     assert not bfcl_correct(relevant, [])
 
 
+def test_bfcl_acc_per_category_with_its_wilson_interval() -> None:
+    """Three parallel cases, one answered right, one with a wrong value, one with no call: bfcl_acc 1/3, Wilson
+    95% [0.0615, 0.7923] (worked out from p = 1/3, n = 3, z = 1.96); only imported cases with one gold call
+    enter the C.1 metrics (none here)."""
+    from utcgen.pipeline.evaluation.cases import CaseResult
+    from utcgen.pipeline.evaluation.metrics import compute_metrics
+    from utcgen.pipeline.records import Message
+
+    cases = list(_cases("parallel").values())
+    replies = {
+        "parallel_0": _calls(("spotify.play", {"artist": "maroon 5", "duration": 15}),
+                             ("spotify_play", {"artist": "Taylor Swift", "duration": 20})),
+        "parallel_4": _calls(("calculate_bmi", {"height": 6.0, "weight": 80}),
+                             ("calculate_bmi", {"height": 5.5, "weight": 60})),
+        "parallel_7": [],
+    }
+    results = [CaseResult(case_id=c.id, model="m", mode="static", first_calls=replies[c.id],
+                          messages=[Message(role="user", content="q"),
+                                    Message(role="assistant", content="", tool_calls=replies[c.id])])
+               for c in cases]
+    report = compute_metrics(cases, results, resamples=20)
+    assert report.bfcl_scores == {"parallel_0": 1, "parallel_4": 0, "parallel_7": 0}
+    m = report.bfcl["parallel"]
+    assert (m.value, m.n) == (0.333333, 3) and (round(m.low, 4), round(m.high, 4)) == (0.0615, 0.7923)
+    assert report.bfcl["all"] == m and report.counts["scored"] == 0
+
+
 # ---------------------------------------------------------------------------------------- runs
 
 
