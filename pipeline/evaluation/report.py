@@ -283,10 +283,10 @@ def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> list[str]:
                  str(metrics[k]["n"])] for k in SCENARIO_KEYS if k in metrics]
         out += [f"### {name}", "", _table(["metric", "value [95% CI]", "n"], rows), ""]
         if (metrics.get("redundancy") or {}).get("value") is not None and metrics["redundancy"]["value"] < 0:
-            out += ["questions − Q* is below 0: the model asked fewer questions than the EVPI plan needs before "
-                    "its call. It called early (guessing what a question would have settled) or never asked "
-                    "at all; Q* counts the questions a careful assistant needs, so a negative value is not "
-                    "efficiency. Read it with Acc and clarification recall.", ""]
+            out += ["questions − Q* is below 0: on average the model asked fewer questions than Q*, the number the "
+                    "EVPI plan says the case needs. It called before asking what Q* assumes must be asked (a guess, "
+                    "or a value the user volunteered), so a negative value is not efficiency on its own: read it "
+                    "with Acc and clarification recall.", ""]
     return out
 
 
