@@ -73,7 +73,7 @@ bench-quality: install
 	$(BIN)/python bench/bench_quality.py
 
 clean:
-	rm -rf output bench/out .pytest_cache
+	rm -rf output eval-out bench/out .pytest_cache
 
 # ---------------------------------------------------------------- Prefect (docs/orchestration.md)
 # `make server` starts a Prefect server in the background (state under .state/prefect),

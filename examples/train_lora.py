@@ -16,6 +16,12 @@ The `chat` format needs a chat template that renders `tools`, `tool_calls` and
 message, `--chat-template` (default: examples/chatml_tools.jinja, ChatML with tools)
 replaces it; pass `--keep-template` to train with the model's template anyway.
 `--gguf-file` loads a GGUF checkpoint from the `--base-model` folder (needs `gguf`).
+
+The output folder holds the LoRA adapter, and `merged/`: the adapter merged into the base weights,
+saved as a plain checkpoint (config.json with its `model_type`, the weights, the tokenizer with the chat
+template it was trained with). `utcgen eval run --model hf:OUTPUT_DIR/merged` loads it as it is, with no
+base-model path to resolve (a GGUF base, for one, cannot be re-read from the adapter's record of it);
+`--no-merge` skips it.
 """
 
 from __future__ import annotations
@@ -58,7 +64,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-steps", type=int, default=-1, help="stop after N steps (default: the whole epoch)")
     p.add_argument("--logging-steps", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-merge", action="store_true", help="save the LoRA adapter only, not OUTPUT_DIR/merged")
     return p.parse_args(argv)
+
+
+def save_merged(model: Any, tokenizer: Any, out: Path) -> Path:
+    """The adapter merged into its base and saved as a plain checkpoint that `hf:OUT` loads unchanged."""
+    merged = model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
+    merged.save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+    config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    if not config.get("model_type"):
+        raise SystemExit(f"{out / 'config.json'}: no model_type; the merged checkpoint would not load")
+    return out
 
 
 def renders_tool_calls(tokenizer: Any) -> bool:
@@ -144,10 +162,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result = trainer.train()
     wall = time.monotonic() - start
     trainer.save_model(args.output_dir)
+    merged = None if args.no_merge else save_merged(trainer.model, tokenizer, Path(args.output_dir) / "merged")
     losses = [(h["step"], h["loss"]) for h in trainer.state.log_history if "loss" in h]
     report = {"rows": train.num_rows, "steps": trainer.state.global_step, "max_length": max_length,
               "truncated_rows": truncated, "train_loss": result.training_loss, "wall_time_s": round(wall, 1),
-              "losses": losses}
+              "merged": str(merged) if merged else None, "losses": losses}
     Path(args.output_dir, "train_report.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "losses"}))
     for step, loss in losses:

@@ -324,3 +324,52 @@ def schema_errors(arguments: Any, tool: Tool) -> list[str]:
     return out
 
 
+# ---------------------------------------------------------------------------------------- BFCL's answers
+# An imported BFCL case lists, per argument, the values it accepts (`evaluation.cases.AcceptedCall`).
+# Its own rules differ from `equal` on purpose: strings match loosely (`loose_text`), and a value of the
+# answer's own type where the schema wants another (a variable name written as text) is compared as is.
+
+OPTIONAL = ""  # among an argument's acceptable values: the argument may be left out
+_LOOSE_DROP = re.compile(r"[ ,./\-_*^]")
+
+
+def loose_text(text: str) -> str:
+    """BFCL's spelling-blind form of a string: lower case, without spaces or `, . / - _ * ^`, ' read as "."""
+    return _LOOSE_DROP.sub("", text).lower().replace("'", '"')
+
+
+def _fits(value: Any, schema: Schema) -> bool:
+    kinds = schema_types(schema)
+    return not kinds or any(_native(value, k) for k in kinds)
+
+
+def _loose_same(value: Any, option: Any, schema: Schema) -> bool:
+    """One value against one acceptable value: strings loosely, lists element by element, dicts key by key."""
+    if isinstance(value, str) or isinstance(option, str):
+        return isinstance(value, str) and isinstance(option, str) and loose_text(value) == loose_text(option)
+    if isinstance(value, dict):
+        if not isinstance(option, dict) or any(k not in option for k in value):
+            return False
+        props = schema.get("properties") or {}
+        missing_ok = all(k in value or OPTIONAL in (v if isinstance(v, list) else [v]) for k, v in option.items())
+        return missing_ok and all(
+            accepts(v, option[k] if isinstance(option[k], list) else [option[k]], props.get(k) or {})
+            for k, v in value.items())
+    if isinstance(value, list | tuple):
+        items = schema.get("items")
+        items = items if isinstance(items, dict) else {}
+        return isinstance(option, list) and len(option) == len(value) and all(
+            _loose_same(v, o, items) for v, o in zip(value, option))
+    return _same(value, option)
+
+
+def accepts(value: Any, options: list[Any], schema: Schema | None = None) -> bool:
+    """Whether `value` is among an argument's acceptable `options` under BFCL's rules: the value must have
+    the schema's type (an integer is taken for a number), unless it has the type of the first real option
+    (then it must equal one exactly); strings match by `loose_text`, lists element by element in order,
+    dicts key by key with their own lists of acceptable values."""
+    schema = schema or {}
+    real = [o for o in options if not (isinstance(o, str) and o == OPTIONAL)]
+    if not _fits(value, schema):
+        return bool(real) and type(value) is type(real[0]) and any(_same(value, o) for o in real)
+    return any(_loose_same(value, o, schema) for o in options)

@@ -9,8 +9,9 @@ import pytest
 
 from tests.support.evalcases import CASE_TOOL, INCIDENT, TICKET, calls, case, replay, result
 from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.evaluation.compare import compare
 from utcgen.pipeline.evaluation.policies import POLICIES
-from utcgen.pipeline.evaluation.report import compare, write_run
+from utcgen.pipeline.evaluation.report import write_run
 from utcgen.pipeline.records import Usage
 
 METRICS = ["acc", "ftr", "tar", "tcp", "tcr", "pkp", "pkr", "conv_rel", "ttr", "ngd_2", "ngd_3", "ngd_4"]

@@ -160,7 +160,8 @@ def test_cases_written_before_scenarios_still_load_and_bad_names_are_refused(tmp
 
 def test_report_has_one_table_per_scenario_and_compare_shows_them(tmp_path: Path) -> None:
     from utcgen.pipeline.cli.eval import summary_line
-    from utcgen.pipeline.evaluation.report import compare, write_run
+    from utcgen.pipeline.evaluation.compare import compare
+    from utcgen.pipeline.evaluation.report import write_run
 
     cases, results = _hand_run()
     run = write_run(tmp_path / "a", cases, results, model="hand", mode="static", wall_time_s=1.0)

@@ -30,3 +30,19 @@ def test_readme_names_every_cascade_stage_and_counts_them() -> None:
     section = README[found.start():README.index("5. **Dataset.**")]
     for name in cascade.STAGES:
         assert re.search(rf"\b{name}\b", section), f"stage {name} missing from the README"
+
+
+def test_readme_evaluation_commands_write_only_under_eval_out() -> None:
+    """The evaluation commands as the README gives them never write into the repository's bench/ or an
+    untracked runs/: every folder they write is under eval-out/ (git-ignored, removed by `make clean`)."""
+    commands = [line for line in README.splitlines() if "utcgen eval " in line]
+    assert len(commands) >= 5
+    for line in commands:
+        for flag in ("--out", "--benchmark"):
+            for path in re.findall(rf"{flag} (\S+)", line):
+                assert path.startswith("eval-out/"), line
+        if " compare " in line:
+            assert all(p.startswith("eval-out/") for p in line.split(" compare ", 1)[1].split()), line
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
+    gitignore = (Path(__file__).resolve().parents[1] / ".gitignore").read_text(encoding="utf-8")
+    assert "eval-out/" in gitignore.splitlines() and re.search(r"^clean:\n\trm -rf [^\n]*\beval-out\b", makefile, re.M)

@@ -169,3 +169,31 @@ def test_sft_trains_with_trl_unchanged(folder: Path, tmp_path: Path) -> None:
     # The tools reached the prompt through the template, not through the system text.
     rendered_prompt = tok.decode(prompt_ids)
     assert "<tools>" in rendered_prompt and source["tools"][0]["function"]["name"] in rendered_prompt
+
+
+def test_train_lora_saves_a_merged_checkpoint_that_hf_loads(folder: Path, tmp_path: Path) -> None:
+    """examples/train_lora.py: one step on a tiny model, then OUTPUT/merged is a plain checkpoint (config.json
+    with model_type, no adapter) that `--model hf:OUTPUT/merged` loads as it is."""
+    import importlib.util
+
+    from datasets import load_dataset
+
+    from utcgen.pipeline.evaluation.models import HFModel
+
+    train = load_dataset(str(folder), "sft", cache_dir=str(tmp_path / "hf"))["train"]
+    tok = build_tokenizer(_texts(train))
+    base = tmp_path / "base"
+    build_model(tok).save_pretrained(str(base))
+    tok.save_pretrained(str(base))
+    spec = importlib.util.spec_from_file_location("train_lora", REPO / "examples" / "train_lora.py")
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    report = script.main(["--data", str(folder), "--base-model", str(base), "--output-dir", str(tmp_path / "lora"),
+                          "--max-steps", "1", "--max-length", "16000", "--keep-template"])
+    merged = tmp_path / "lora" / "merged"
+    assert report["merged"] == str(merged) and (tmp_path / "lora" / "adapter_config.json").is_file()
+    assert json.loads((merged / "config.json").read_text())["model_type"] == "llama"
+    assert not (merged / "adapter_config.json").exists()
+    model = HFModel(merged, max_new_tokens=4)
+    assert model._tokenizer.chat_template and type(model._model).__name__ == "LlamaForCausalLM"

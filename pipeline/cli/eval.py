@@ -1,4 +1,10 @@
-"""`utcgen eval`: build a held-out benchmark, evaluate a model on it (static or dynamic), compare runs."""
+"""`utcgen eval`: build a held-out benchmark (or import one from BFCL), evaluate a model on it (static or
+dynamic), compare runs.
+
+Output folders default to places under `eval-out/` (git-ignored, removed by `make clean`, outside the
+dataset folder `output/` that `utcgen publish` uploads), so the README's commands never write into the
+repository's own folders.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,15 @@ from pathlib import Path
 from ..config import OFFLINE_MODEL
 from ..errors import InputError
 from .checks import field, number, pair
+
+DEFAULT_BENCH = "eval-out/bench"
+DEFAULT_RUNS = "eval-out/runs"
+
+
+def default_run_folder(model: str, mode: str) -> str:
+    """eval-out/runs/<model with / and : as ->-<mode>: one folder per model and mode unless --out says otherwise."""
+    slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in model).strip("-")
+    return f"{DEFAULT_RUNS}/{slug}-{mode}"
 
 
 def _settings():
@@ -27,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     b = eval_sub.add_parser("build", help="build a benchmark folder from a generated dataset folder")
     b.add_argument("--from", dest="source", required=True, metavar="DIR", help="a dataset folder made by generate")
-    b.add_argument("--out", required=True, metavar="DIR", help="the benchmark folder to write")
+    b.add_argument("--out", default=DEFAULT_BENCH, metavar="DIR", help=f"the benchmark folder to write (default {DEFAULT_BENCH})")
     b.add_argument("--by", choices=["family", "line_of_business"], default="family",
                    help="hold out whole near-duplicate families (default) or lines of business")
     b.add_argument("--holdout", type=number(float, [("gt", 0), ("lt", 1)]), default=0.2, help="share of groups held out (default 0.2)")
@@ -42,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--model", required=True, metavar="MODEL",
                    help="litellm model (openai/..., utcgen-offline/default), reference/<policy> or hf:PATH")
     r.add_argument("--mode", choices=["static", "dynamic"], required=True)
-    r.add_argument("--out", required=True, metavar="DIR", help="the run folder (results/, metrics.json, report.md)")
+    r.add_argument("--out", metavar="DIR", help="the run folder (results/, metrics.json, report.md); default "
+                   f"{DEFAULT_RUNS}/<model>-<mode>")
     r.add_argument("--api-base", metavar="URL", help="the model under test's server (litellm models)")
     r.add_argument("--tool-format", choices=["json", "native"],
                    help="json: calls in the JSON reply (default for litellm models); native: the API's tool calls "
@@ -65,6 +81,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=run)
 
+    i = eval_sub.add_parser("import", help="import a benchmark from another format (BFCL)",
+                            description="Turn another benchmark's files into a utcgen benchmark folder.")
+    i_sub = i.add_subparsers(dest="import_format", required=True)
+    bf = i_sub.add_parser("bfcl", help="a Berkeley Function-Calling Leaderboard file (v3 or v4, JSON lines)",
+                          description="Import one BFCL questions file (simple, multiple, parallel, parallel_multiple, "
+                                      "irrelevance and the live_ categories). Multi-turn categories need BFCL's "
+                                      "executable environments and are refused.")
+    bf.add_argument("questions", metavar="QUESTIONS.json", help="a BFCL questions file (one entry per line)")
+    bf.add_argument("--answers", metavar="ANSWERS.json",
+                    help="its possible_answer file (default: possible_answer/<same name> beside QUESTIONS.json)")
+    bf.add_argument("--category", metavar="NAME", help="the BFCL category (default: from the file name or the ids)")
+    bf.add_argument("--out", default=None, metavar="DIR", help="the benchmark folder (default eval-out/bfcl-<category>)")
+    bf.add_argument("--skip-invalid", action="store_true",
+                    help="leave out (and list) entries whose functions fail the catalog checks instead of stopping")
+    bf.set_defaults(func=import_bfcl)
+
     c = eval_sub.add_parser("compare", help="compare evaluation runs side by side (markdown)")
     c.add_argument("runs", nargs="+", metavar="RUN", help="run folders made by `utcgen eval run`")
     c.add_argument("--out", metavar="FILE", help="write the markdown here instead of printing it")
@@ -83,6 +115,21 @@ def build(args: argparse.Namespace) -> int:
     return 0
 
 
+def import_bfcl(args: argparse.Namespace) -> int:
+    from ..evaluation import bfcl
+
+    questions = Path(args.questions)
+    if not questions.is_file():
+        raise InputError(f"QUESTIONS.json {questions}: no such file")
+    if args.answers and not Path(args.answers).is_file():
+        raise InputError(f"--answers {args.answers}: no such file")
+    summary = bfcl.import_bfcl(questions, Path(args.out) if args.out else None,
+                               answers=Path(args.answers) if args.answers else None, category=args.category,
+                               skip_invalid=args.skip_invalid)
+    print(summary.to_text())
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from ..evaluation.run import EvalSettings, evaluate
 
@@ -93,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         rubric_model=None if args.no_conv_rel else args.rubric_model, max_turns=args.max_turns,
         max_new_tokens=args.max_new_tokens, seed=args.seed, config=args.config, limit=args.limit)
     start = time.monotonic()
+    args.out = args.out or default_run_folder(args.model, args.mode)
     print(f"utcgen eval: {args.model} ({args.mode}) on {args.benchmark} -> {args.out}", file=sys.stderr)
     bar = _Bar(enabled=not args.no_progress)
     try:
@@ -114,6 +162,9 @@ def summary_line(report, out: Path, elapsed: float) -> str:
             continue
         interval = f" [{m.low:.3f}, {m.high:.3f}]" if m.low is not None and m.high is not None else ""
         parts.append(f"{name.upper()} {m.value:.3f}{interval}")
+    b = (getattr(report, "bfcl", None) or {}).get("all")
+    if b is not None and b.value is not None:
+        parts.append(f"bfcl_acc {b.value:.3f} [{b.low:.3f}, {b.high:.3f}] (n={b.n})")
     c = report.counts
     excluded = f" ({c.get('errored', 0)} errored, {c.get('flagged', 0)} flagged)" if c.get("excluded") else ""
     from .. import scenarios
@@ -124,18 +175,22 @@ def summary_line(report, out: Path, elapsed: float) -> str:
         if key in metrics and metrics[key].value is not None:
             headline.append(f"{name} {key.replace('_', ' ')} {metrics[key].value:.2f} (n={metrics[key].n})")
     scenarios = f"\nper scenario: {'; '.join(headline)}" if len(headline) > 1 else ""
-    return (f"{c.get('scored', 0)} of {c.get('cases', 0)} cases scored{excluded} in {elapsed:.1f}s: "
+    scope = " by the C.1 metrics" if b is not None else ""  # BFCL's parallel and irrelevance cases are not
+    return (f"{c.get('scored', 0)} of {c.get('cases', 0)} cases scored{scope}{excluded} in {elapsed:.1f}s: "
             f"{', '.join(parts)}{scenarios}\nreport: {report.report_path}")
 
 
 def compare(args: argparse.Namespace) -> int:
-    from ..evaluation import report
+    from ..evaluation import compare as comparing
 
     runs = [Path(r) for r in args.runs]
     for folder in runs:
         if not (folder / "metrics.json").is_file():
             raise InputError(f"{folder}: not an evaluation run folder (no metrics.json); make one with `utcgen eval run`")
-    text = report.compare(runs)
+    text = comparing.compare(runs)
+    warning = comparing.coverage_warning(runs)
+    if warning:
+        print(warning, file=sys.stderr)
     if args.out:
         from ..files import write_atomic
 

@@ -17,5 +17,6 @@ Modules:
 - `static`, `dynamic`, `voting`: the two evaluation modes and the voting user proxy;
 - `checker`: the user-side checker that flags dialogues the proxy spoiled; `rubric`: ConvRel grading;
 - `run`: the resumable runner behind `utcgen eval run` and the `evaluate-model` flow;
-- `report`: metrics.json, dialogues.parquet, report.md, plot; `compare` of several runs.
+- `report`: metrics.json, dialogues.parquet, report.md, plot; `compare`: several runs side by side;
+- `bfcl`: `utcgen eval import bfcl`, a benchmark folder from a BFCL file, scored by BFCL's rules.
 """

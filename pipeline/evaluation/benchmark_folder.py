@@ -33,6 +33,7 @@ def _rows(cases: list[Case], overlaps: list[float]) -> list[dict[str, Any]]:
         "max_similarity": c.max_similarity, "mean_similarity": round(o, 6), "required_parameters": c.n_required,
         "distractors": len(c.distractors), "scenario": c.scenario,
         "scenario_info": c.scenario_info.model_dump_json(exclude_none=True), "q_star": c.q_star,
+        "source_id": c.source_id, "answer": c.answer.model_dump_json() if c.answer else None,
     } for c, o in zip(cases, overlaps)]
 
 
@@ -46,7 +47,7 @@ def _parquet_schema():
                       ("near_duplicate", pa.bool_()), ("max_similarity", pa.float64()),
                       ("mean_similarity", pa.float64()), ("required_parameters", pa.int64()),
                       ("distractors", pa.int64()), ("scenario", text), ("scenario_info", text),
-                      ("q_star", pa.int64())])
+                      ("q_star", pa.int64()), ("source_id", text), ("answer", text)])
 
 
 COLUMNS = {
@@ -70,6 +71,8 @@ COLUMNS = {
                 "input_fault (docs/scenarios.md).",
     "scenario_info": "What the scenario changed: masked_arg, infeasible {arg, value, why}, fault {kind, ...} (JSON).",
     "q_star": "Q*: the fewest questions the case needs by the EVPI plan (null if not computed).",
+    "source_id": "An imported case's id in its own benchmark (BFCL), else null.",
+    "answer": "An imported case's answer under its own benchmark's rules (JSON), else null.",
 }
 
 
@@ -84,6 +87,18 @@ def write_benchmark(out: Path, cases: list[Case], split: Split, summary: Benchma
     folder.write_config(CASES_CONFIG, _rows(cases, overlaps), _parquet_schema())
     folder.write_text(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     folder.write_text(CARD_FILE, render_card(cases, split, summary, overlaps))
+
+
+def write_imported(out: Path, cases: list[Case], summary_json: str, card: str) -> None:
+    """An imported benchmark (`eval import`): cases.jsonl, the parquet view, benchmark.json and its card; no
+    split.json, since no tool of ours is held out."""
+    from ..export.folder import DatasetFolder
+
+    folder = DatasetFolder(out)
+    folder.write_text(CASES_FILE, "".join(c.model_dump_json() + "\n" for c in cases))
+    folder.write_config(CASES_CONFIG, _rows(cases, [0.0] * len(cases)), _parquet_schema())
+    folder.write_text(SUMMARY_FILE, summary_json)
+    folder.write_text(CARD_FILE, card)
 
 
 def _pct(x: float) -> str:
@@ -188,9 +203,9 @@ utcgen generate --exclude-split {Path(s.out_dir) / SPLIT_FILE} --out train-data
 ## Running a model on it
 
 ```bash
-utcgen eval run --benchmark {s.out_dir} --model reference/oracle --mode static --out runs/oracle
-utcgen eval run --benchmark {s.out_dir} --model openai/gpt-4o-mini --mode dynamic --out runs/gpt-4o-mini
-utcgen eval compare runs/oracle runs/gpt-4o-mini
+utcgen eval run --benchmark {s.out_dir} --model reference/oracle --mode static --out eval-out/runs/oracle
+utcgen eval run --benchmark {s.out_dir} --model openai/gpt-4o-mini --mode dynamic --out eval-out/runs/gpt-4o-mini
+utcgen eval compare eval-out/runs/oracle eval-out/runs/gpt-4o-mini
 ```
 
 Static evaluation replays the reference user turns; dynamic evaluation puts the model in the loop with a user

@@ -29,6 +29,52 @@ Mode = Literal["static", "dynamic"]
 Group = Literal["family", "line_of_business"]  # what a benchmark holds out whole
 
 
+class AcceptedCall(BaseModel):
+    """One call an imported answer accepts: per argument, the list of acceptable values; `""` among them
+    marks an argument that may be left out. A dict among the values is itself argument -> acceptable values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str                               # as the import stores it (see `evaluation.bfcl`)
+    arguments: dict[str, list[Any]]
+
+    def example(self) -> dict[str, Any]:
+        """One argument map the answer accepts: the first acceptable value of each argument that may not be
+        left out (nested dicts likewise); what the oracle calls and what V* holds."""
+        return _example(self.arguments)
+
+
+def _example(arguments: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, options in arguments.items():
+        options = options if isinstance(options, list) else [options]
+        if "" in options or not options:
+            continue
+        out[key] = _example_value(options[0])
+    return out
+
+
+def _example_value(option: Any) -> Any:
+    if isinstance(option, dict):
+        return _example(option)
+    if isinstance(option, list):
+        return [_example_value(v) for v in option]
+    return option
+
+
+class ExternalAnswer(BaseModel):
+    """What a case imported from another benchmark (BFCL) counts as right, scored by that benchmark's rules
+    (`scoring.bfcl_correct`). `calls` empty and `any_call` False: no call is right (irrelevance);
+    `any_call`: some call is right, whatever it is (live_relevance)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: Literal["bfcl"] = "bfcl"
+    category: str                           # simple, multiple, parallel, ..., live_irrelevance
+    calls: list[AcceptedCall] = Field(default_factory=list)
+    any_call: bool = False
+
+
 class Case(BaseModel):
     """One benchmark item: the reference (τ*, V*), what the assistant is shown, and the reference dialogue."""
 
@@ -49,6 +95,8 @@ class Case(BaseModel):
     # What the scenario changed (masked argument, infeasible value, input fault); empty for disambiguation.
     scenario_info: ScenarioInfo = Field(default_factory=ScenarioInfo)
     q_star: int | None = None               # the fewest questions the case needs (EVPI plan); None if unknown
+    source_id: str | None = None            # the id the case has in the benchmark it was imported from
+    answer: ExternalAnswer | None = None    # an imported case's own answer and rules (BFCL)
 
     @field_validator("scenario")
     @classmethod
@@ -57,7 +105,10 @@ class Case(BaseModel):
 
     @property
     def has_gold_call(self) -> bool:
-        """False for an unavailable-tool case: τ* is not a candidate, so no call can be right."""
+        """False for an unavailable-tool case (τ* is not a candidate, so no call can be right) and for an
+        imported case without exactly one gold call: C.1's single (τ*, V*) does not describe it."""
+        if self.answer is not None and len(self.answer.calls) != 1:
+            return False
         return scenario_type(self.scenario).expects_call
 
     @property

@@ -45,6 +45,13 @@ over-clarification, unsafe execution, questions per dialogue and redundancy agai
 in `scenario_metrics`. Intervals are computed in `intervals`; c(d) and the per-case indicators in
 `scoring`. Unavailable-tool cases have no gold call: they are kept out of every
 C.1 metric (`counts.awareness_only`) and scored by awareness only.
+
+Imported BFCL cases (`Case.answer`) also get bfcl_acc(d) = 1[`scoring.bfcl_correct`(d, c(d))]: BFCL's AST
+rules on the same calls (acceptable values per argument, `""` optional, loose strings, an int for a float,
+parallel calls in any order, no call for irrelevance, some call for live_relevance). `bfcl` holds its mean
+with a Wilson interval over every scored imported case (`all`) and per BFCL category. Only the imported
+cases with exactly one gold call enter the C.1 metrics (their τ* and V*: that call and its first acceptable
+values); parallel and irrelevance cases are scored by bfcl_acc (and the scenario metrics) alone.
 """
 
 from __future__ import annotations
@@ -58,7 +65,7 @@ from ..scenarios import names
 from .cases import Case, CaseResult
 from .intervals import BOOTSTRAP_RESAMPLES, Distinct, Metric, bootstrap, make_metric, ratio, wilson
 from .scenario_metrics import ScenarioScore, scenario_metrics, scenario_score
-from .scoring import Scored, score_case
+from .scoring import Scored, bfcl_correct, prediction, score_case
 
 METRIC_KEYS = ("acc", "ftr", "tar", "tcp", "tcr", "pkp", "pkr", "conv_rel", "ttr", "ngd_2", "ngd_3", "ngd_4")
 TOOL_METRICS = ("tcp", "tcr", "pkp", "pkr", "acc", "ftr", "tar")   # the paper's Table 1 / Table 2 order
@@ -93,6 +100,9 @@ class MetricsReport(BaseModel):
     # scenario type -> metric key (SCENARIO_KEYS, those that apply) -> Metric
     scenarios: dict[str, dict[str, Metric]] = Field(default_factory=dict)
     scenario_scores: list[ScenarioScore] = Field(default_factory=list)
+    # imported BFCL cases: "all" and each category -> bfcl_acc; per case id, its 0/1 verdict
+    bfcl: dict[str, Metric] = Field(default_factory=dict)
+    bfcl_scores: dict[str, int] = Field(default_factory=dict)
 
 
 def corpus_metrics(scored: list[Scored], resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Metric]:
@@ -148,6 +158,7 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
     scored: list[Scored] = []
     per_scenario: dict[str, list[tuple[ScenarioScore, Scored | None]]] = {}
     flagged = errored = 0
+    bfcl: dict[str, int] = {}
     for r in results:
         case = by_id.get(r.case_id)
         if case is None:
@@ -164,6 +175,8 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
             if c1 is not None:
                 scored.append(c1)
             per_scenario.setdefault(case.scenario, []).append((scenario_score(case, r), c1))
+            if case.answer is not None:
+                bfcl[case.id] = int(bfcl_correct(case, prediction(r)))
     counts = {
         "cases": len(cases), "results": len(results), "scored": len(scored), "excluded": flagged + errored,
         "flagged": flagged, "errored": errored, "missing": len(cases) - len(seen),
@@ -179,7 +192,18 @@ def compute_metrics(cases: list[Case], results: list[CaseResult], *,
                           aligned=s.aligned) for s in scored],
         scenarios={name: scenario_metrics(per_scenario[name], resamples) for name in names() if name in per_scenario},
         scenario_scores=[sc for name in names() for sc, _ in per_scenario.get(name, [])],
+        bfcl=bfcl_metrics(by_id, bfcl), bfcl_scores=bfcl,
     )
+
+
+def bfcl_metrics(cases: dict[str, Case], verdicts: dict[str, int]) -> dict[str, Metric]:
+    """bfcl_acc with its Wilson interval over every judged imported case ("all") and per BFCL category."""
+    groups: dict[str, list[int]] = {}
+    for case_id, ok in verdicts.items():
+        answer = cases[case_id].answer
+        groups.setdefault("all", []).append(ok)
+        groups.setdefault(answer.category if answer else "?", []).append(ok)
+    return {name: make_metric(sum(v) / len(v), wilson(sum(v), len(v)), len(v)) for name, v in groups.items()}
 
 
 MetricsReport.model_rebuild()

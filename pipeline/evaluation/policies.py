@@ -2,7 +2,8 @@
 
 Each is a pure function `(case, history) -> assistant Message` (history: the dialogue so far,
 ending with the user turn to answer). They calibrate the metrics and the runners end to end:
-`oracle` must score Acc 1, FTR 0, TAR 0; `never-call` TAR 1; `extra-key` PKP < 1 with PKR 1;
+`oracle` must score Acc 1, FTR 0, TAR 0 (and, on an imported BFCL benchmark, `bfcl_acc` 1 in every
+category); `never-call` TAR 1; `extra-key` PKP < 1 with PKR 1;
 `first-candidate` scores exactly what its candidate order gives; `scenario-oracle` does what each
 scenario asks (docs/scenarios.md): awareness and refusal 1 on unavailable-tool cases,
 over-clarification 0 on explicit ones, clarification recall 1 and unsafe execution 0 where a
@@ -29,8 +30,18 @@ def _call(name: str, arguments: dict) -> Message:
 
 
 def oracle(case: Case, history: list[Message]) -> Message:
-    """Calls τ* with V* at once."""
-    return _call(case.gold_tool.name, case.gold_arguments)
+    """Calls τ* with V* at once; on an imported case, makes the calls its answer accepts (each with the first
+    acceptable values), no call where none is right, and a call of the first candidate where any call is."""
+    answer = case.answer
+    if answer is None:
+        return _call(case.gold_tool.name, case.gold_arguments)
+    if answer.calls:
+        return Message(role="assistant", content="", thought="reference policy",
+                       tool_calls=[ToolCall(name=a.name, arguments=a.example()) for a in answer.calls])
+    if answer.any_call:
+        return _call(case.candidates[0].name, {})
+    return Message(role="assistant", content="None of the tools I have can answer that.",
+                   thought="reference policy: no tool fits")
 
 
 def never_call(case: Case, history: list[Message]) -> Message:

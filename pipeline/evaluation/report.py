@@ -10,6 +10,9 @@
 - `report.md`: the paper's Table 1 (TCP TCR PKP PKR Acc FTR TAR) and Table 3 (ConvRel TTR NGD_2..4)
   with 95% intervals, one table per scenario type, the breakdowns and the error patterns, and `tradeoff.png` (DiaFORGE Fig. 3:
   Acc against 1 - TAR, the marker's area growing with FTR).
+A benchmark imported from BFCL adds `bfcl_acc` (BFCL's AST rules, `scoring.bfcl_correct`) under `metrics`,
+per category under `bfcl`, per case in dialogues.parquet (beside `source_id`, the BFCL id), and a table in
+report.md. `eval compare` lives in `evaluation.compare`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
-from ..errors import InputError
 from ..export.folder import finite, write_parquet
 from ..files import write_atomic
 from ..records import Usage
@@ -76,6 +78,7 @@ class RunReport(BaseModel):
     counts: dict[str, int]
     patterns: dict[str, int]
     scenarios: dict[str, dict[str, Metric]] = {}
+    bfcl: dict[str, Metric] = {}
     metrics_path: str
     dialogues_path: str
     report_path: str
@@ -83,6 +86,8 @@ class RunReport(BaseModel):
 
     def to_text(self) -> str:
         shown = ", ".join(f"{LABELS[k]} {_cell(self.metrics[k])}" for k in ("acc", "ftr", "tar"))
+        if "all" in self.bfcl:
+            shown += f", bfcl_acc {_cell(self.bfcl['all'])}"
         return (f"{self.model} ({self.mode}): {self.counts['scored']} of {self.counts['cases']} cases scored "
                 f"({self.counts['excluded']} excluded); {shown}; report {self.report_path}")
 
@@ -121,6 +126,7 @@ def _metric_header(keys: tuple[str, ...]) -> list[str]:
 
 def _rows(cases: list[Case], results: dict[str, CaseResult], metrics: MetricsReport) -> list[dict[str, Any]]:
     scores = {s.case_id: s for s in metrics.scores}
+    bfcl = metrics.bfcl_scores
     per_scenario = {s.case_id: s for s in metrics.scenario_scores}
     rows = []
     for case in cases:
@@ -134,6 +140,9 @@ def _rows(cases: list[Case], results: dict[str, CaseResult], metrics: MetricsRep
                                      ensure_ascii=False, default=str),
             "first_calls": [{"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False, default=str)}
                             for c in (r.first_calls if r else [])],
+            "source_id": case.source_id,
+            "bfcl_category": case.answer.category if case.answer else None,
+            "bfcl_acc": bfcl.get(case.id),
             "gold_tool": case.gold_tool.name,
             "gold_arguments": json.dumps(case.gold_arguments, ensure_ascii=False, default=str),
             "line_of_business": case.line_of_business,
@@ -158,6 +167,7 @@ def _schema():
     text, whole = pa.string(), pa.int64()
     fields = [("case_id", text), ("model", text), ("mode", text), ("transcript", text),
               ("first_calls", pa.list_(pa.struct([("name", text), ("arguments", text)]))),
+              ("source_id", text), ("bfcl_category", text), ("bfcl_acc", whole),
               ("gold_tool", text), ("gold_arguments", text), ("line_of_business", text),
               ("near_duplicate", pa.bool_()), ("required_parameters", whole), ("scenario", text),
               ("questions", whole), ("acc", whole), ("ftr", whole),
@@ -207,6 +217,8 @@ def render_report(data: dict[str, Any]) -> str:
            f"without a result {counts['missing']}"
            + (f"; {counts['awareness_only']} unavailable-tool cases scored by awareness only"
               if counts.get("awareness_only") else "")
+           + (f"; BFCL's rules judged {data['bfcl']['all']['n']} imported cases (the C.1 metrics only those with "
+              "exactly one gold call)" if (data.get("bfcl") or {}).get("all") else "")
            + f". Wall time {_num(data.get('wall_time_s'), 1)} s; "
            f"{data['usage']['calls']} model calls, {data['usage']['total_tokens']:,} tokens, "
            f"${data['usage']['cost_usd']:.4f}.", "",
@@ -223,6 +235,7 @@ def render_report(data: dict[str, Any]) -> str:
            "", f"ConvRel over {m['conv_rel']['n']} dialogues with rubric scores; TTR and NGD over the user-visible "
            "text of the model's turns (lower-cased word tokens, no thoughts, no tool calls).", "",
            f"![Acc against 1 − TAR]({PLOT_FILE})", ""]
+    out += bfcl_table(data.get("bfcl") or {})
     out += scenario_tables(data.get("scenarios") or {})
     for name, groups in data["breakdowns"].items():
         title = BREAKDOWN_TITLES.get(name) or str(name)
@@ -242,6 +255,19 @@ def render_report(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def bfcl_table(bfcl: dict[str, dict[str, Any]]) -> list[str]:
+    """report.md lines: bfcl_acc over the imported BFCL cases, all and per category."""
+    if not bfcl:
+        return []
+    rows = [[name, _cell(m), str(m["n"])] for name, m in sorted(bfcl.items(), key=lambda kv: kv[0] != "all")]
+    return ["## BFCL (AST rules)", "",
+            "bfcl_acc: the first tool-bearing turn's calls judged by the Berkeley Function-Calling Leaderboard's "
+            "rules (acceptable values per argument, optional ones may be left out, strings compared without case, "
+            "spaces or `,./-_*^`, an integer taken for a float, parallel calls in any order, no call on "
+            "irrelevance, some call on live_relevance); Wilson 95% intervals.", "",
+            _table(["category", "bfcl_acc [95% CI]", "n"], rows), ""]
+
+
 def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> list[str]:
     """report.md lines: one table per scenario type (metric, value with interval, n)."""
     if not scenarios:
@@ -256,6 +282,11 @@ def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> list[str]:
         rows = [[f"{SCENARIO_LABELS.get(k, k)}{_direction(k)}", _cell(metrics[k]),
                  str(metrics[k]["n"])] for k in SCENARIO_KEYS if k in metrics]
         out += [f"### {name}", "", _table(["metric", "value [95% CI]", "n"], rows), ""]
+        if (metrics.get("redundancy") or {}).get("value") is not None and metrics["redundancy"]["value"] < 0:
+            out += ["questions − Q* is below 0: on average the model asked fewer questions than Q*, the number the "
+                    "EVPI plan says the case needs. It called before asking what Q* assumes must be asked (a guess, "
+                    "or a value the user volunteered), so a negative value is not efficiency on its own: read it "
+                    "with Acc and clarification recall.", ""]
     return out
 
 
@@ -275,11 +306,13 @@ def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model:
     totals = {p: sum(r.patterns.get(p, 0) for r in scored) for p in PATTERNS}
     data = finite({
         "model": model, "mode": mode, "utcgen_version": __version__,
-        "metrics": {k: metrics.metrics[k].model_dump() for k in METRIC_KEYS},
+        "metrics": {**{k: metrics.metrics[k].model_dump() for k in METRIC_KEYS},
+                    **({"bfcl_acc": metrics.bfcl["all"].model_dump()} if "all" in metrics.bfcl else {})},
         "counts": metrics.counts,
         "breakdowns": {name: {g: {k: v.model_dump() for k, v in ms.items()} for g, ms in groups.items()}
                        for name, groups in metrics.breakdowns.items()},
         "scenarios": {name: {k: v.model_dump() for k, v in ms.items()} for name, ms in metrics.scenarios.items()},
+        "bfcl": {name: m.model_dump() for name, m in metrics.bfcl.items()},
         "patterns": totals,
         "pattern_dialogues": {p: sum(bool(r.patterns.get(p)) for r in scored) for p in PATTERNS},
         "missing_required_as": missing_required_as,
@@ -294,66 +327,7 @@ def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model:
     write_atomic(paths[PLOT_FILE], tradeoff_png([(model, data["metrics"])]))
     write_atomic(paths[REPORT_FILE], render_report(data))
     return RunReport(out_dir=str(out), model=model, mode=mode, metrics=metrics.metrics, counts=metrics.counts,
-                     scenarios=metrics.scenarios,
+                     scenarios=metrics.scenarios, bfcl=metrics.bfcl,
                      patterns=totals, metrics_path=str(paths[METRICS_FILE]),
                      dialogues_path=str(paths[DIALOGUES_FILE]), report_path=str(paths[REPORT_FILE]),
                      plot_path=str(paths[PLOT_FILE]))
-
-
-# ---------------------------------------------------------------------------------------- compare
-
-
-def read_metrics(folder: Path) -> dict[str, Any]:
-    path = Path(folder) / METRICS_FILE
-    if not path.is_file():
-        raise InputError(f"{folder}: not an evaluation run folder (no {METRICS_FILE}); make one with `utcgen eval run`")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: unreadable metrics: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
-        raise InputError(f"{path}: no 'metrics' mapping (not written by `utcgen eval run`?)")
-    return data
-
-
-def disjoint(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """True when both intervals are known and do not overlap."""
-    if not a or not b or None in (a.get("low"), a.get("high"), b.get("low"), b.get("high")):
-        return False
-    return a["high"] < b["low"] or b["high"] < a["low"]
-
-
-def compare(runs: list[Path]) -> str:
-    """A markdown table of several runs side by side (one column per run, one row per metric); `*` marks
-    a metric whose 95% interval does not overlap the first run's."""
-    if not runs:
-        raise InputError("compare: no run folders given")
-    data = [read_metrics(Path(r)) for r in runs]
-    header = ["metric", *(f"{d.get('model', '?')} ({d.get('mode', '?')})<br>`{Path(r).name}`"
-                          for d, r in zip(data, runs))]
-    rows = []
-    for key in (*TOOL_METRICS, *TEXT_METRICS):
-        base = data[0]["metrics"].get(key)
-        cells = []
-        for i, d in enumerate(data):
-            m = d["metrics"].get(key)
-            mark = " *" if i and disjoint(m, base) else ""
-            cells.append(_cell(m) + mark)
-        rows.append([f"{LABELS[key]} ({'↓' if key in LOWER_IS_BETTER else '↑'})", *cells])
-    rows.append(["cases scored", *(str(d.get("counts", {}).get("scored", "?")) for d in data)])
-    rows.append(["excluded", *(str(d.get("counts", {}).get("excluded", "?")) for d in data)])
-    names = [n for n in scenario_names() if any(n in (d.get("scenarios") or {}) for d in data)]
-    for name in names:
-        for key in SCENARIO_KEYS:
-            if not any(key in ((d.get("scenarios") or {}).get(name) or {}) for d in data):
-                continue
-            base = ((data[0].get("scenarios") or {}).get(name) or {}).get(key)
-            cells = []
-            for i, d in enumerate(data):
-                m = ((d.get("scenarios") or {}).get(name) or {}).get(key)
-                cells.append((_cell(m) if m else "–") + (" *" if i and disjoint(m, base) else ""))
-            rows.append([f"{name}: {SCENARIO_LABELS.get(key, key)}{_direction(key)}", *cells])
-    for p in PATTERNS:
-        rows.append([f"pattern: {p}", *(str(d.get("patterns", {}).get(p, "–")) for d in data)])
-    return ("# Evaluation runs compared\n\n" + _table(header, rows) + "\n\nValues with 95% intervals; `*`: the "
-            "interval does not overlap the first run's.\n")

@@ -151,6 +151,9 @@ class Evaluator:
         if not cases:
             raise InputError(f"--benchmark {bench}: the benchmark has no cases")
         self.cases = cases[: settings.limit] if settings.limit else cases
+        if settings.mode == "dynamic" and any(c.answer is not None for c in self.cases):
+            raise InputError(f"--mode dynamic: {bench} holds imported BFCL cases, single questions with no user "
+                             "goal or hidden values for a user proxy to play; evaluate them with --mode static")
         self.by_id = {c.id: c for c in self.cases}
         if settings.votes is not None and (settings.votes[0] < 1 or settings.votes[1] < 1):
             raise InputError(f"--votes {settings.votes[0]},{settings.votes[1]}: both numbers must be at least 1")

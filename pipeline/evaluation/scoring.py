@@ -4,6 +4,9 @@ The definitions are in `metrics`' docstring. A call's arguments are right by the
 the toolargs validator uses too (`arguments.correct_arguments`: the gold values under τ*'s
 parameter schemas, in a spelling the schema accepts), so a dialogue accepted as correct scores
 Acc 1 and a call the validator would reject scores 0.
+
+An imported case (`Case.answer`, BFCL) is also scored by its own benchmark's rules (`bfcl_correct`),
+on the same calls c(d) and with the one argument module (`arguments.accepts`).
 """
 
 from __future__ import annotations
@@ -12,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arguments import correct_arguments, same_arguments
-from ..records import Message, ToolCall
+from ..arguments import OPTIONAL, accepts, correct_arguments, same_arguments
+from ..records import Message, Tool, ToolCall
 from ..text import word_tokens
-from .cases import Case, CaseResult
+from .cases import AcceptedCall, Case, CaseResult
 
 
 def first_tool_turn(messages: Sequence[Message]) -> list[ToolCall]:
@@ -86,3 +89,58 @@ def score_case(case: Case, result: CaseResult) -> Scored:
         conv_rel=sum(result.conv_rel) / len(result.conv_rel) if result.conv_rel else None,
         ngrams=[ngrams(turns, n) for n in (1, 2, 3, 4)],
     )
+
+
+# ---------------------------------------------------------------------------------------- BFCL's rules
+
+
+def stored_name(name: str) -> str:
+    """A function name as the BFCL import stores it: dots become underscores (the form OpenAI-style APIs take),
+    so a model that answers with BFCL's dotted original is matched too."""
+    return name.replace(".", "_")
+
+
+def _call_fits(call: ToolCall, accepted: AcceptedCall, tool: Tool | None) -> bool:
+    """One call against one accepted call: same function, every required argument given, no argument the
+    answer does not list, each value acceptable, and every argument left out marked optional."""
+    if tool is None or stored_name(call.name) != accepted.name or not isinstance(call.arguments, dict):
+        return False
+    given, props = call.arguments, tool.properties
+    if any(k not in given for k in tool.required):
+        return False
+    if any(k not in props or k not in accepted.arguments for k in given):
+        return False
+    if any(k not in given and OPTIONAL not in options for k, options in accepted.arguments.items()):
+        return False
+    return all(accepts(v, accepted.arguments[k], props.get(k) or {}) for k, v in given.items())
+
+
+def _matched(fits: list[list[bool]]) -> bool:
+    """Whether every accepted call (row) can be paired with its own call (column): a perfect bipartite matching."""
+    owner: dict[int, int] = {}
+
+    def place(row: int, seen: set[int]) -> bool:
+        for col, ok in enumerate(fits[row]):
+            if ok and col not in seen:
+                seen.add(col)
+                if col not in owner or place(owner[col], seen):
+                    owner[col] = row
+                    return True
+        return False
+
+    return all(place(row, set()) for row in range(len(fits)))
+
+
+def bfcl_correct(case: Case, calls: Sequence[ToolCall]) -> bool:
+    """BFCL's AST verdict on the calls of the first tool-bearing turn: irrelevance wants no call, relevance
+    some call; otherwise exactly as many calls as the answer lists, each accepted call matched by its own
+    call in any order (`_call_fits`)."""
+    answer = case.answer
+    if answer is None:
+        raise ValueError(f"case {case.id!r} has no imported answer")
+    if not answer.calls:
+        return bool(calls) if answer.any_call else not calls
+    if len(calls) != len(answer.calls):
+        return False
+    tools = {t.name: t for t in case.candidates}
+    return _matched([[_call_fits(c, a, tools.get(a.name)) for c in calls] for a in answer.calls])
