@@ -2,6 +2,10 @@
 
 The Python API, loaded on first use so that `import utcgen` stays cheap:
 
+- `generate(num_dialogues=..., out=..., seed=...)`: run the engine, get the dataset folder as a
+  `datasets.DatasetDict` of its configs (`dialogues`, `sft`, `preference`, `rejected`);
+- `evaluate(benchmark=..., model=..., mode=...)`: evaluate a model on a benchmark, get its metrics;
+- `audit(folder)`: every rule validator's pass rate and the data-quality figures of a folder;
 - `reward_function(prompts, completions, **columns)`: a reward for TRL's `GRPOTrainer` on `sft` rows.
 
 The library itself is `utcgen.pipeline` (see docs/architecture.md).
@@ -13,11 +17,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for editors and type checkers; at run time the names load on first use
+    from .pipeline.api import audit, evaluate, generate
     from .pipeline.evaluation.reward import reward_function
 
 # Public name -> the module that defines it.
-_API = {"reward_function": ".pipeline.evaluation.reward"}
-__all__ = ["reward_function"]  # the keys of _API
+_API = {"generate": ".pipeline.api", "evaluate": ".pipeline.api", "audit": ".pipeline.api",
+        "reward_function": ".pipeline.evaluation.reward"}
+__all__ = ["audit", "evaluate", "generate", "reward_function"]  # the keys of _API
 
 
 def __getattr__(name: str) -> Any:

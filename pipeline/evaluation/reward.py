@@ -39,6 +39,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..arguments import equal, type_ok
+from ..export.reading import tool_from_spec
 from ..labels import action_of
 from ..mentions import mentioned
 from ..records import Message, Tool, ToolCall
@@ -63,12 +64,6 @@ class RewardParts(BaseModel):
     @property
     def total(self) -> float:
         return round(self.format + self.act + self.tool + self.arguments - self.penalty, 6)
-
-
-def _tool(spec: Mapping[str, Any]) -> Tool:
-    fn = spec.get("function", spec)
-    return Tool(name=str(fn.get("name", "")), description=str(fn.get("description") or ""),
-                parameters=fn.get("parameters") or {"type": "object", "properties": {}})
 
 
 def _call(raw: Mapping[str, Any]) -> ToolCall:
@@ -172,6 +167,6 @@ def reward_function(prompts: Sequence[Any], completions: Sequence[Any], *, actio
     specs = tools if tools is not None else [[]] * n
     out = []
     for prompt, completion, act, gold, spec in zip(prompts, completions, actions, gold_call, specs):
-        candidates = [_tool(s) for s in spec or []]
+        candidates = [tool_from_spec(s) for s in spec or []]
         out.append(score_turn(read_turn(completion), act, gold, candidates, _said(prompt)).total)
     return out
