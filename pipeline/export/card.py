@@ -23,7 +23,7 @@ from .wrong_turns import PATTERN_DOCS
 
 TEMPLATE = "card.md.j2"
 SUMMARY_TEMPLATE = "summary.md.j2"  # included by the card
-TAGS = ["tool-calling", "function-calling", "synthetic", "multi-turn", "disambiguation", "sft", "diaforge"]
+TAGS = ["tool-calling", "function-calling", "synthetic", "multi-turn", "disambiguation", "sft", "dpo", "diaforge"]
 
 
 def _size_category(n: int) -> str:
