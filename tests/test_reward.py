@@ -43,9 +43,9 @@ def test_the_parts_of_the_reward_on_a_calling_turn() -> None:
         _call("refund_order", order_id=42),
         [{"role": "assistant", "content": "Which order number is it?"}],
         "<tool_call>{not json</tool_call>")
-    assert gold == 4.5                       # format + act + tool + every argument
-    assert half == 4.0 and typed == 4.0      # one of two arguments right (a quoted integer is the wrong type)
-    assert extra == 4.25                     # an argument the gold call does not have costs 0.25
+    assert gold == 5.0                       # format + act + tool + every argument + a schema-valid call
+    assert half == 4.0 and typed == 4.0      # one of two arguments right, and the call fails the schema
+    assert extra == 4.75                     # an argument the gold call does not have costs 0.25
     assert other == 1.0                      # a call, but to the wrong tool: penalised
     assert ask == -0.5                       # asking when every value was already given
     assert garbage == 0.0                    # unreadable: nothing
@@ -67,7 +67,7 @@ def test_text_completions_in_both_documented_formats() -> None:
     in_content = [{"role": "assistant", "content": tagged}]
     string_args = [{"role": "assistant", "content": "", "tool_calls": [
         {"type": "function", "function": {"name": "cancel_order", "arguments": json.dumps(GOLD["arguments"])}}]}]
-    assert _score(tagged, as_json, in_content, string_args) == [4.5] * 4
+    assert _score(tagged, as_json, in_content, string_args) == [5.0] * 4
     assert _score("Which order?", prompt="Please cancel order 42.")[0] < 0.5  # a string prompt is what was said
 
 

@@ -4,7 +4,7 @@ It scores a sampled assistant turn against the row's gold next action (the `sft`
 and `gold_call`), in the shape of SAGE-Agent's baseline reward (format + action class + tool call,
 summed), with the penalties a disambiguation dialogue needs:
 
-    reward = format + act + tool + arguments - penalties
+    reward = format + act + tool + arguments + valid - penalties
 
 * format, 0.5: the turn could be read (a conversational message, or text in the format below);
   an unreadable turn scores 0 and nothing else;
@@ -14,12 +14,14 @@ summed), with the penalties a disambiguation dialogue needs:
 * arguments, up to 1.0: the share of the gold call's arguments the turn gives with a value
   `arguments.equal` to the gold one and of the type the schema asks for (`arguments.type_ok`),
   less 0.25 for each argument the gold call does not have (a name the tool lacks, a value not needed);
+* valid, 0.5: that call passes the tool's JSON Schema (`arguments.schema_errors`): a strict API
+  would take it (SAGE's "correct schema" share);
 * penalties: 1.5 for a call when the gold turn makes none (premature, or a look-alike when the
   needed tool is not offered) or for a call to another tool than the gold one; up to 1.0 for
   asking when the gold turn calls, scaled by the share of the gold call's values the user has
   already stated (`mentions.mentioned` over the prompt's user turns): asking about a value already given.
 
-So the gold turn scores 4.5 on a calling turn and 2.5 on any other, and a call to another
+So the gold turn scores 5.0 on a calling turn and 2.5 on any other, and a call to another
 candidate at most 1.0 (calling turn) or -1.0 (any other): the gold turn always ranks first.
 
 Completions are either conversational (a list of messages whose last is the assistant turn, with
@@ -38,7 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..arguments import equal, type_ok
+from ..arguments import equal, schema_errors, type_ok
 from ..export.reading import tool_from_spec
 from ..labels import action_of
 from ..mentions import mentioned
@@ -46,7 +48,7 @@ from ..records import Message, Tool, ToolCall
 from ..said import user_said
 from .models import parse_generation
 
-FORMAT, ACT, TALK, TOOL, ARGUMENTS = 0.5, 2.0, 1.0, 1.0, 1.0
+FORMAT, ACT, TALK, TOOL, ARGUMENTS, SCHEMA = 0.5, 2.0, 1.0, 1.0, 1.0, 0.5
 EXTRA_ARGUMENT, WRONG_CALL, REDUNDANT_QUESTION = 0.25, 1.5, 1.0
 
 
@@ -59,11 +61,12 @@ class RewardParts(BaseModel):
     act: float = 0.0
     tool: float = 0.0
     arguments: float = 0.0
+    valid: float = 0.0
     penalty: float = 0.0
 
     @property
     def total(self) -> float:
-        return round(self.format + self.act + self.tool + self.arguments - self.penalty, 6)
+        return round(self.format + self.act + self.tool + self.arguments + self.valid - self.penalty, 6)
 
 
 def _call(raw: Mapping[str, Any]) -> ToolCall:
@@ -138,6 +141,8 @@ def score_turn(turn: Message, action: str | None, gold_call: Mapping[str, Any] |
                 and equal(call.arguments[k], v, schemas.get(k) or {}) for k, v in gold.arguments.items())
     extra = sum(k not in gold.arguments for k in call.arguments)
     parts.arguments = ARGUMENTS * (right / len(gold.arguments) if gold.arguments else 1.0) - EXTRA_ARGUMENT * extra
+    tool = next((t for t in tools if t.name == gold.name), None)
+    parts.valid = SCHEMA if tool is not None and not schema_errors(call.arguments, tool) else 0.0
     return parts
 
 
@@ -156,7 +161,7 @@ def reward_function(prompts: Sequence[Any], completions: Sequence[Any], *, actio
     >>> call = '<tool_call>{"name": "cancel_order", "arguments": {"order_id": 42}}</tool_call>'
     >>> reward_function([prompt, prompt], [call, "Which order is it?"], action=["call", "call"],
     ...                 gold_call=[gold, gold], tools=[tools, tools])
-    [4.5, -0.5]
+    [5.0, -0.5]
     """
     n = len(completions)
     if len(prompts) != n:
