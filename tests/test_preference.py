@@ -132,3 +132,22 @@ def test_an_empty_run_still_has_the_config(tmp_path: Path) -> None:
 
     assert {"prompt", "chosen", "rejected", "tools", "pattern"} <= set(schema("preference").names)
     assert preference_rows([], []) == []
+
+
+def test_json_format_rows_hold_the_wrong_turn_as_the_json_reply(run: dict[str, Any]) -> None:
+    """In the `json` sft format the rejected turn is the same JSON reply protocol as the chosen one, and the
+    reward reads both."""
+    from utcgen import reward_function
+    from utcgen.pipeline.export.slicing import slice_dialogues
+
+    accepted = run["accepted"][:12]
+    gold = {(r.dialogue_id, r.turn_index): r for r in slice_dialogues(accepted, "json")}
+    rows = preference_rows(accepted, [], "json")
+    assert rows
+    for row in rows:
+        reply = json.loads(row.rejected[0]["content"])
+        assert set(reply) == {"thought", "content", "tool_calls"}
+        g = gold[(row.dialogue_id, row.turn_index)]
+        chosen, rejected = reward_function([row.prompt] * 2, [row.chosen, row.rejected], action=[g.action] * 2,
+                                           gold_call=[g.gold_call] * 2, tools=[g.tools] * 2)
+        assert chosen > rejected, (row.pattern, chosen, rejected)
