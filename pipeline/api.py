@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .config import RunConfig, load_config
+from .config import ROLES, RunConfig, load_config
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def build_config(config: str | Path | RunConfig | None = None, *, model: str | N
     if isinstance(config, RunConfig):
         raw = config.model_dump()
         raw.update({k: v for k, v in overrides.items() if v is not None})
+        if model:
+            raw["models"] = dict.fromkeys(ROLES, model)
         try:
             return RunConfig.model_validate(raw)
         except ValueError as exc:

@@ -70,6 +70,17 @@ def test_generate_names_a_bad_setting(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_run_config_object_takes_overrides_and_a_model() -> None:
+    from utcgen.pipeline.api import build_config
+    from utcgen.pipeline.config import load_config
+
+    base = load_config(None)
+    config = build_config(base, model="openai/some-model", num_dialogues=4, seed=None)
+    assert config.num_dialogues == 4 and config.seed == base.seed
+    assert set(config.models.model_dump().values()) == {"openai/some-model"}
+    assert base == load_config(None)  # the object given is left alone
+
+
 def test_audit_returns_what_the_command_prints(made: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     from utcgen import audit
     from utcgen.pipeline.cli import main
