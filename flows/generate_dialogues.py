@@ -71,7 +71,8 @@ def export_dataset_task(config: dict[str, Any], wall_time_s: float) -> dict[str,
     run_config = RunConfig.model_validate(config)
     summary = export_run(run_config, Journal(Path(run_config.out), run_config).load(), wall_time_s)
     return {"out_dir": str(summary.out_dir), "accepted": summary.accepted, "rejected": summary.rejected,
-            "sft_rows": summary.sft_rows, "stats_path": str(summary.stats_path)}
+            "sft_rows": summary.sft_rows, "preference_rows": summary.preference_rows,
+            "stats_path": str(summary.stats_path)}
 
 
 def _task_runner(kind: str, dask_address: str | None, dask_workers: int) -> TaskRunner:

@@ -7,6 +7,7 @@ The library, one subpackage per stage in the order data flows through them:
     llm/        the litellm gateway every role calls, and the offline backend
     synthesis/  roles, one two-phase attempt, the run with its journal and scheduler
     export/     dataset rows, SFT slices, stats, plots, the card, the Hub upload
+    api         the Python API (generate, evaluate, audit) the command calls
     cli/        the `utcgen` command
 
 Shared by all: `records` (the pydantic records, written once), `config`, `errors`,

@@ -86,6 +86,30 @@ def _native(value: Any, kind: str) -> bool:
     return False
 
 
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list, tuple),
+    "object": (dict,), "null": (type(None),),
+}
+
+
+def type_ok(value: Any, schema: Schema) -> bool:
+    """Whether `value` has one of the JSON Schema types the parameter allows (no `type`: anything goes)."""
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    for kind in [kinds] if isinstance(kinds, str) else list(kinds):
+        allowed = _JSON_TYPES.get(kind)
+        if allowed is None:
+            return True  # a type we do not know is not held against the model
+        if isinstance(value, bool) and kind in ("integer", "number"):
+            continue  # JSON booleans are not numbers
+        if kind == "integer" and isinstance(value, float) and value.is_integer():
+            return True
+        if isinstance(value, allowed):
+            return True
+    return False
+
+
 def _to_int(value: Any) -> int:
     if isinstance(value, bool):
         raise _Unconvertible

@@ -9,7 +9,8 @@ import pytest
 
 from tests.factories import make_dialogue
 from utcgen.pipeline.cli import main
-from utcgen.pipeline.cli.audit import audit, dialogue_from_row, load_dialogues
+from utcgen.pipeline.export.audit import audit_dialogues as audit
+from utcgen.pipeline.export.reading import dialogue_from_row, load_dialogues
 from utcgen.validators.cascade import RULE_STAGES
 
 

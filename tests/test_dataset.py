@@ -172,7 +172,7 @@ def test_card_declares_json_features_per_config(exported: tuple[Path, list[Dialo
     out, _, _ = exported
     meta = yaml.safe_load((out / "README.md").read_text().split("---")[1])
     info = {entry["config_name"]: entry["features"] for entry in meta["dataset_info"]}
-    assert set(info) == {"dialogues", "sft", "rejected"}
+    assert set(info) == {"dialogues", "sft", "preference", "rejected"}
     for name, features in info.items():
         assert Features._from_yaml_list(features) == Features.from_arrow_schema(schema(name))
     assert {"name": "prompt", "list": "json"} in info["sft"]
@@ -274,7 +274,8 @@ def test_nothing_accepted_still_writes_every_config(tmp_path: Path) -> None:
 def test_stats_pass_rates_by_hand(exported: tuple[Path, list[Dialogue], Any]) -> None:
     out, _, _ = exported
     stats = json.loads((out / "stats.json").read_text())
-    assert stats["counts"] == {"requested": 12, "generated": 10, "accepted": 3, "rejected": 7, "sft_rows": 12}
+    assert stats["counts"] == {"requested": 12, "generated": 10, "accepted": 3, "rejected": 7, "sft_rows": 12,
+                               "preference_rows": sum(stats["preference"]["patterns"].values())}
     stages = stats["validators"]["stages"]
     # format: all 8 validated dialogues; 1 fails. toolcall: 7 reach it; 1 fails. grounding: 6, all
     # pass. toolargs: 6; 1 fails.
@@ -335,12 +336,12 @@ def _front_matter(card: str) -> dict[str, Any]:
     return yaml.safe_load(head)
 
 
-def test_card_yaml_declares_three_configs(exported: tuple[Path, list[Dialogue], Any]) -> None:
+def test_card_yaml_declares_four_configs(exported: tuple[Path, list[Dialogue], Any]) -> None:
     _, _, summary = exported
     card = summary.card_path.read_text()
     meta = _front_matter(card)
     configs = {c["config_name"]: c for c in meta["configs"]}
-    assert set(configs) == {"dialogues", "sft", "rejected"}
+    assert set(configs) == {"dialogues", "sft", "preference", "rejected"}
     for name, c in configs.items():
         assert c["data_files"] == [{"split": "train", "path": f"data/{name}/*.parquet"}]
     assert meta["language"] == ["en"]
@@ -413,7 +414,8 @@ def test_export_passes_the_publisher_checks(exported: tuple[Path, list[Dialogue]
 
     out, _, summary = exported
     plan = validate_dataset_folder(out)
-    assert plan.rows == {"dialogues": summary.accepted, "sft": summary.sft_rows, "rejected": summary.rejected}
+    assert plan.rows == {"dialogues": summary.accepted, "sft": summary.sft_rows, "preference": summary.preference_rows,
+                         "rejected": summary.rejected}
 
 
 def test_parquet_schemas_are_the_published_ones() -> None:
@@ -425,7 +427,14 @@ def test_parquet_schemas_are_the_published_ones() -> None:
     assert SFT_SCHEMA.equals(
         pa.schema(
             [("dialogue_id", s), ("turn_index", i), ("phase", s), ("seed_tool", s), ("tools", js),
-             ("prompt", js), ("completion", js), ("scenario", s), ("action", s), ("act", s)]
+             ("prompt", js), ("completion", js), ("scenario", s), ("action", s), ("act", s),
+             ("gold_call", pa.json_())]
+        )
+    )
+    assert schema("preference").equals(
+        pa.schema(
+            [("dialogue_id", s), ("turn_index", i), ("scenario", s), ("pattern", s), ("action", s), ("tools", js),
+             ("prompt", js), ("chosen", js), ("rejected", js)]
         )
     )
     persona = pa.struct(
@@ -513,17 +522,22 @@ def test_card_stats_and_parquet_tell_one_story(tmp_path: Path) -> None:
         "accepted": len(parquet["dialogues"]),
         "rejected": len(parquet["rejected"]),
         "sft_rows": len(parquet["sft"]),
+        "preference_rows": len(parquet["preference"]),
     }
     labels = {
         "Dialogues generated": "generated",
         "Accepted (`dialogues`)": "accepted",
         "Rejected (`rejected`)": "rejected",
         "SFT rows (`sft`)": "sft_rows",
+        "Preference pairs (`preference`)": "preference_rows",
     }
     [counts] = _tables(_section(card, "## Counts"))
     from_card = {labels[label]: int(value) for label, value in counts if label in labels}
     from_stats = {key: stats["counts"][key] for key in labels.values()}
-    assert from_card == from_stats == from_parquet == {"generated": 12, "accepted": 3, "rejected": 9, "sft_rows": 12}
+    assert from_card == from_stats == from_parquet
+    assert {k: from_card[k] for k in ("generated", "accepted", "rejected", "sft_rows")} == \
+        {"generated": 12, "accepted": 3, "rejected": 9, "sft_rows": 12}
+    assert from_card["preference_rows"] > 0
     assert dict(counts)["Acceptance rate"] == f"{3 / 12:.1%}"
 
     # Per-stage pass rates, recomputed from the verdicts stored in the parquet files.
@@ -616,7 +630,7 @@ def test_every_config_loads_without_a_card_warning(exported: tuple[Path, list[Di
         logger.addHandler(records)
     try:
         loaded = {config: load_dataset(str(out), config, cache_dir=str(tmp_path / "fresh-cache"))["train"]
-                  for config in ("dialogues", "sft", "rejected")}
+                  for config in ("dialogues", "sft", "preference", "rejected")}
     finally:
         for logger in loggers:
             logger.removeHandler(records)
@@ -627,6 +641,7 @@ def test_every_config_loads_without_a_card_warning(exported: tuple[Path, list[Di
     assert "malformed" not in printed.err + printed.out and "Ignoring" not in printed.err + printed.out
     info = {i["config_name"]: i for i in _front_matter((out / "README.md").read_text())["dataset_info"]}
     assert {c: len(d) for c, d in loaded.items()} == {"dialogues": summary.accepted, "sft": summary.sft_rows,
+                                                        "preference": summary.preference_rows,
                                                         "rejected": summary.rejected}
     for config, data in loaded.items():
         [split] = info[config]["splits"]

@@ -280,7 +280,8 @@ def test_a_blocker_is_what_a_turn_leads_with_not_words_of_a_listed_option():
 
 
 def test_audit_reports_every_scenario_from_the_exported_folder(run):
-    from utcgen.pipeline.cli.audit import audit, to_text
+    from utcgen.pipeline.cli.audit import to_text
+    from utcgen.pipeline.export.audit import audit_dialogues as audit
     from utcgen.pipeline.export.reading import load_dialogues
     from utcgen.validators.scenario import check_scenario
 

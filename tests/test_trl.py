@@ -1,4 +1,5 @@
-"""The `sft` config trains with TRL's SFTTrainer unchanged: no mapping, loss on the completion only.
+"""The `sft` config trains with TRL's SFTTrainer unchanged (no mapping, loss on the completion only), the
+`preference` config with DPOTrainer unchanged, and `utcgen.reward_function` drives GRPOTrainer on `sft` rows.
 
 A small folder is generated with the offline backend, loaded with `datasets.load_dataset`,
 and trained for 2 steps on a tiny randomly initialised Llama with a tokenizer built here
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +63,11 @@ SPECIALS = ["<|pad|>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>",
             "</tool_call>"]
 
 
-def _texts(rows: Any) -> list[str]:
+def _texts(rows: Any, completion: tuple[str, ...] = ("completion",)) -> list[str]:
     out = []
     for row in rows:
         out += [json.dumps(t) for t in row["tools"]]
-        for m in row["prompt"] + row["completion"]:
+        for m in row["prompt"] + [m for column in completion for m in row[column]]:
             out.append(json.dumps(m, ensure_ascii=False))
     return out
 
@@ -197,3 +199,57 @@ def test_train_lora_saves_a_merged_checkpoint_that_hf_loads(folder: Path, tmp_pa
     assert not (merged / "adapter_config.json").exists()
     model = HFModel(merged, max_new_tokens=4)
     assert model._tokenizer.chat_template and type(model._model).__name__ == "LlamaForCausalLM"
+
+
+def test_preference_trains_with_dpo_unchanged(folder: Path, tmp_path: Path) -> None:
+    from datasets import Json, List, load_dataset
+    from trl import DPOConfig, DPOTrainer
+
+    train = load_dataset(str(folder), "preference", split="train", cache_dir=str(tmp_path / "hf"))
+    assert train.num_rows >= 3
+    for column in ("prompt", "chosen", "rejected", "tools"):
+        assert train.features[column] == List(Json()), train.features[column]
+    print("preference rows per pattern:", dict(Counter(train["pattern"])))
+    tok = build_tokenizer(_texts(train, ("chosen", "rejected")))
+    model, reference = build_model(tok), build_model(tok)  # the same seed: the reference is the start point
+    args = DPOConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=2,
+                     learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
+                     max_length=None, dataloader_num_workers=0, seed=0)
+    trainer = DPOTrainer(model=model, ref_model=reference, args=args, train_dataset=train, processing_class=tok)
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "loss" in h]
+    print("dpo losses per step:", [h["loss"] for h in logs])
+    assert len(logs) == 2 and all(h["loss"] == h["loss"] and h["loss"] > 0 for h in logs)
+
+    # The chosen and rejected sequences share the prompt and differ after it.
+    example = trainer.train_dataset[0]
+    n = len(example["prompt_ids"])
+    assert n > 0 and example["chosen_ids"] != example["rejected_ids"]
+    chosen_text, rejected_text = tok.decode(example["chosen_ids"]), tok.decode(example["rejected_ids"])
+    assert chosen_text != rejected_text
+
+
+def test_reward_function_drives_grpo(folder: Path, tmp_path: Path) -> None:
+    from datasets import load_dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from utcgen import reward_function
+
+    train = load_dataset(str(folder), "sft", split="train", cache_dir=str(tmp_path / "hf"))
+    seen: list[list[float]] = []
+
+    def reward(prompts, completions, **columns):
+        scores = reward_function(prompts, completions, **columns)
+        seen.append(scores)
+        return scores
+
+    tok = build_tokenizer(_texts(train))
+    model = build_model(tok)
+    args = GRPOConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=2,
+                      num_generations=2, max_completion_length=12, learning_rate=1e-3, logging_steps=1,
+                      save_strategy="no", report_to="none", use_cpu=True, dataloader_num_workers=0, seed=0)
+    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=train, processing_class=tok)
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    print("grpo rewards per step:", [h["reward"] for h in logs], "scores seen:", seen)
+    assert len(logs) == 2 and seen and all(isinstance(x, float) for batch in seen for x in batch)

@@ -16,85 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from ...validators.cascade import RULES
-from .. import shortcuts
-from ..errors import InputError
-from ..export.quality import Embed, quality
-from ..export.reading import dialogue_from_row, load_dialogues  # noqa: F401 (re-exported)
-from ..records import DEFAULT_SCENARIO, Dialogue, Verdict
-
-
-def _opening_balance(dialogues: list[Dialogue]) -> tuple[float, float, int]:
-    seed_hits = distractor_hits = n = 0
-    for d in dialogues:
-        first = next((m.content for m in d.messages if m.role == "user"), None)
-        if first is None:
-            continue
-        n += 1
-        names = [t.name for t in d.distractor_tools if t.name != d.seed_tool.name]
-        said = {shortcuts.stem(w) for w in shortcuts.split_words(first)}
-        seed_only = shortcuts.distinctive_name_tokens(d.seed_tool.name, names)
-        others_only = set().union(*(shortcuts.name_tokens(x) for x in names)) - shortcuts.name_tokens(d.seed_tool.name) if names else set()
-        seed_hits += bool(said & seed_only)
-        distractor_hits += bool(said & others_only)
-    return (seed_hits / n if n else 0.0), (distractor_hits / n if n else 0.0), n
-
-
-def _verdict(name: str, rule: Any, d: Dialogue) -> Verdict:
-    try:
-        return rule(d)
-    except Exception as exc:  # a malformed record fails the rule, it does not stop the audit
-        return Verdict(validator=name, passed=False, reason=str(exc), details={"rule": "error"})
-
-
-def by_scenario(dialogues: list[Dialogue]) -> dict[str, Any]:
-    """Per scenario type: dialogues, accepted, acceptance rate and every rule's pass rate over them."""
-    out: dict[str, Any] = {}
-    for scenario in sorted({d.scenario for d in dialogues}):
-        mine = [d for d in dialogues if d.scenario == scenario]
-        accepted = sum(d.accepted for d in mine)
-        out[scenario] = {"dialogues": len(mine), "accepted": accepted, "acceptance_rate": accepted / len(mine),
-                         "pass_rates": {name: sum(_verdict(name, rule, d).passed for d in mine) / len(mine)
-                                        for name, rule in ((r.name, r.run) for r in RULES)}}
-    return out
-
-
-def audit(dialogues: list[Dialogue], embed: Embed | None = None) -> dict[str, Any]:
-    """Per rule: dialogues checked, passed, pass rate and the commonest failure codes; the same per scenario;
-    the data-quality figures (`embed` encodes texts for `seed_closest`; default: the project's embedder)."""
-    stages: dict[str, dict[str, Any]] = {}
-    for name, rule in ((r.name, r.run) for r in RULES):
-        passed, codes, unchecked = 0, Counter(), 0
-        for d in dialogues:
-            v = _verdict(name, rule, d)
-            passed += v.passed
-            unchecked += v.details.get("checked") is False
-            if not v.passed:
-                codes[str(v.details.get("rule", "failed"))] += 1
-        stages[name] = {"checked": len(dialogues), "passed": passed,
-                        "pass_rate": passed / len(dialogues) if dialogues else None, "failures": dict(codes.most_common()),
-                        **({"unchecked": unchecked} if unchecked else {})}
-    seed_share, distractor_share, openings = _opening_balance(dialogues)
-    turns = [len(d.assistant_turns) for d in dialogues if d.accepted]
-    selection = Counter(d.turns_in_phase("tool_selection") for d in dialogues if d.accepted)
-    return {
-        "dialogues": len(dialogues),
-        "accepted": sum(d.accepted for d in dialogues),
-        "acceptance_rate": sum(d.accepted for d in dialogues) / len(dialogues) if dialogues else None,
-        "mean_turns_accepted": sum(turns) / len(turns) if turns else None,
-        "selection_turns_accepted": dict(sorted(selection.items())),
-        "wrong_selection": sum(any(v.validator == "selection" and not v.passed for v in d.validation) for d in dialogues),
-        "openings": openings,
-        "openings_with_seed_only_name_token": seed_share,
-        "openings_with_distractor_only_name_token": distractor_share,
-        "validators": stages,
-        "scenarios": by_scenario(dialogues),
-        "quality": quality(dialogues, embed),
-    }
+from ..export.audit import audit_folder
+from ..records import DEFAULT_SCENARIO
 
 
 def _figure(value: Any) -> str:
@@ -152,11 +77,7 @@ def to_text(report: dict[str, Any], source: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    folder = Path(args.dir)
-    if not folder.is_dir():
-        raise InputError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
-    dialogues, source = load_dialogues(folder)
-    report = audit(dialogues)
+    report, source = audit_folder(args.dir)
     print(json.dumps(report, indent=2) if args.json else to_text(report, source))
     return 0
 

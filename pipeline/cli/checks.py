@@ -10,14 +10,13 @@ Models are named through a zero-argument callable so that a heavy module is impo
 flag is actually given.
 
 Values that need the file system are checked after parsing but before any work starts, so a
-mistake costs no model call and leaves nothing half-written: the output folder (`claim_out`:
-refusals and the run lock) and a tokenizer folder (`check_tokenizer`).
+mistake costs no model call and leaves nothing half-written: the output folder (`runner.outdir.claimed`,
+held by `api.run_generation`: refusals and the run lock) and a tokenizer folder (`check_tokenizer`).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import operator
 import os
@@ -118,15 +117,6 @@ def pair(text: str) -> tuple[int, int]:
     if n < 1 or m < 1:
         raise argparse.ArgumentTypeError(f"both numbers must be >= 1, got {text}")
     return n, m
-
-
-def claim_out(out: str | Path | None, *, force: bool = False,
-              command: str = "utcgen generate") -> contextlib.AbstractContextManager[Path]:
-    """`with claim_out(...) as folder:` the output folder checked and its run lock held
-    (`runner.outdir.claimed`); every refusal is an InputError naming `--out` (exit status 2)."""
-    from ..runner.outdir import claimed
-
-    return claimed(out, force=force, command=command)
 
 
 def check_tokenizer(path: str | None, flag: str = "--tokenizer") -> None:

@@ -9,7 +9,6 @@ repository's own folders.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -131,21 +130,20 @@ def import_bfcl(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.run import EvalSettings, evaluate
+    from ..api import evaluate
 
-    settings = EvalSettings(
-        benchmark=str(args.benchmark), model=args.model, mode=args.mode, api_base=args.api_base,
-        tool_format=args.tool_format, user_model=args.user_model, voter_model=args.voter_model,
-        votes=None if args.no_voting else args.votes,
-        rubric_model=None if args.no_conv_rel else args.rubric_model, max_turns=args.max_turns,
-        max_new_tokens=args.max_new_tokens, seed=args.seed, config=args.config, limit=args.limit)
     start = time.monotonic()
     args.out = args.out or default_run_folder(args.model, args.mode)
     print(f"utcgen eval: {args.model} ({args.mode}) on {args.benchmark} -> {args.out}", file=sys.stderr)
     bar = _Bar(enabled=not args.no_progress)
     try:
-        report = asyncio.run(evaluate(settings, Path(args.out), max_in_flight=args.max_in_flight,
-                                      allow_config_change=args.allow_config_change, on_progress=bar.update))
+        report = evaluate(
+            args.benchmark, args.model, args.mode, args.out, max_in_flight=args.max_in_flight,
+            allow_config_change=args.allow_config_change, on_progress=bar.update, api_base=args.api_base,
+            tool_format=args.tool_format, user_model=args.user_model, voter_model=args.voter_model,
+            votes=None if args.no_voting else args.votes,
+            rubric_model=None if args.no_conv_rel else args.rubric_model, max_turns=args.max_turns,
+            max_new_tokens=args.max_new_tokens, seed=args.seed, config=args.config, limit=args.limit)
     finally:
         bar.close()
     print(summary_line(report, Path(args.out), time.monotonic() - start))

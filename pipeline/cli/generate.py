@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
-from .checks import check_catalog_nesting, check_tokenizer, choices, claim_out, field, quiet_progress_bars
+from .checks import check_catalog_nesting, check_tokenizer, choices, field, quiet_progress_bars
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,38 +87,31 @@ def run(args: argparse.Namespace) -> int:
     check_catalog_nesting(config.catalog, "--catalog" if args.catalog else "catalog")
     if args.estimate:
         return _estimate(config)
-    with claim_out(config.out, force=args.force):
-        return _generate(args, config)
+    return _generate(args, config)
 
 
 def _generate(args: argparse.Namespace, config: RunConfig) -> int:
-    """The run itself, with the folder's lock held."""
-    from ..runner import RunStopped
-    from ..synthesis.run import Engine
+    """The run itself (`api.run_generation`, which holds the folder's lock), with a progress bar and log lines."""
+    from ..api import run_generation
 
     start = time.monotonic()
     print(f"utcgen: {config.num_dialogues} dialogues -> {config.out} "
           f"(backend {config.backend()}, catalog {config.catalog})", file=sys.stderr)
-    engine = Engine(config, allow_config_change=args.allow_config_change)
-    if config.exclude_split:
-        print(f"utcgen: {engine.excluded} held-out tools of {config.exclude_split} removed from the catalog "
-              f"({len(engine.tools)} left)", file=sys.stderr)
+
+    def started(engine) -> None:
+        if config.exclude_split:
+            print(f"utcgen: {engine.excluded} held-out tools of {config.exclude_split} removed from the catalog "
+                  f"({len(engine.tools)} left)", file=sys.stderr)
+
     bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
-    try:
-        try:
-            records = asyncio.run(_run(engine, bar.update))
-        except RunStopped:  # the folder gets the finished jobs' dialogues; the exit status (3 budget, 1) says why
-            bar.close()
-            engine.journal.touch()
-            engine.export(wall_time_s=engine.journal.wall_time_s())
-            raise
-        engine.journal.touch()
-        summary = engine.export(records, wall_time_s=engine.journal.wall_time_s())
+    try:  # a run stopped early still exports its finished jobs; the exit status (3 budget, 1) says why
+        summary = run_generation(config, force=args.force, allow_config_change=args.allow_config_change,
+                                 on_progress=bar.update, on_engine=started)
         bar.finish(summary.accepted, summary.rejected)  # the bar's last counts are the summary's
     finally:
         bar.close()
-        engine.close()
-    print(f"done: {summary.accepted} accepted, {summary.rejected} rejected, {summary.sft_rows} sft rows "
+    print(f"done: {summary.accepted} accepted, {summary.rejected} rejected, {summary.sft_rows} sft rows, "
+          f"{summary.preference_rows} preference pairs "
           f"in {time.monotonic() - start:.1f}s -> {summary.out_dir}", file=sys.stderr)
     return 0
 
@@ -163,15 +156,6 @@ async def _sample(engine, jobs: int):
 
     try:
         return await asyncio.gather(*(engine.run_job(job) for job in range(jobs)))
-    finally:
-        await shutdown()
-
-
-async def _run(engine, on_progress):
-    from ..llm.gateway import shutdown
-
-    try:
-        return await engine.run(on_progress)
     finally:
         await shutdown()
 

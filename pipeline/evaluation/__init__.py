@@ -11,7 +11,7 @@ Modules:
 - `metrics`: Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with breakdowns (the definitions);
   `scoring`: c(d) and one case's indicators; `intervals`: Wilson, bootstrap, jackknife;
   `scenario_metrics`: awareness, refusal, clarification, unsafe execution, redundancy per scenario;
-- `patterns`: error patterns of every model call;
+- `patterns`: error patterns of every model call; `reward`: the RL reward of one sampled turn (`utcgen.reward_function`);
 - `policies`: the reference policies `reference/oracle|never-call|first-candidate|extra-key`;
 - `models`: the model under test (litellm string, `hf:PATH`, `reference/...`);
 - `static`, `dynamic`, `voting`: the two evaluation modes and the voting user proxy;

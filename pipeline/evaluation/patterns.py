@@ -23,36 +23,13 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ..arguments import equal, normalise
+from ..arguments import equal, normalise, type_ok
 from ..records import Tool
 from .cases import Case, CaseResult
 
 PATTERNS = ("invalid_format", "hallucinated_function", "hallucinated_argument", "wrong_argument_type",
             "repeated_call", "insufficient_calls", "wrong_argument_value", "missing_argument")
 MissingAs = Literal["missing_argument", "wrong_argument_value"]
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list, tuple),
-    "object": (dict,), "null": (type(None),),
-}
-
-
-def type_ok(value: Any, schema: dict[str, Any]) -> bool:
-    """Whether `value` has one of the JSON Schema types the parameter allows (no `type`: anything goes)."""
-    kinds = schema.get("type")
-    if kinds is None:
-        return True
-    for kind in [kinds] if isinstance(kinds, str) else list(kinds):
-        allowed = _JSON_TYPES.get(kind)
-        if allowed is None:
-            return True  # a type we do not know is not held against the model
-        if isinstance(value, bool) and kind in ("integer", "number"):
-            continue  # JSON booleans are not numbers
-        if kind == "integer" and isinstance(value, float) and value.is_integer():
-            return True
-        if isinstance(value, allowed):
-            return True
-    return False
 
 
 def _signature(name: str, arguments: dict[str, Any], tool: Tool | None) -> str:

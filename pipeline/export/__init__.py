@@ -2,9 +2,12 @@
 
 `run_info` (the run-level facts the export records), `rows` (row models and the schema of
 each config), `column_types` (arrow types and card columns from the models), `flatten` (a
-dialogue as a row), `slicing` (SFT turn slices), `stats` (stats.json), `plots`, `card` (README.md,
-rendered from `card.md.j2`), `dataset` (the folder writer and `load_split`), `hub` (upload).
+dialogue as a row), `slicing` (SFT turn slices), `wrong_turns` and `preference` (the
+`preference` config's pairs), `stats` (stats.json), `plots`, `card` (README.md, rendered from
+`card.md.j2`), `dataset` (the folder writer and `load_split`), `hub` (upload), `reading` and
+`audit` (a folder's dialogues read back and audited), `view` (one HTML page to browse them).
 
-May import: `records`, `config`, `errors`, `files`, `prompts`, and `validators.cascade`
-for the stage list and the first failing verdict. Never synthesis, the LLM gateway or flows.
+May import: `records`, `config`, `errors`, `files`, `prompts`, `validators.cascade`
+for the stage list and the first failing verdict, and the offline backend's spoken labels of
+parameters (`llm.offline.gold_values.label`, for the wrong turns' words). Never synthesis, the LLM gateway or flows.
 """

@@ -19,10 +19,11 @@ from .column_types import columns
 from .plots import PLOT_TITLES
 from .rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, schema
 from .run_info import RunInfo
+from .wrong_turns import PATTERN_DOCS
 
 TEMPLATE = "card.md.j2"
 SUMMARY_TEMPLATE = "summary.md.j2"  # included by the card
-TAGS = ["tool-calling", "function-calling", "synthetic", "multi-turn", "disambiguation", "sft", "diaforge"]
+TAGS = ["tool-calling", "function-calling", "synthetic", "multi-turn", "disambiguation", "sft", "dpo", "diaforge"]
 
 
 def _size_category(n: int) -> str:
@@ -41,7 +42,8 @@ def _size_category(n: int) -> str:
 def rows_per_config(stats: dict[str, Any]) -> dict[str, int]:
     """Rows of each config as stats.json counts them."""
     counts = stats["counts"]
-    return {"dialogues": counts["accepted"], "sft": counts["sft_rows"], "rejected": counts["rejected"]}
+    return {"dialogues": counts["accepted"], "sft": counts["sft_rows"],
+            "preference": counts.get("preference_rows", 0), "rejected": counts["rejected"]}
 
 
 def features_yaml(config: str) -> list[dict[str, Any]]:
@@ -169,4 +171,5 @@ def render_card(
         configs=config_docs(),
         repo=run.repo_id or "path/to/this/folder",
         empty=[name for name, n in rows_per_config(stats).items() if n == 0],
+        pattern_docs=PATTERN_DOCS,
     )

@@ -21,6 +21,7 @@ from .flatten import dialogue_row, rejected_row
 from .folder import SHARD, DatasetFolder, finite
 from .lengths import length_stats
 from .plots import render_plots
+from .preference import pattern_counts, preference_rows
 from .rows import CONFIGS, DEFAULT_SFT_FORMAT, schema
 from .run_info import RunInfo
 from .slicing import slice_dialogues
@@ -39,8 +40,10 @@ class DatasetSummary(BaseModel):
     accepted: int
     rejected: int
     sft_rows: int
+    preference_rows: int
     dialogues_path: Path
     sft_path: Path
+    preference_path: Path
     rejected_path: Path
     stats_path: Path
     card_path: Path
@@ -78,9 +81,11 @@ def export_dataset(
     accepted = [d for d in dialogues if d.accepted]
     rejected = [d for d in dialogues if not d.accepted]
     sft = slice_dialogues(accepted, sft_format)
+    preference = preference_rows(accepted, rejected, sft_format)
     rows = {
         "dialogues": [dialogue_row(d) for d in accepted],
         "sft": sft,
+        "preference": preference,
         "rejected": [rejected_row(d) for d in rejected],
     }
 
@@ -88,7 +93,7 @@ def export_dataset(
     paths = {name: folder.write_config(name, [storage_row(r) for r in rows[name]], schema(name),
                                        built_as=storage_schema(schema(name))) for name in CONFIGS}
 
-    stats = compute_stats(accepted, rejected, len(sft), run)
+    stats = compute_stats(accepted, rejected, len(sft), run, preference=pattern_counts(preference))
     stats["sft_format"] = sft_format
     stats["lengths"] = length_stats(sft, str(tokenizer) if tokenizer else None)
     stats = finite(stats)
@@ -104,8 +109,10 @@ def export_dataset(
         accepted=len(accepted),
         rejected=len(rejected),
         sft_rows=len(sft),
+        preference_rows=len(preference),
         dialogues_path=paths["dialogues"],
         sft_path=paths["sft"],
+        preference_path=paths["preference"],
         rejected_path=paths["rejected"],
         stats_path=stats_path,
         card_path=card_path,

@@ -26,7 +26,8 @@ def _json(value: Any) -> Any:
     return value
 
 
-def _tool(spec: Any) -> Tool:
+def tool_from_spec(spec: Any) -> Tool:
+    """A `Tool` from a function spec (an OpenAI spec object or its JSON text, or a bare `{name, ...}`)."""
     spec = _json(spec)
     fn = spec.get("function", spec) if isinstance(spec, dict) else {}
     return Tool(name=fn["name"], description=fn.get("description") or "",
@@ -35,8 +36,8 @@ def _tool(spec: Any) -> Tool:
 
 def dialogue_from_row(row: dict[str, Any], accepted: bool) -> Dialogue:
     """A `Dialogue` back from a `dialogues`/`rejected` parquet row."""
-    seed = _tool(row["seed_tool_spec"])
-    candidates = [_tool(s) for s in row.get("candidate_tool_specs") or []]
+    seed = tool_from_spec(row["seed_tool_spec"])
+    candidates = [tool_from_spec(s) for s in row.get("candidate_tool_specs") or []]
     by_name = {t.name: t for t in [seed, *candidates]}
     persona = dict(row.get("user_persona") or {})
     persona["attributes"] = {str(k): str(v) for k, v in (_json(persona.get("attributes")) or {}).items()}

@@ -175,7 +175,8 @@ def validate_dataset_folder(folder: Path) -> _Plan:
 
 
 # stats.json `counts` key -> config it describes (as written by utcgen.pipeline.export.stats).
-_STATS_COUNT_KEYS = {"accepted": "dialogues", "sft_rows": "sft", "rejected": "rejected"}
+_STATS_COUNT_KEYS = {"accepted": "dialogues", "sft_rows": "sft", "preference_rows": "preference",
+                     "rejected": "rejected"}
 
 
 def _check_stats_counts(stats: dict[str, Any], rows: dict[str, int], path: Path) -> None:

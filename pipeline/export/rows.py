@@ -1,4 +1,4 @@
-"""The rows of the three configs (`dialogues`, `sft`, `rejected`): one pydantic model per row shape, and the
+"""The rows of the four configs (`dialogues`, `sft`, `preference`, `rejected`): one pydantic model per row shape, and the
 arrow schema of each config.
 
 Each column is written once, as a field of a row model below: its type gives the arrow type and
@@ -19,6 +19,7 @@ from ...validators.cascade import STAGES
 from .. import scenarios
 from ..records import DECISION_STYLES
 from .column_types import JsonText, JsonValue, arrow_schema
+from .wrong_turns import PATTERNS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,6 +70,32 @@ class SftRow(_Row):
         description="Label of this turn: its clarification act (`report_blocker`, `ask_parameter`, `disambiguate`, "
         "`propose_solution`, `confirm_risk`), null on calls and plain answers. Extra column."
     )
+    gold_call: JsonValue = Field(
+        description='The call this turn makes, `{"name", "arguments"}` with arguments as an object, or null when it '
+        "makes none: with `action`, the gold next action `utcgen.reward_function` scores a sampled turn against "
+        "(GRPO passes extra columns to reward functions). Extra column."
+    )
+
+
+# --------------------------------------------------------------------------- preference
+
+
+class PreferenceRow(_Row):
+    """Pairs for preference training (DPO): at an assistant turn of an accepted dialogue, the gold turn against a
+    realistic wrong one of a named pattern. TRL's conversational preference format with a `tools` column."""
+
+    dialogue_id: str = Field(description="Id of the source dialogue (join key to `dialogues.id`).")
+    turn_index: int = Field(description="0-based index of the assistant turn within its dialogue (as in `sft`).")
+    scenario: str = Field(description="Scenario type of the source dialogue. Extra column.")
+    pattern: str = Field(
+        description="What is wrong with `rejected`: " + ", ".join(f"`{p}`" for p in PATTERNS) + " (see the card's "
+        "preference section). Extra column."
+    )
+    action: str | None = Field(description="Next action of the chosen turn: `call`, `ask`, `refuse` or `answer`.")
+    tools: list[JsonValue] = Field(description="Candidate tools as function spec objects, as in `sft`.")
+    prompt: list[JsonValue] = Field(description="The `sft` prompt of this turn: system message and dialogue so far.")
+    chosen: list[JsonValue] = Field(description="One message: the gold assistant turn (the `sft` completion).")
+    rejected: list[JsonValue] = Field(description="One message of the same shape: the wrong turn.")
 
 
 # --------------------------------------------------------------------------- dialogues
@@ -180,7 +207,8 @@ class RejectedRow(DialogueRow):
 
 
 # Config name -> its row model, in the order the card's `configs:` declares them.
-CONFIG_ROWS: dict[str, type[_Row]] = {"dialogues": DialogueRow, "sft": SftRow, "rejected": RejectedRow}
+CONFIG_ROWS: dict[str, type[_Row]] = {"dialogues": DialogueRow, "sft": SftRow, "preference": PreferenceRow,
+                                      "rejected": RejectedRow}
 CONFIGS = tuple(CONFIG_ROWS)
 DEFAULT_CONFIG = "sft"
 

@@ -95,6 +95,7 @@ def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> 
                     scenario=dialogue.scenario,
                     action=labelled.action,
                     act=labelled.act,
+                    gold_call=message.tool_calls[0].model_dump() if message.tool_calls else None,
                 )
             )
         history.append(turn)

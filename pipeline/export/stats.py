@@ -94,8 +94,9 @@ def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[s
     }
 
 
-def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: int, run: RunInfo) -> dict[str, Any]:
-    """Everything stats.json reports.
+def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: int, run: RunInfo,
+                  preference: dict[str, int] | None = None) -> dict[str, Any]:
+    """Everything stats.json reports; `preference` is the `preference` config's rows per pattern.
 
     Stage pass rates are passed/evaluated where `evaluated` counts dialogues
     holding a verdict from that stage: the rule cascade stops at its first
@@ -115,7 +116,9 @@ def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: 
             "accepted": len(accepted),
             "rejected": len(rejected),
             "sft_rows": sft_rows,
+            "preference_rows": sum((preference or {}).values()),
         },
+        "preference": {"patterns": dict(preference or {})},
         "acceptance_rate": _rate(len(accepted), len(every)),
         "yield_vs_requested": _rate(len(accepted), requested) if requested else None,
         "validators": {
