@@ -127,8 +127,8 @@ class BudgetSettings(Strict):
     """Spend limits over the whole run, resumes included; None = no limit. Not part of the
     fingerprint: a stopped run resumes with a higher budget."""
 
-    max_cost_usd: float | None = Field(None, ge=0)
-    max_tokens: int | None = Field(None, ge=0)
+    max_cost_usd: float | None = Field(None, gt=0)  # a budget of nothing would stop before the first call
+    max_tokens: int | None = Field(None, ge=1)
 
 
 class ExportSettings(Strict):

@@ -24,6 +24,8 @@ BAD = [
     (["generate", "--max-cost", "-5"], "--max-cost", "-5"),
     (["generate", "--num-dialogues", "0"], "--num-dialogues", "0"),
     (["generate", "--max-tokens", "-1"], "--max-tokens", "-1"),
+    (["generate", "--max-tokens", "0"], "--max-tokens", "0"),  # a budget of nothing: refused, not spent past
+    (["generate", "--max-cost", "0"], "--max-cost", "0"),
     (["generate", "--max-cost", "inf"], "--max-cost", "inf"),
     (["generate", "--seed", "1.5"], "--seed", "1.5"),
     (["eval", "build", "--from", "a", "--out", "b", "--holdout", "1"], "--holdout", "1"),
@@ -63,7 +65,6 @@ def test_num_dialogues_zero_no_longer_blamed_on_the_config_file(tmp_path) -> Non
 @pytest.mark.parametrize(("model", "name", "flag", "argv"), [
     (LLMSettings, "max_in_flight", "--max-in-flight", ["generate"]),
     (RunConfig, "num_dialogues", "--num-dialogues", ["generate"]),
-    (BudgetSettings, "max_cost_usd", "--max-cost", ["generate"]),
     (BudgetSettings, "max_tokens", "--max-tokens", ["generate"]),
     (EvalSettings, "max_turns", "--max-turns", RUN),
     (EvalSettings, "max_new_tokens", "--max-new-tokens", RUN),
