@@ -6,12 +6,11 @@ from typing import Any
 
 import pytest
 
+from tests.factories import make_dialogue, make_tool
 from utcgen.pipeline import grounding
 from utcgen.pipeline.records import Dialogue, Message, Tool, ToolCall
 from utcgen.validators.cascade import RULE_STAGES
 from utcgen.validators.grounding import check_grounding
-
-from .factories import make_dialogue, make_tool
 
 
 def tool(name: str, description: str, **params: dict[str, Any]) -> dict[str, Any]:
