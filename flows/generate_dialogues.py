@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -69,7 +70,7 @@ def synthesise_batch(config: dict[str, Any], jobs: list[int]) -> dict[str, Any]:
 def export_dataset_task(config: dict[str, Any], wall_time_s: float) -> dict[str, Any]:
     """Write the dataset folder from the journal (no engine needed in this process)."""
     run_config = RunConfig.model_validate(config)
-    summary = export_run(run_config, Journal(Path(run_config.out), run_config).load(), wall_time_s)
+    summary = export_run(run_config, Journal(run_config.located(run_config.out), run_config).load(), wall_time_s)
     return {"out_dir": str(summary.out_dir), "accepted": summary.accepted, "rejected": summary.rejected,
             "sft_rows": summary.sft_rows, "stats_path": str(summary.stats_path)}
 
@@ -161,6 +162,7 @@ def generate_dialogues(
     start = time.monotonic()
     cfg = load_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},
                       model=model, models=models)
+    cfg.workdir = cfg.workdir or os.getcwd()  # tasks on Dask workers started elsewhere read the same files
     if max_cost is not None:
         cfg.budget.max_cost_usd = max_cost
     if max_tokens is not None:

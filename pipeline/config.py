@@ -175,6 +175,10 @@ class RunConfig(Strict):
     # catalog; the run still needs two usable tools (`--skip-invalid`).
     skip_invalid: bool = False
     out: str = "output"
+    # Where this run's relative paths (catalog, personas, exclude_split, out) are read from; unset: the
+    # working directory. The flow sets its own, so Dask workers started in other folders open the same
+    # files; only where they are read changes, never which content (inputs.json digests it).
+    workdir: str | None = None
     # Scenario types drawn per seed job, by weight (pipeline/scenarios/, drawn in pipeline/synthesis/draw.py). The default makes
     # today's disambiguation dialogues only; e.g. {disambiguation: 0.5, explicit: 0.1, ...} mixes them.
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
@@ -202,6 +206,18 @@ class RunConfig(Strict):
         from .records import DECISION_STYLES
 
         return _weights(value or {}, tuple(DECISION_STYLES), "decision_styles")
+
+    def located(self, path: str) -> Path:
+        """`path` as this process opens it: under `workdir` when relative (a shipped file such as
+        `catalog/tools` that is not there is the one of this install), else as given."""
+        given = Path(path)
+        if given.is_absolute() or not self.workdir:
+            return given
+        there = Path(self.workdir) / given
+        if there.exists():
+            return there
+        installed = Path(resolve(path))
+        return installed if installed.is_absolute() else there
 
     def default_scenarios(self) -> bool:
         """True when only disambiguation can be drawn and no decision style is: today's dialogues."""

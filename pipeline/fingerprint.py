@@ -73,6 +73,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
     "generate": (
         MayChange("num_dialogues", "the target may grow or shrink: the first N accepted jobs are the same"),
         MayChange("out", "the folder is where the run lives"),
+        MayChange("workdir", "where relative paths are read from; the input files' content is checked by digest"),
         MayChange("budget", "a stopped run resumes with a higher budget"),
         MayChange("export", "how the dataset folder is written: redone by every export"),
         MayChange("synthesis.max_jobs_in_flight", "concurrency"),

@@ -31,10 +31,10 @@ INPUTS = "inputs.json"  # sha256 of every input file the run reads
 
 def input_digests(config: RunConfig) -> dict[str, str]:
     """sha256 of each file the run's dialogues come from: the catalog's files, the personas, the split."""
-    files = {f"catalog file {path.name}": path for _, path in catalog_files(config.catalog)}
+    files = {f"catalog file {path.name}": path for _, path in catalog_files(config.located(config.catalog))}
     for what, extra in (("personas", config.personas), ("split", config.exclude_split)):
         if extra:
-            files[f"{what} file {Path(extra).name}"] = Path(extra)
+            files[f"{what} file {Path(extra).name}"] = config.located(extra)
     return file_digests(files)
 
 

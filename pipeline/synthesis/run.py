@@ -76,11 +76,11 @@ class Engine:
         if problems := check_models(models) or probe_servers(models):
             raise InputError(problems)
         self.config = config
-        self.out = Path(config.out)
-        self.tools = load_catalog(config.catalog, skip_invalid=config.skip_invalid)
+        self.out = config.located(config.out)
+        self.tools = load_catalog(str(config.located(config.catalog)), skip_invalid=config.skip_invalid)
         self.excluded = 0  # held-out tools of config.exclude_split removed from the catalog
         if config.exclude_split:
-            kept = without_held_out(self.tools, config.exclude_split, config.catalog)
+            kept = without_held_out(self.tools, config.located(config.exclude_split), config.catalog)
             self.excluded = len(self.tools) - len(kept)
             self.tools = kept
             log.info("%s: %d held-out tools removed from the catalog, %d left", config.exclude_split,
@@ -89,13 +89,13 @@ class Engine:
                                   config.synthesis.max_schema_chars)
         if len(self.tools) < 2:
             raise InputError(f"{config.catalog}: a catalog needs at least 2 tools to have distractors")
-        self.personas = load_personas(config.personas, field=config.persona_field)
+        self.personas = load_personas(str(config.located(config.personas)), field=config.persona_field)
         self.journal = Journal(self.out, config, allow_config_change)
         self.embedder = embedder or Embedder()
         self.index = ToolIndex(self.tools, self.embedder)
         # a persona composed for a tool no pooled persona fits stands in only for our own pool:
         # a user who brings personas gets theirs
-        ours = Path(config.personas).resolve() == shipped("catalog", "personas.jsonl").resolve()
+        ours = config.located(config.personas).resolve() == shipped("catalog", "personas.jsonl").resolve()
         self.sampler = PersonaSampler(self.personas, self.embedder, k=config.synthesis.persona_top_k,
                                       seed=config.seed, compose_missing=ours)
         self.gateway = Gateway(models)
@@ -188,14 +188,14 @@ def export_run(config: RunConfig, records: dict[int, JobRecord], wall_time_s: fl
     accepted, rejected, _ = select(records, config.num_dialogues)
     llm = llm or {"spend": _spend(records).report(), "budget": None, "retries": 0, "retry_reasons": {},
                   "limits": []}
-    return export_dataset(accepted + rejected, Path(config.out),
+    return export_dataset(accepted + rejected, config.located(config.out),
                           run_info(config, accepted + rejected, wall_time_s, llm))
 
 
 def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | None,
              llm: dict[str, Any] | None = None) -> RunInfo:
     return RunInfo(llm=llm,
-        config=config.model_dump(mode="json"), catalog=config.catalog, requested=config.num_dialogues,
+        config=config.model_dump(mode="json", exclude={"workdir"}), catalog=config.catalog, requested=config.num_dialogues,
         seed=config.seed, models=config.models.model_dump(), backend=config.backend(),
         usage=Usage.total(d.generation.usage for d in dialogues), wall_time_s=wall_time_s,
         utcgen_version=__version__,
