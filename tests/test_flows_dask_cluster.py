@@ -7,6 +7,7 @@ processes started from another folder, as on a cluster: they can only unpickle a
 module name the installed package provides. The flow is loaded the way a deployment's worker
 loads it (its `prefect.yaml` entrypoint), runs with `dask_address`, and must give the same rows
 as a local run; each worker's own log must show jobs it ran, and together the journal's jobs.
+The run's paths are relative to the flow's folder, which the workers do not share as theirs.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import IO, Any
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, lines_subset
 from tests.test_flows_dask import rows
 
 pytestmark = pytest.mark.slow
@@ -39,11 +40,11 @@ SCRIPT = textwrap.dedent(
     import json, sys
     from prefect.flows import load_flow_from_entrypoint
 
-    entrypoint, config, local_out, dask_out, address = sys.argv[1:6]
+    entrypoint, address = sys.argv[1:3]
     flow = load_flow_from_entrypoint(entrypoint)
-    common = dict(config=config, num_dialogues=6, seed=5, batch_size=2)
-    local = flow(out=local_out, task_runner="local", **common)
-    dask = flow(out=dask_out, task_runner="dask", dask_address=address, **common)
+    common = dict(config="run.yaml", num_dialogues=6, seed=5, batch_size=2)  # paths relative to this folder
+    local = flow(out="local", task_runner="local", **common)
+    dask = flow(out="dask", task_runner="dask", dask_address=address, **common)
     print("RESULT " + json.dumps({"local": local, "dask": dask}))
     """
 )
@@ -136,11 +137,14 @@ def test_generate_flow_runs_on_a_separate_dask_scheduler_and_workers(
     from distributed import Client
 
     address, logs = cluster
-    config = tmp_path / "run.yaml"
-    config.write_text("llm:\n  cache: false\n", encoding="utf-8")
-    local_out, dask_out = tmp_path / "local", tmp_path / "dask"
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, generate_entrypoint(), str(config), str(local_out),
-                           str(dask_out), address], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    here = tmp_path / "flow"
+    here.mkdir()
+    lines_subset(here, ("finance", "procurement"))  # few texts to embed: the test stays short
+    (here / "run.yaml").write_text("catalog: tools.json\npersonas: personas.jsonl\nllm:\n  cache: false\n",
+                                   encoding="utf-8")
+    local_out, dask_out = here / "local", here / "dask"
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, generate_entrypoint(), address],
+                          cwd=here, env=env, capture_output=True, text=True, timeout=300)
     worker_logs = "\n".join(log.read_text(errors="replace") for log in logs)
     assert proc.returncode == 0, proc.stderr[-4000:] + "\n--- workers ---\n" + worker_logs[-4000:]
     result: dict[str, Any] = json.loads(proc.stdout.split("RESULT ", 1)[1])
