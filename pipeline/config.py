@@ -138,6 +138,8 @@ class ExportSettings(Strict):
     sft_format: Literal["chat", "json"] = "chat"
     # Local tokenizer folder for the token-length statistics; None = a byte-based estimate.
     tokenizer: str | None = None
+    # A parquet shard is closed once it holds this many MB of Arrow data (as `datasets.push_to_hub` does).
+    shard_mb: float = Field(500.0, gt=0)
 
 
 DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}

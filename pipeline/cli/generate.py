@@ -171,7 +171,7 @@ async def _run(engine, on_progress):
     from ..llm.gateway import shutdown
 
     try:
-        return await engine.run(on_progress)
+        return await engine.run(on_progress, light=True)  # summaries: the export streams the journal
     finally:
         await shutdown()
 
