@@ -82,7 +82,8 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         MayChange("synthesis.stop_min_acceptance", "when a run accepting too little stops"),
         *(MayChange(f"synthesis.{key}", "at the default: runs made before the setting existed",
                     when=lambda s, key=key, default=default: (s.get("synthesis") or {}).get(key, default) == default)
-          for key, default in (("max_description_chars", 2000), ("max_schema_chars", 8000))),
+          for key, default in (("max_description_chars", 2000), ("max_schema_chars", 8000),
+                               ("exact_search_up_to", 50_000))),
         *(MayChange(f"llm.{key}", _TRANSPORT) for key in (
             "api_key_env", "max_in_flight", "start_in_flight", "timeout", "max_retries", "abort_after_failures",
             "abort_failure_rate", "backoff_base",

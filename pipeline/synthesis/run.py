@@ -92,7 +92,7 @@ class Engine:
         self.personas = load_personas(str(config.located(config.personas)), field=config.persona_field)
         self.journal = Journal(self.out, config, allow_config_change)
         self.embedder = embedder or Embedder()
-        self.index = ToolIndex(self.tools, self.embedder)
+        self.index = ToolIndex(self.tools, self.embedder, exact_up_to=config.synthesis.exact_search_up_to)
         # a persona composed for a tool no pooled persona fits stands in only for our own pool:
         # a user who brings personas gets theirs
         ours = config.located(config.personas).resolve() == shipped("catalog", "personas.jsonl").resolve()
