@@ -192,7 +192,7 @@ class RunConfig(Strict):
     synthesis: SynthesisSettings = Field(default_factory=lambda: SynthesisSettings.model_validate({}))
     models: Models = Field(default_factory=Models)
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
-    export: ExportSettings = Field(default_factory=ExportSettings)
+    export: ExportSettings = Field(default_factory=lambda: ExportSettings.model_validate({}))
     budget: BudgetSettings = Field(default_factory=lambda: BudgetSettings.model_validate({}))
 
     @field_validator("scenarios", mode="before")

@@ -100,13 +100,15 @@ class Lengths:
 
     def add_dialogue(self, rows: Sequence[Any]) -> None:
         """The `sft` rows of one dialogue; its last slice (prompt + completion) is the whole dialogue."""
+        last = None
         for row in rows:
             p, c = self.count(list(row.prompt), list(row.completion), list(row.tools))
             self.prompt[p] += 1
             self.completion[c] += 1
             self.total[p + c] += 1
-        if rows:
-            self.dialogues[p + c] += 1
+            last = p + c
+        if last is not None:
+            self.dialogues[last] += 1
 
     def result(self) -> dict[str, Any]:
         return _report(self.tokenizer, summarize_counts(self.prompt), summarize_counts(self.completion),

@@ -258,8 +258,8 @@ class SeedJobs:
         self.acceptance = acceptance or AcceptanceRule()
         self.light = light
 
-    def load(self) -> Mapping[int, Job]:
-        return summaries(self.journal) if self.light else self.journal.load()
+    def load(self) -> dict[int, Job]:
+        return dict(summaries(self.journal)) if self.light else dict(self.journal.load())
 
     def plan(self, records: Mapping[int, Job], in_flight: Collection[int], limit: int | None) -> list[int]:
         return pending(records, self.target, in_flight, limit)
