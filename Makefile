@@ -10,7 +10,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install generate test test-fast lint bench bench-catalog bench-quality bench-faults clean
+.PHONY: install generate test test-fast lint bench bench-catalog bench-quality bench-faults bench-scale clean
 
 # A .venv whose interpreter is missing or unsupported (say, made by a python3 that is 3.10) is rebuilt:
 # dropping its stamp makes the install recipe run, and that recipe replaces the .venv.
@@ -64,6 +64,10 @@ bench-catalog: install
 
 bench-faults: install
 	$(BIN)/python bench/bench_faults.py
+
+# Peak memory and wall time of whole offline runs at 200 and 1,600 dialogues (docs/scale.md).
+bench-scale: install
+	$(BIN)/python bench/bench_scale.py --n 200 1600
 
 bench: install
 	$(BIN)/python bench/bench_generate.py

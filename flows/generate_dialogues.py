@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Literal
@@ -30,9 +31,9 @@ from ..pipeline.llm.registry import ModelRegistry, check_models
 from ..pipeline.runner import Budget, RunStopped, run_waves
 from ..pipeline.runner.outdir import claimed
 from ..pipeline.synthesis.batch import run_batch
-from ..pipeline.synthesis.journal import JobRecord, Journal, select
+from ..pipeline.synthesis.journal import JobRecord, Journal
 from ..pipeline.synthesis.run import export_run
-from ..pipeline.synthesis.schedule import AcceptanceRule, SeedJobs
+from ..pipeline.synthesis.schedule import AcceptanceRule, Job, SeedJobs, leading_accepted
 
 DEFAULT_BATCH_SIZE = 8
 ARTIFACT_KEY = "utcgen-dataset-summary"
@@ -69,7 +70,7 @@ def synthesise_batch(config: dict[str, Any], jobs: list[int]) -> dict[str, Any]:
 def export_dataset_task(config: dict[str, Any], wall_time_s: float) -> dict[str, Any]:
     """Write the dataset folder from the journal (no engine needed in this process)."""
     run_config = RunConfig.model_validate(config)
-    summary = export_run(run_config, Journal(Path(run_config.out), run_config).load(), wall_time_s)
+    summary = export_run(run_config, Journal(run_config.located(run_config.out), run_config), wall_time_s)
     return {"out_dir": str(summary.out_dir), "accepted": summary.accepted, "rejected": summary.rejected,
             "sft_rows": summary.sft_rows, "preference_rows": summary.preference_rows,
             "stats_path": str(summary.stats_path)}
@@ -162,6 +163,7 @@ def generate_dialogues(
     start = time.monotonic()
     cfg = load_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},
                       model=model, models=models)
+    cfg.workdir = cfg.workdir or os.getcwd()  # tasks on Dask workers started elsewhere read the same files
     if max_cost is not None:
         cfg.budget.max_cost_usd = max_cost
     if max_tokens is not None:
@@ -172,17 +174,17 @@ def generate_dialogues(
         raise InputError("batch_size must be at least 1")
     n, out_dir = cfg.num_dialogues, Path(cfg.out)
     journal = Journal(out_dir, cfg)  # refuses an --out made with another configuration
-    jobs_before = len(journal.load())
+    jobs_before = journal.count()
     logger.info("%d dialogues -> %s (backend %s, catalog %s, runner %s); %d jobs already journaled",
                 n, out_dir, cfg.backend(), cfg.catalog, task_runner, jobs_before)
     payload = cfg.model_dump(mode="json")
     with ExitStack() as stack:
         runner: TaskRunner | None = None
 
-        def on_wave(wave: int, batches: list[list[int]], records: dict[int, JobRecord]) -> None:
+        def on_wave(wave: int, batches: list[list[int]], records: Mapping[int, Job]) -> None:
             logger.info("wave %d: %d jobs in %d batch(es), from job %d; %d/%d accepted in the leading jobs so far",
                         wave, sum(map(len, batches)), len(batches), batches[0][0],
-                        len(select(records, n)[0]), n)
+                        leading_accepted(records, n), n)
 
         def run_wave(batches: list[list[int]]) -> None:
             nonlocal runner
@@ -198,7 +200,8 @@ def generate_dialogues(
                 failed[0].result()  # raises the batch's error; finished jobs stay journaled
 
         try:
-            work = SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections, AcceptanceRule.of(cfg.synthesis))
+            work = SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections, AcceptanceRule.of(cfg.synthesis),
+                            light=True)
             waves = run_waves(work, run_wave,
                               batch_size=batch_size, parallelism=dask_workers if task_runner == "dask" else 1,
                               budget=Budget.of(cfg.budget), on_wave=on_wave)
@@ -207,21 +210,21 @@ def generate_dialogues(
             journal.touch()
             export_dataset_task(payload, journal.wall_time_s())
             raise
-    records = journal.load()
+    jobs_done = journal.count()
     journal.touch()
     wall = journal.wall_time_s()  # this run and the ones it resumed, overlaps counted once
     summary = export_dataset_task(payload, wall)
     stats = json.loads(Path(summary["stats_path"]).read_text(encoding="utf-8"))
     usage = stats.get("usage", {})
     create_markdown_artifact(
-        markdown=summary_markdown(stats, summary["out_dir"], waves, len(records), task_runner),
+        markdown=summary_markdown(stats, summary["out_dir"], waves, jobs_done, task_runner),
         key=ARTIFACT_KEY,
         description=f"utcgen: {summary['accepted']} dialogues in {summary['out_dir']}",
     )
     logger.info("done: %d accepted, %d rejected attempts, %d SFT rows, %s tokens, $%.4f in %.1fs -> %s",
                 summary["accepted"], summary["rejected"], summary["sft_rows"], usage.get("total_tokens"),
                 usage.get("cost_usd", 0.0), time.monotonic() - start, summary["out_dir"])
-    return {**summary, "waves": waves, "jobs": len(records), "tokens": usage.get("total_tokens"),
+    return {**summary, "waves": waves, "jobs": jobs_done, "tokens": usage.get("total_tokens"),
             "cost_usd": usage.get("cost_usd"), "wall_time_s": wall}
 
 

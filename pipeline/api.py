@@ -69,7 +69,7 @@ def run_generation(config: RunConfig, *, force: bool = False, allow_config_chang
 
     async def run(engine: Engine) -> Any:
         try:
-            return await engine.run(on_progress)
+            return await engine.run(on_progress, light=True)  # job summaries: the export streams the journal
         finally:
             await shutdown()
 

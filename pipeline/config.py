@@ -57,6 +57,9 @@ class SynthesisSettings(Strict):
     # make every prompt about 250k tokens). The records keep the tool whole.
     max_description_chars: int = Field(2000, ge=100, le=1_000_000)
     max_schema_chars: int = Field(8000, ge=200, le=1_000_000)
+    # Distractors come from an exact index up to this many catalog tools, from an approximate (HNSW)
+    # one above it (`retrieval.index`): faster at 10^5+ tools, and may pick another near neighbour.
+    exact_search_up_to: int = Field(50_000, ge=2)
 
 
 class Models(Strict):
@@ -138,6 +141,8 @@ class ExportSettings(Strict):
     sft_format: Literal["chat", "json"] = "chat"
     # Local tokenizer folder for the token-length statistics; None = a byte-based estimate.
     tokenizer: str | None = None
+    # A parquet shard is closed once it holds this many MB of Arrow data (as `datasets.push_to_hub` does).
+    shard_mb: float = Field(500.0, gt=0)
 
 
 DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}
@@ -175,6 +180,10 @@ class RunConfig(Strict):
     # catalog; the run still needs two usable tools (`--skip-invalid`).
     skip_invalid: bool = False
     out: str = "output"
+    # Where this run's relative paths (catalog, personas, exclude_split, out) are read from; unset: the
+    # working directory. The flow sets its own, so Dask workers started in other folders open the same
+    # files; only where they are read changes, never which content (inputs.json digests it).
+    workdir: str | None = None
     # Scenario types drawn per seed job, by weight (pipeline/scenarios/, drawn in pipeline/synthesis/draw.py). The default makes
     # today's disambiguation dialogues only; e.g. {disambiguation: 0.5, explicit: 0.1, ...} mixes them.
     scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
@@ -183,7 +192,7 @@ class RunConfig(Strict):
     synthesis: SynthesisSettings = Field(default_factory=lambda: SynthesisSettings.model_validate({}))
     models: Models = Field(default_factory=Models)
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
-    export: ExportSettings = Field(default_factory=ExportSettings)
+    export: ExportSettings = Field(default_factory=lambda: ExportSettings.model_validate({}))
     budget: BudgetSettings = Field(default_factory=lambda: BudgetSettings.model_validate({}))
 
     @field_validator("scenarios", mode="before")
@@ -202,6 +211,18 @@ class RunConfig(Strict):
         from .records import DECISION_STYLES
 
         return _weights(value or {}, tuple(DECISION_STYLES), "decision_styles")
+
+    def located(self, path: str) -> Path:
+        """`path` as this process opens it: under `workdir` when relative (a shipped file such as
+        `catalog/tools` that is not there is the one of this install), else as given."""
+        given = Path(path)
+        if given.is_absolute() or not self.workdir:
+            return given
+        there = Path(self.workdir) / given
+        if there.exists():
+            return there
+        installed = Path(resolve(path))
+        return installed if installed.is_absolute() else there
 
     def default_scenarios(self) -> bool:
         """True when only disambiguation can be drawn and no decision style is: today's dialogues."""

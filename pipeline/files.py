@@ -52,10 +52,16 @@ def write_atomic(path: Path, data: str | bytes | Callable[[Path], None]) -> None
         raise
 
 
+def temporary_file(folder: Path) -> tuple[int, Path]:
+    """(open descriptor, path) of a new temporary file in `folder`, tagged with this host and process so
+    that only a dead process's leftovers are cleaned up; `*.parquet` and `*.json` globs never match it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{_host()}-{os.getpid()}-", suffix=TMP_SUFFIX, dir=folder)
+    return fd, Path(name)
+
+
 def _replace(path: Path, data: str | bytes | Callable[[Path], None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{_host()}-{os.getpid()}-", suffix=TMP_SUFFIX, dir=path.parent)
-    tmp = Path(name)
+    fd, tmp = temporary_file(path.parent)
     try:
         if callable(data):
             os.close(fd)

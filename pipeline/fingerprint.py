@@ -73,6 +73,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
     "generate": (
         MayChange("num_dialogues", "the target may grow or shrink: the first N accepted jobs are the same"),
         MayChange("out", "the folder is where the run lives"),
+        MayChange("workdir", "where relative paths are read from; the input files' content is checked by digest"),
         MayChange("budget", "a stopped run resumes with a higher budget"),
         MayChange("export", "how the dataset folder is written: redone by every export"),
         MayChange("synthesis.max_jobs_in_flight", "concurrency"),
@@ -81,7 +82,8 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         MayChange("synthesis.stop_min_acceptance", "when a run accepting too little stops"),
         *(MayChange(f"synthesis.{key}", "at the default: runs made before the setting existed",
                     when=lambda s, key=key, default=default: (s.get("synthesis") or {}).get(key, default) == default)
-          for key, default in (("max_description_chars", 2000), ("max_schema_chars", 8000))),
+          for key, default in (("max_description_chars", 2000), ("max_schema_chars", 8000),
+                               ("exact_search_up_to", 50_000))),
         *(MayChange(f"llm.{key}", _TRANSPORT) for key in (
             "api_key_env", "max_in_flight", "start_in_flight", "timeout", "max_retries", "abort_after_failures",
             "abort_failure_rate", "backoff_base",

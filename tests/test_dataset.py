@@ -399,7 +399,13 @@ def test_failed_write_keeps_previous_file(tmp_path: Path, monkeypatch: pytest.Mo
         Path(where).write_bytes(b"PAR1 half a file")
         raise OSError("disk full")
 
+    def broken_row_group(writer: Any, table: Any, *args: Any, **kwargs: Any) -> None:
+        real_row_group(writer, table.slice(0, 1))  # part of the rows reached the staged shard
+        raise OSError("disk full")
+
+    real_row_group = ds_mod.pq.ParquetWriter.write_table
     monkeypatch.setattr(ds_mod.pq, "write_table", broken_write)
+    monkeypatch.setattr(ds_mod.pq.ParquetWriter, "write_table", broken_row_group)  # the export streams row groups
     with pytest.raises(OSError, match="disk full"):
         export_dataset([make_dialogue(id="new")], out, RUN)
     assert first.dialogues_path.read_bytes() == before

@@ -58,7 +58,8 @@ def split_bytes(path: Path) -> int:
     split's `num_bytes` (and sums into `dataset_size`)."""
     import pyarrow.parquet as pq
 
-    return pq.read_table(path).nbytes
+    shard = pq.ParquetFile(path)  # a row group at a time: a shard may be larger than memory allows
+    return sum(shard.read_row_group(i).nbytes for i in range(shard.num_row_groups))
 
 
 def _dataset_info(name: str, rows: int, file_bytes: int | None, num_bytes: int | None) -> dict[str, Any]:

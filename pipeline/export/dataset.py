@@ -8,6 +8,8 @@ locally with `datasets.load_dataset(<folder>, "<config>")`; the card's YAML
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,16 @@ from .card import render_card, split_bytes
 from .column_types import storage_row, storage_schema
 from .flatten import dialogue_row, rejected_row
 from .folder import SHARD, DatasetFolder, finite
-from .lengths import length_stats
+from .lengths import Lengths
 from .plots import render_plots
-from .preference import pattern_counts, preference_rows
+from .preference import PATTERNS, preference_rows
 from .rows import CONFIGS, DEFAULT_SFT_FORMAT, schema
 from .run_info import RunInfo
-from .slicing import slice_dialogues
-from .stats import compute_stats
+from .shards import SHARD_BYTES, ShardWriter
+from .slicing import slice_dialogue
+from .stats import StatsBuilder
+
+ATTEMPTS_KEPT = 16  # rejected attempts per seed tool held for the preference config's run_attempt pattern
 
 __all__ = ["SHARD", "DatasetSummary", "export_dataset", "finite", "load_split"]
 
@@ -41,10 +46,11 @@ class DatasetSummary(BaseModel):
     rejected: int
     sft_rows: int
     preference_rows: int
-    dialogues_path: Path
+    dialogues_path: Path  # the first shard of each config
     sft_path: Path
     preference_path: Path
     rejected_path: Path
+    shards: dict[str, list[Path]]  # every shard of each config, in order
     stats_path: Path
     card_path: Path
     plot_paths: list[Path]
@@ -58,62 +64,83 @@ def _export_setting(run: RunInfo, key: str, default: Any) -> Any:
 
 
 def export_dataset(
-    dialogues: list[Dialogue],
+    dialogues: Iterable[Dialogue],
     out_dir: Path,
     run: RunInfo,
     *,
     sft_format: str | None = None,
     tokenizer: str | None = None,
+    shard_bytes: int | None = None,
 ) -> DatasetSummary:
     """Write the dataset repository for one run into `out_dir` and say what was written.
 
-    `sft_format` (`chat` or `json`) and `tokenizer` (a local tokenizer folder for the
-    length statistics) default to the run config's `export:` section.
+    `dialogues` are read once, in order, and not kept: each one's rows go to its configs' shard
+    writers (`shards.ShardWriter`, shards of `shard_bytes` Arrow bytes, default the run config's
+    `export.shard_mb`) and its figures to the statistics, so the memory an export needs does not
+    grow with the run. `sft_format` (`chat` or `json`) and `tokenizer` (a local tokenizer folder
+    for the length statistics) default to the run config's `export:` section.
 
-    Files are written by the one dataset-folder writer (`folder.DatasetFolder`): each is replaced
-    atomically, so an interrupted export never leaves a
-    half-written file; files may then come from two runs, which stats.json
-    counts (written after the parquet) let `utcgen publish` detect.
+    Every file is replaced atomically by the one dataset-folder writer (`folder.DatasetFolder`),
+    so an interrupted export never leaves a half-written file; files may then come from two runs,
+    which stats.json counts (written after the parquet) let `utcgen publish` detect.
     """
     out_dir = Path(out_dir)
     sft_format = str(sft_format or _export_setting(run, "sft_format", DEFAULT_SFT_FORMAT))
     tokenizer = tokenizer or _export_setting(run, "tokenizer", None)
-    accepted = [d for d in dialogues if d.accepted]
-    rejected = [d for d in dialogues if not d.accepted]
-    sft = slice_dialogues(accepted, sft_format)
-    preference = preference_rows(accepted, rejected, sft_format)
-    rows = {
-        "dialogues": [dialogue_row(d) for d in accepted],
-        "sft": sft,
-        "preference": preference,
-        "rejected": [rejected_row(d) for d in rejected],
-    }
-
+    if shard_bytes is None:
+        shard_bytes = int(float(_export_setting(run, "shard_mb", SHARD_BYTES / 2**20)) * 2**20)
     folder = DatasetFolder(out_dir)
-    paths = {name: folder.write_config(name, [storage_row(r) for r in rows[name]], schema(name),
-                                       built_as=storage_schema(schema(name))) for name in CONFIGS}
+    writers = {name: ShardWriter(folder, name, schema(name), built_as=storage_schema(schema(name)),
+                                 shard_bytes=shard_bytes) for name in CONFIGS}
+    stats_builder, lengths = StatsBuilder(), Lengths(str(tokenizer) if tokenizer else None)
+    patterns: Counter[str] = Counter()
+    # a seed tool's latest rejected attempts: a job's attempts come before its accepted dialogue
+    attempts: dict[str, deque[Dialogue]] = defaultdict(lambda: deque(maxlen=ATTEMPTS_KEPT))
+    try:
+        for d in dialogues:
+            stats_builder.add(d)
+            if not d.accepted:
+                writers["rejected"].add(storage_row(rejected_row(d)))
+                attempts[d.seed_tool.name].append(d)
+                continue
+            writers["dialogues"].add(storage_row(dialogue_row(d)))
+            turns = slice_dialogue(d, sft_format)
+            lengths.add_dialogue(turns)
+            for turn in turns:
+                writers["sft"].add(storage_row(turn))
+            for pair in preference_rows([d], attempts.pop(d.seed_tool.name, ()), sft_format):
+                patterns[pair.pattern] += 1
+                writers["preference"].add(storage_row(pair))
+        for writer in writers.values():  # every config fully staged before any is renamed into place
+            writer.flush_all()
+    except BaseException:
+        for writer in writers.values():
+            writer.abort()
+        raise
+    shards = {name: writer.finish() for name, writer in writers.items()}
 
-    stats = compute_stats(accepted, rejected, len(sft), run, preference=pattern_counts(preference))
+    stats = stats_builder.result(writers["sft"].rows, run, preference={p: patterns[p] for p in PATTERNS})
     stats["sft_format"] = sft_format
-    stats["lengths"] = length_stats(sft, str(tokenizer) if tokenizer else None)
+    stats["lengths"] = lengths.result()
     stats = finite(stats)
     stats_path = folder.write_json("stats.json", stats)
     plot_paths = [folder.write_text(f"plots/{name}", png) for name, png in render_plots(stats).items()]
-    file_bytes = {name: path.stat().st_size for name, path in paths.items()}
-    num_bytes = {name: split_bytes(path) for name, path in paths.items()}
+    file_bytes = {name: sum(p.stat().st_size for p in paths) for name, paths in shards.items()}
+    num_bytes = {name: sum(split_bytes(p) for p in paths) for name, paths in shards.items()}
     card_path = folder.write_text("README.md", render_card(stats, run, [p.name for p in plot_paths], file_bytes, num_bytes))
 
     return DatasetSummary(
         out_dir=out_dir,
         requested=run.requested,
-        accepted=len(accepted),
-        rejected=len(rejected),
-        sft_rows=len(sft),
-        preference_rows=len(preference),
-        dialogues_path=paths["dialogues"],
-        sft_path=paths["sft"],
-        preference_path=paths["preference"],
-        rejected_path=paths["rejected"],
+        accepted=stats_builder.accepted,
+        rejected=stats_builder.rejected,
+        sft_rows=writers["sft"].rows,
+        preference_rows=writers["preference"].rows,
+        dialogues_path=shards["dialogues"][0],
+        sft_path=shards["sft"][0],
+        preference_path=shards["preference"][0],
+        rejected_path=shards["rejected"][0],
+        shards=shards,
         stats_path=stats_path,
         card_path=card_path,
         plot_paths=plot_paths,

@@ -3,6 +3,7 @@
 Every file is replaced atomically (`files.write_atomic`), so an interrupted write leaves the old
 file or the new one. A config's rows go to `data/<config>/train-00000-of-00001.parquet`, the
 layout a Hugging Face dataset repository uses and `datasets.load_dataset(folder, config)` reads
+(a run's export streams its rows into several such shards: `shards.ShardWriter`)
 through the card's `configs:` block; other shards left in that folder by an earlier write are
 removed, since a config's files are globbed. JSON files are written indented, with NaN and
 infinity turned into null (they are not JSON).
@@ -113,15 +114,19 @@ class DatasetFolder:
         path = self.config_path(config)
         self.claim(path)
         write_parquet(path, rows, schema, built_as=built_as)
-        for shard in path.parent.glob("*.parquet"):
-            if shard == path:
+        self.remove_stale(config, {path})
+        return path
+
+    def remove_stale(self, config: str, keep: set[Path]) -> None:
+        """Removes the config's shards other than `keep` that utcgen wrote; warns about any other."""
+        for shard in (self.root / "data" / config).glob("*.parquet"):
+            if shard in keep:
                 continue
             if shard.relative_to(self.root).as_posix() in self.written():
                 shard.unlink(missing_ok=True)
             else:
                 log.warning("%s: not written by utcgen, left in place; `datasets` reads it as part of config %r",
                             shard, config)
-        return path
 
     def write_json(self, name: str, data: Any) -> Path:
         path = self.root / name

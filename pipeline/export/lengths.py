@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,10 +23,23 @@ QUANTILES = {"min": 0.0, "median": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
 
 def summarize(values: Sequence[int]) -> dict[str, int | None]:
     """min/median/p95/p99/max (nearest rank), None for no values."""
-    ordered = sorted(values)
-    if not ordered:
+    return summarize_counts(Counter(values))
+
+
+def summarize_counts(counts: Counter[int]) -> dict[str, int | None]:
+    """`summarize` of values kept as counts (value -> how many): nearest rank over the sorted values."""
+    n = sum(counts.values())
+    if not n:
         return {name: None for name in QUANTILES}
-    return {name: ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] for name, q in QUANTILES.items()}
+    out: dict[str, int | None] = {}
+    for name, q in QUANTILES.items():
+        rank, seen = min(n - 1, max(0, math.ceil(q * n) - 1)), 0
+        for value in sorted(counts):
+            seen += counts[value]
+            if seen > rank:
+                out[name] = value
+                break
+    return out
 
 
 def _estimate_message(message: dict[str, Any]) -> int:
@@ -73,22 +87,51 @@ def suggested_max_length(p99: int | None, multiple: int = 64) -> int | None:
     return None if p99 is None else max(multiple, math.ceil(p99 / multiple) * multiple)
 
 
+class Lengths:
+    """Token lengths counted row by row (as counts per length, so an export can stream its rows)."""
+
+    def __init__(self, tokenizer: str | None = None) -> None:
+        self.tokenizer = tokenizer
+        self.count = tokenizer_counter(tokenizer) if tokenizer else estimate_counter()
+        self.prompt: Counter[int] = Counter()
+        self.completion: Counter[int] = Counter()
+        self.total: Counter[int] = Counter()
+        self.dialogues: Counter[int] = Counter()
+
+    def add_dialogue(self, rows: Sequence[Any]) -> None:
+        """The `sft` rows of one dialogue; its last slice (prompt + completion) is the whole dialogue."""
+        last = None
+        for row in rows:
+            p, c = self.count(list(row.prompt), list(row.completion), list(row.tools))
+            self.prompt[p] += 1
+            self.completion[c] += 1
+            self.total[p + c] += 1
+            last = p + c
+        if last is not None:
+            self.dialogues[last] += 1
+
+    def result(self) -> dict[str, Any]:
+        return _report(self.tokenizer, summarize_counts(self.prompt), summarize_counts(self.completion),
+                       summarize_counts(self.total), summarize_counts(self.dialogues))
+
+
 def length_stats(rows: Sequence[Any], tokenizer: str | None = None) -> dict[str, Any]:
     """stats.json's `lengths`: per config, token lengths (prompt, completion, total) and how they were counted.
 
     `rows` are the `sft` rows (SftRow). The `dialogues` config is measured as whole
     conversations: the last slice of each dialogue (its prompt + completion) is the dialogue.
     """
-    count = tokenizer_counter(tokenizer) if tokenizer else estimate_counter()
-    prompt, completion, total = [], [], []
-    last: dict[str, int] = {}
+    lengths = Lengths(tokenizer)
+    by_dialogue: dict[str, list[Any]] = {}
     for row in rows:
-        p, c = count(list(row.prompt), list(row.completion), list(row.tools))
-        prompt.append(p)
-        completion.append(c)
-        total.append(p + c)
-        last[row.dialogue_id] = p + c
-    sft_total = summarize(total)
+        by_dialogue.setdefault(row.dialogue_id, []).append(row)
+    for group in by_dialogue.values():
+        lengths.add_dialogue(group)
+    return lengths.result()
+
+
+def _report(tokenizer: str | None, prompt: dict[str, int | None], completion: dict[str, int | None],
+            sft_total: dict[str, int | None], dialogues: dict[str, int | None]) -> dict[str, Any]:
     return {
         "method": "tokenizer" if tokenizer else "estimate",
         "tokenizer": tokenizer,
@@ -98,7 +141,7 @@ def length_stats(rows: Sequence[Any], tokenizer: str | None = None) -> dict[str,
             else f"Estimate, no tokenizer given: UTF-8 bytes / {BYTES_PER_TOKEN:g} plus {MESSAGE_OVERHEAD} per "
             "message, tools counted as JSON. Real tokenizers and chat templates differ; pass --tokenizer for counts."
         ),
-        "sft": {"prompt": summarize(prompt), "completion": summarize(completion), "total": sft_total},
-        "dialogues": {"total": summarize(list(last.values()))},
+        "sft": {"prompt": prompt, "completion": completion, "total": sft_total},
+        "dialogues": {"total": dialogues},
         "suggested_max_length": suggested_max_length(sft_total["p99"]),
     }

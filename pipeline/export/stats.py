@@ -19,155 +19,246 @@ def _int_histogram(values: Iterable[int]) -> dict[str, int]:
     return {str(k): counts[k] for k in sorted(counts)}
 
 
-def _numeric_distribution(values: list[int]) -> dict[str, Any]:
+def _counted_distribution(counts: Counter[int]) -> dict[str, Any]:
+    """histogram, mean, min and max of values kept as counts: the same figures as from the values,
+    in memory that grows with the distinct values, not with the dialogues."""
+    n = sum(counts.values())
     return {
-        "histogram": _int_histogram(values),
-        "mean": round(sum(values) / len(values), 4) if values else None,
-        "min": min(values) if values else None,
-        "max": max(values) if values else None,
+        "histogram": {str(k): counts[k] for k in sorted(counts)},
+        "mean": round(sum(k * c for k, c in counts.items()) / n, 4) if n else None,
+        "min": min(counts) if n else None,
+        "max": max(counts) if n else None,
     }
+
+
+def _numeric_distribution(values: list[int]) -> dict[str, Any]:
+    return _counted_distribution(Counter(values))
 
 
 def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def stage_counts(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, Any]]:
+class _Stages:
     """Per cascade stage: dialogues holding its verdict (`evaluated`), and how many of them passed it.
 
     Verdicts of steps outside the cascade (a wrong tool selected, an unusable reply) are
     not a stage: such a dialogue was rejected before validation and counts for no stage.
     """
-    stages = {s: {"kind": kind_of(s), "evaluated": 0, "passed": 0} for s in STAGES}
-    for d in dialogues:
+
+    def __init__(self) -> None:
+        self.evaluated: Counter[str] = Counter()
+        self.passed: Counter[str] = Counter()
+
+    def add(self, d: Dialogue) -> None:
         for stage in STAGES:
             verdicts = [v for v in d.validation if v.validator == stage]
             if verdicts:
-                stages[stage]["evaluated"] += 1
-                stages[stage]["passed"] += all(v.passed for v in verdicts)
-    for entry in stages.values():
-        entry["failed"] = entry["evaluated"] - entry["passed"]
-        entry["pass_rate"] = _rate(entry["passed"], entry["evaluated"])
-    return stages
+                self.evaluated[stage] += 1
+                self.passed[stage] += all(v.passed for v in verdicts)
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for s in STAGES:
+            evaluated, passed = self.evaluated[s], self.passed[s]
+            out[s] = {"kind": kind_of(s), "evaluated": evaluated, "passed": passed, "failed": evaluated - passed,
+                      "pass_rate": _rate(passed, evaluated)}
+        return out
 
 
-def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[str, Any]:
-    """Per scenario type: dialogues generated and accepted, acceptance, each stage's pass rate, turns and
-    the labels of accepted assistant turns; decision styles and fault kinds over every dialogue."""
-    from .. import scenarios
-    from ..labels import label_turn
+def stage_counts(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, Any]]:
+    """Per cascade stage: dialogues holding its verdict, and how many passed it (see `_Stages`)."""
+    stages = _Stages()
+    for d in dialogues:
+        stages.add(d)
+    return stages.result()
 
-    every = accepted + rejected
-    out: dict[str, Any] = {}
-    for name in scenarios.names():
-        mine = [d for d in every if d.scenario == name]
-        if not mine:
-            continue
-        kept = [d for d in mine if d.accepted]
-        turns = [m if m.action else label_turn(m, []) for d in kept for m in d.assistant_turns]
-        out[name] = {
-            "generated": len(mine),
-            "accepted": len(kept),
-            "acceptance_rate": _rate(len(kept), len(mine)),
+
+class _Scenario:
+    """One scenario type's figures, dialogue by dialogue."""
+
+    def __init__(self) -> None:
+        self.generated = self.accepted = 0
+        self.stages = _Stages()
+        self.turns: Counter[int] = Counter()
+        self.q_star: Counter[int] = Counter()
+        self.questions: Counter[int] = Counter()
+        self.actions: Counter[str | None] = Counter()
+        self.acts: Counter[str] = Counter()
+
+    def add(self, d: Dialogue) -> None:
+        from ..labels import label_turn
+
+        self.generated += 1
+        self.stages.add(d)
+        if not d.accepted:
+            return
+        self.accepted += 1
+        turns = [m if m.action else label_turn(m, []) for m in d.assistant_turns]
+        self.turns[num_turns(d)] += 1
+        if d.q_star is not None:
+            self.q_star[d.q_star] += 1
+        self.questions[sum(m.action == "ask" for m in turns)] += 1
+        self.actions.update(m.action for m in turns)
+        self.acts.update(m.act or "(none)" for m in turns)
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "generated": self.generated,
+            "accepted": self.accepted,
+            "acceptance_rate": _rate(self.accepted, self.generated),
             "stages": {stage: {"evaluated": c["evaluated"], "passed": c["passed"], "pass_rate": c["pass_rate"]}
-                       for stage, c in stage_counts(mine).items() if c["evaluated"]},
-            "turns_per_dialogue": _numeric_distribution([num_turns(d) for d in kept]),
-            "q_star": _numeric_distribution([d.q_star for d in kept if d.q_star is not None]),
-            "questions": _numeric_distribution([sum(m.action == "ask" for m in
-                                                    (t if t.action else label_turn(t, []) for t in d.assistant_turns))
-                                                for d in kept]),
-            "actions": dict(Counter(m.action for m in turns).most_common()),
-            "acts": dict(Counter(m.act or "(none)" for m in turns).most_common()),
+                       for stage, c in self.stages.result().items() if c["evaluated"]},
+            "turns_per_dialogue": _counted_distribution(self.turns),
+            "q_star": _counted_distribution(self.q_star),
+            "questions": _counted_distribution(self.questions),
+            "actions": dict(self.actions.most_common()),
+            "acts": dict(self.acts.most_common()),
         }
-    styles = Counter(d.scenario_info.decision_style or "(none)" for d in every)
-    return {
-        "by_scenario": out,
-        "decision_styles": {
-            style: {"generated": n, "accepted": sum(d.accepted for d in every
-                                                     if (d.scenario_info.decision_style or "(none)") == style)}
-            for style, n in sorted(styles.items())
-        },
-        "fault_kinds": dict(Counter(d.scenario_info.fault.kind for d in accepted
-                                    if d.scenario_info.fault is not None).most_common()),
-        "replaceable": dict(Counter(str(d.scenario_info.replaceable).lower() for d in accepted
-                                    if not scenarios.get(d.scenario).expects_call).most_common()),
-    }
 
 
-def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: int, run: RunInfo,
-                  preference: dict[str, int] | None = None) -> dict[str, Any]:
-    """Everything stats.json reports; `preference` is the `preference` config's rows per pattern.
+class StatsBuilder:
+    """stats.json built one dialogue at a time, so an export streams its dialogues: what it keeps grows
+    with the distinct values seen (reasons, lines of business, turn counts), not with the dialogues.
 
     Stage pass rates are passed/evaluated where `evaluated` counts dialogues
     holding a verdict from that stage: the rule cascade stops at its first
     failure, so later stages see fewer dialogues, and dialogues rejected before
     validation (e.g. the wrong tool was selected) are evaluated by none.
     """
-    every = accepted + rejected
-    stopped_at = {d.id: failed_stage(d.validation) for d in rejected}
-    by_stage = Counter(stage for stage in stopped_at.values() if stage is not None)
-    before = [d for d in rejected if stopped_at[d.id] is None]
-    in_dialogues = Usage.total(d.generation.usage for d in every)
-    requested = run.requested
-    return {
-        "counts": {
-            "requested": requested,
-            "generated": len(every),
-            "accepted": len(accepted),
-            "rejected": len(rejected),
-            "sft_rows": sft_rows,
-            "preference_rows": sum((preference or {}).values()),
-        },
-        "preference": {"patterns": dict(preference or {})},
-        "acceptance_rate": _rate(len(accepted), len(every)),
-        "yield_vs_requested": _rate(len(accepted), requested) if requested else None,
-        "validators": {
-            "order": list(STAGES),
-            "note": (
-                f"pass_rate = passed / evaluated. Rule validators ({' -> '.join(RULE_STAGES)}) stop at "
-                f"the first failure and the LLM validators ({', '.join(LLM_STAGES)}) run only after all rules "
-                "pass, so later stages are evaluated on fewer dialogues."
-            ),
-            "stages": stage_counts(every),
-        },
-        "rejections": {
-            "total": len(rejected),
-            "by_validator": {stage: by_stage[stage] for stage in STAGES if by_stage[stage]},
-            "before_validation": len(before),
-            "before_validation_reasons": dict(Counter(d.rejection_reason or NO_REASON for d in before).most_common()),
-            "reasons": dict(Counter(d.rejection_reason or NO_REASON for d in rejected).most_common()),
-        },
-        "distributions": {
-            "note": "Over accepted dialogues; a turn is one assistant reply (with the user message before it).",
-            "turns_per_dialogue": _numeric_distribution([num_turns(d) for d in accepted]),
-            "parameters_per_seed_tool": _numeric_distribution([len(d.seed_tool.properties) for d in accepted]),
-            "required_parameters_per_seed_tool": _numeric_distribution(
-                [len(d.seed_tool.required) for d in accepted]
-            ),
-            "tool_selection_turns": _numeric_distribution([d.turns_in_phase("tool_selection") for d in accepted]),
-            "argument_filling_turns": _numeric_distribution(
-                [d.turns_in_phase("argument_filling") for d in accepted]
-            ),
-            "lines_of_business": dict(
-                Counter(d.seed_tool.line_of_business or "(unset)" for d in accepted).most_common()
-            ),
-            "persona_lines_of_business": dict(
-                Counter(d.user_persona.line_of_business or "(unset)" for d in accepted).most_common()
-            ),
-        },
-        "scenarios": scenario_stats(accepted, rejected),
-        "usage": (run.usage or in_dialogues).report(),
-        "usage_in_dialogues": in_dialogues.report(),
-        "wall_time_s": run.wall_time_s,
-        "llm": run.llm,
-        "run": {
-            "backend": run.backend,
-            "models": run.models,
-            "prompt_versions": run.prompt_versions,
-            "seed": run.seed,
-            "catalog": run.catalog,
-            "distractor_counts": sorted({len(d.distractor_tools) for d in every}),
-            "utcgen_version": run.utcgen_version,
-            "config": run.config,
-        },
-    }
+
+    def __init__(self) -> None:
+        self.accepted = self.rejected = self.before = 0
+        self.stages = _Stages()
+        self.by_stage: Counter[str] = Counter()
+        self.before_reasons: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.dist: dict[str, Counter[int]] = {k: Counter() for k in (
+            "turns_per_dialogue", "parameters_per_seed_tool", "required_parameters_per_seed_tool",
+            "tool_selection_turns", "argument_filling_turns")}
+        self.lines: Counter[str] = Counter()
+        self.persona_lines: Counter[str] = Counter()
+        self.scenarios: dict[str, _Scenario] = {}
+        self.styles: Counter[str] = Counter()
+        self.styles_accepted: Counter[str] = Counter()
+        self.fault_kinds: Counter[str] = Counter()
+        self.replaceable: Counter[str] = Counter()
+        self.usage = Usage()
+        self.distractor_counts: set[int] = set()
+
+    def add(self, d: Dialogue) -> None:
+        from .. import scenarios
+
+        self.stages.add(d)
+        self.usage.add(d.generation.usage)
+        self.distractor_counts.add(len(d.distractor_tools))
+        self.scenarios.setdefault(d.scenario, _Scenario()).add(d)
+        style = d.scenario_info.decision_style or "(none)"
+        self.styles[style] += 1
+        self.styles_accepted[style] += d.accepted
+        if not d.accepted:
+            self.rejected += 1
+            reason = d.rejection_reason or NO_REASON
+            self.reasons[reason] += 1
+            stage = failed_stage(d.validation)
+            if stage is None:
+                self.before += 1
+                self.before_reasons[reason] += 1
+            else:
+                self.by_stage[stage] += 1
+            return
+        self.accepted += 1
+        for key, value in (("turns_per_dialogue", num_turns(d)), ("parameters_per_seed_tool", len(d.seed_tool.properties)),
+                           ("required_parameters_per_seed_tool", len(d.seed_tool.required)),
+                           ("tool_selection_turns", d.turns_in_phase("tool_selection")),
+                           ("argument_filling_turns", d.turns_in_phase("argument_filling"))):
+            self.dist[key][value] += 1
+        self.lines[d.seed_tool.line_of_business or "(unset)"] += 1
+        self.persona_lines[d.user_persona.line_of_business or "(unset)"] += 1
+        if d.scenario_info.fault is not None:
+            self.fault_kinds[d.scenario_info.fault.kind] += 1
+        if not scenarios.get(d.scenario).expects_call:
+            self.replaceable[str(d.scenario_info.replaceable).lower()] += 1
+
+    def scenario_result(self) -> dict[str, Any]:
+        from .. import scenarios
+
+        return {
+            "by_scenario": {name: self.scenarios[name].result() for name in scenarios.names() if name in self.scenarios},
+            "decision_styles": {style: {"generated": n, "accepted": self.styles_accepted[style]}
+                                for style, n in sorted(self.styles.items())},
+            "fault_kinds": dict(self.fault_kinds.most_common()),
+            "replaceable": dict(self.replaceable.most_common()),
+        }
+
+    def result(self, sft_rows: int, run: RunInfo, preference: dict[str, int] | None = None) -> dict[str, Any]:
+        """Everything stats.json reports; `preference` is the `preference` config's rows per pattern."""
+        requested = run.requested
+        generated = self.accepted + self.rejected
+        return {
+            "counts": {
+                "requested": requested,
+                "generated": generated,
+                "accepted": self.accepted,
+                "rejected": self.rejected,
+                "sft_rows": sft_rows,
+                "preference_rows": sum((preference or {}).values()),
+            },
+            "preference": {"patterns": dict(preference or {})},
+            "acceptance_rate": _rate(self.accepted, generated),
+            "yield_vs_requested": _rate(self.accepted, requested) if requested else None,
+            "validators": {
+                "order": list(STAGES),
+                "note": (
+                    f"pass_rate = passed / evaluated. Rule validators ({' -> '.join(RULE_STAGES)}) stop at "
+                    f"the first failure and the LLM validators ({', '.join(LLM_STAGES)}) run only after all rules "
+                    "pass, so later stages are evaluated on fewer dialogues."
+                ),
+                "stages": self.stages.result(),
+            },
+            "rejections": {
+                "total": self.rejected,
+                "by_validator": {stage: self.by_stage[stage] for stage in STAGES if self.by_stage[stage]},
+                "before_validation": self.before,
+                "before_validation_reasons": dict(self.before_reasons.most_common()),
+                "reasons": dict(self.reasons.most_common()),
+            },
+            "distributions": {
+                "note": "Over accepted dialogues; a turn is one assistant reply (with the user message before it).",
+                **{key: _counted_distribution(counts) for key, counts in self.dist.items()},
+                "lines_of_business": dict(self.lines.most_common()),
+                "persona_lines_of_business": dict(self.persona_lines.most_common()),
+            },
+            "scenarios": self.scenario_result(),
+            "usage": (run.usage or self.usage).report(),
+            "usage_in_dialogues": self.usage.report(),
+            "wall_time_s": run.wall_time_s,
+            "llm": run.llm,
+            "run": {
+                "backend": run.backend,
+                "models": run.models,
+                "prompt_versions": run.prompt_versions,
+                "seed": run.seed,
+                "catalog": run.catalog,
+                "distractor_counts": sorted(self.distractor_counts),
+                "utcgen_version": run.utcgen_version,
+                "config": run.config,
+            },
+        }
+
+
+def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[str, Any]:
+    """Per scenario type: dialogues generated and accepted, acceptance, each stage's pass rate, turns and
+    the labels of accepted assistant turns; decision styles and fault kinds over every dialogue."""
+    builder = StatsBuilder()
+    for d in accepted + rejected:
+        builder.add(d)
+    return builder.scenario_result()
+
+
+def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: int, run: RunInfo) -> dict[str, Any]:
+    """Everything stats.json reports, from lists of dialogues (`StatsBuilder` takes them one by one)."""
+    builder = StatsBuilder()
+    for d in accepted + rejected:
+        builder.add(d)
+    return builder.result(sft_rows, run)

@@ -2,17 +2,51 @@
 
 D_k(tool) = the k tools (other than itself) whose embeddings have the highest cosine
 with the tool's, over its name, description and parameter names (DiaFORGE §3.1).
+
+Up to `EXACT_UP_TO` tools the index is exact (flat inner product). Above it, finding every
+tool's neighbours exactly grows with the square of the catalog, so the index is a faiss HNSW
+graph; its recall@5 against the exact index is measured by `make bench-catalog`. The graph is
+built on one thread: faiss's parallel insertion makes a graph that depends on thread timing,
+and a resumed run must draw the same distractors.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..records import Tool
 from .embeddings import Embedder
 from .similarity import composite_similarity
+
+EXACT_UP_TO = 50_000  # the default of synthesis.exact_search_up_to
+HNSW_M = 32  # graph degree
+HNSW_EF_CONSTRUCTION = 80
+HNSW_EF_SEARCH = 96
+
+
+def build_index(vectors: np.ndarray, exact_up_to: int = EXACT_UP_TO) -> Any:
+    """A faiss inner-product index over unit vectors: flat (exact) up to `exact_up_to` rows, else HNSW,
+    built deterministically (one thread)."""
+    import faiss
+
+    dim = vectors.shape[1]
+    if len(vectors) <= exact_up_to:
+        index = faiss.IndexFlatIP(dim)
+        index.add(vectors)
+        return index
+    index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    index.hnsw.efSearch = HNSW_EF_SEARCH
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        index.add(vectors)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    return index
 
 
 def tool_text(tool: Tool) -> str:
@@ -22,6 +56,20 @@ def tool_text(tool: Tool) -> str:
     return f"{text} Parameters: {params}." if params else text
 
 
+def neighbours(index: Any, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(cosines, ids), each (n, k): the k nearest other rows of each row of `vectors` in `index`
+    (which holds them, in order), itself excluded; -1 and NaN where fewer were found."""
+    n = len(vectors)
+    cos, ids = index.search(vectors, min(k + 1, n))
+    out_cos = np.full((n, k), np.nan, dtype=np.float32)
+    out_ids = np.full((n, k), -1, dtype=np.int64)
+    for i in range(n):
+        keep = (ids[i] != i) & (ids[i] >= 0)
+        row_ids, row_cos = ids[i][keep][:k], cos[i][keep][:k]
+        out_ids[i, : len(row_ids)], out_cos[i, : len(row_cos)] = row_ids, row_cos
+    return out_cos, out_ids
+
+
 @dataclass(frozen=True)
 class Neighbour:
     tool: Tool
@@ -29,19 +77,17 @@ class Neighbour:
 
 
 class ToolIndex:
-    """Exact cosine search over a catalog. Flat inner product: exact, and fast enough for 10^5 tools."""
+    """Cosine search over a catalog: exact up to `exact_up_to` tools, HNSW above (`build_index`)."""
 
-    def __init__(self, tools: list[Tool], embedder: Embedder, show_progress: bool = False) -> None:
-        import faiss
-
+    def __init__(self, tools: list[Tool], embedder: Embedder, show_progress: bool = False,
+                 exact_up_to: int = EXACT_UP_TO) -> None:
         self.tools = tools
         self.embedder = embedder
         self.position = {t.name: i for i, t in enumerate(tools)}
         self.vectors = embedder.encode([tool_text(t) for t in tools], show_progress=show_progress)
-        self.index = faiss.IndexFlatIP(self.vectors.shape[1])
-        self.index.add(self.vectors)
+        self.index = build_index(self.vectors, exact_up_to)
+        self.exact = len(tools) <= exact_up_to
         self._neighbours: tuple[np.ndarray, np.ndarray] | None = None
-        self._desc_vectors: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.tools)
@@ -57,17 +103,8 @@ class ToolIndex:
         if self._neighbours is not None and self._neighbours[1].shape[1] >= k:
             cos, ids = self._neighbours
             return cos[:, :k], ids[:, :k]
-        n = len(self.tools)
-        want = min(k + 1, n)
-        cos, ids = self.index.search(self.vectors, want)
-        out_cos = np.full((n, k), np.nan, dtype=np.float32)
-        out_ids = np.full((n, k), -1, dtype=np.int64)
-        for i in range(n):
-            keep = ids[i] != i
-            row_ids, row_cos = ids[i][keep][:k], cos[i][keep][:k]
-            out_ids[i, : len(row_ids)], out_cos[i, : len(row_cos)] = row_ids, row_cos
-        self._neighbours = (out_cos, out_ids)
-        return out_cos, out_ids
+        self._neighbours = neighbours(self.index, self.vectors, k)
+        return self._neighbours
 
     def distractors(self, tool: Tool, k: int = 5) -> list[Neighbour]:
         """The k nearest other tools of `tool` (which need not be in the catalog)."""
@@ -80,19 +117,15 @@ class ToolIndex:
             pairs = ((j, c) for j, c in zip(found_ids[0], found_cos[0]) if self.tools[j].name != tool.name)
         return [Neighbour(self.tools[j], float(c)) for j, c in list(pairs)[:k] if j >= 0]
 
-    def description_vectors(self) -> np.ndarray:
-        if self._desc_vectors is None:
-            self._desc_vectors = self.embedder.encode([t.description for t in self.tools])
-        return self._desc_vectors
-
     def neighbour_similarities(self, k: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(cosines, ids, composite A.4 scores) of every tool's k retrieved distractors."""
+        """(cosines, ids, composite A.4 scores) of every tool's k retrieved distractors.
+
+        S_desc takes the cosine the retrieval found, of the index's own vectors (name, description and
+        parameter names): nothing is embedded a second time."""
         cos, ids = self.all_neighbours(k)
-        desc = self.description_vectors()
         scores = np.full(ids.shape, np.nan, dtype=np.float32)
         for i, row in enumerate(ids):
             for col, j in enumerate(row):
                 if j >= 0:
-                    d_cos = float(desc[i] @ desc[j])
-                    scores[i, col] = composite_similarity(self.tools[i], self.tools[j], d_cos)
+                    scores[i, col] = composite_similarity(self.tools[i], self.tools[j], float(cos[i, col]))
         return cos, ids, scores

@@ -39,8 +39,9 @@ class CatalogStats(BaseModel):
                 f"mean cosine of top-{self.k}         {self.mean_cosine:.3f}",
                 "",
                 f"near-duplicate (DiaFORGE A.4): a tool has one when any of its {self.k} distractors (its {self.k}",
-                "nearest tools by description embedding) scores S = 0.40 S_name + 0.35 S_desc + 0.25 S_param",
-                f">= {self.near_duplicate_threshold:.2f}; S_name = 2 LCS / (|a| + |b|) on the names, S_desc = (1 + cosine) / 2,",
+                "nearest tools by embedding) scores S = 0.40 S_name + 0.35 S_desc + 0.25 S_param",
+                f">= {self.near_duplicate_threshold:.2f}; S_name = 2 LCS / (|a| + |b|) on the names, S_desc = (1 + cosine) / 2",
+                "(the retrieval's cosine, over name, description and parameter names),",
                 "S_param = 1/2 Jaccard of required keys + 1/2 type agreement on the shared keys.",
             ]
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -31,10 +32,10 @@ INPUTS = "inputs.json"  # sha256 of every input file the run reads
 
 def input_digests(config: RunConfig) -> dict[str, str]:
     """sha256 of each file the run's dialogues come from: the catalog's files, the personas, the split."""
-    files = {f"catalog file {path.name}": path for _, path in catalog_files(config.catalog)}
+    files = {f"catalog file {path.name}": path for _, path in catalog_files(config.located(config.catalog))}
     for what, extra in (("personas", config.personas), ("split", config.exclude_split)):
         if extra:
-            files[f"{what} file {Path(extra).name}"] = Path(extra)
+            files[f"{what} file {Path(extra).name}"] = config.located(extra)
     return file_digests(files)
 
 
@@ -116,6 +117,50 @@ class Journal(Checkpoint):
 
     def load(self) -> dict[int, JobRecord]:
         return {record.job: record for record in self.read("job-*.json", JobRecord)}
+
+    def count(self) -> int:
+        """How many jobs are journaled (their files; none is read)."""
+        return sum(1 for _ in self.dir.glob("job-*.json")) if self.dir.is_dir() else 0
+
+    def each(self) -> Iterator[JobRecord]:
+        """Every finished job, read one at a time and not kept (in file-name order)."""
+        for path in sorted(self.dir.glob("job-*.json")) if self.dir.is_dir() else []:
+            try:
+                yield JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # as `Checkpoint.read`: the job runs again
+
+    def in_order(self) -> Iterator[JobRecord]:
+        """The finished jobs from job 0 up to the first gap, read one at a time and not kept (an
+        unreadable file is a gap, as `load` skips it)."""
+        job = 0
+        while (path := self.path(job)).exists():
+            try:
+                record = JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return
+            yield record
+            job += 1
+
+
+def in_job_order(records: Mapping[int, JobRecord]) -> Iterator[JobRecord]:
+    """The records of jobs 0, 1, ... up to the first gap."""
+    job = 0
+    while job in records:
+        yield records[job]
+        job += 1
+
+
+def selected(records: Iterable[JobRecord], n: int) -> Iterator[Dialogue]:
+    """`select`'s dialogues one at a time, in job order, from records in job order (`in_job_order`,
+    `Journal.in_order`): every attempt of each job until n accepted ones were seen."""
+    accepted = 0
+    for record in records:
+        if accepted >= n:
+            return
+        for d in record.dialogues:
+            accepted += d.accepted
+            yield d
 
 
 def select(records: dict[int, JobRecord], n: int) -> tuple[list[Dialogue], list[Dialogue], bool]:

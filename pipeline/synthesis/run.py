@@ -13,9 +13,9 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .. import __version__
 from ..config import RunConfig
@@ -24,8 +24,8 @@ from ..export.run_info import RunInfo
 from ..records import Dialogue, Usage
 from ..resources import shipped
 from ..runner import Budget, Gateways, RunProgress, run_window
-from .journal import CallCounters, JobRecord, Journal, select
-from .schedule import AcceptanceRule, SeedJobs
+from .journal import CallCounters, JobRecord, Journal, in_job_order, selected
+from .schedule import AcceptanceRule, JobSummary, SeedJobs, job_usage, summaries
 from .sizes import prompt_sized
 
 log = logging.getLogger("utcgen.synthesis")
@@ -56,8 +56,8 @@ def without_held_out(tools: list[Any], split: str | Path, catalog: str) -> list[
     return kept
 
 
-def _spend(records: dict[int, JobRecord]) -> Usage:
-    return Usage.total(d.generation.usage for r in records.values() for d in r.dialogues)
+def _spend(records: Mapping[int, JobRecord | JobSummary]) -> Usage:
+    return Usage.total(job_usage(r) for r in records.values())
 
 
 class Engine:
@@ -76,11 +76,11 @@ class Engine:
         if problems := check_models(models) or probe_servers(models):
             raise InputError(problems)
         self.config = config
-        self.out = Path(config.out)
-        self.tools = load_catalog(config.catalog, skip_invalid=config.skip_invalid)
+        self.out = config.located(config.out)
+        self.tools = load_catalog(str(config.located(config.catalog)), skip_invalid=config.skip_invalid)
         self.excluded = 0  # held-out tools of config.exclude_split removed from the catalog
         if config.exclude_split:
-            kept = without_held_out(self.tools, config.exclude_split, config.catalog)
+            kept = without_held_out(self.tools, config.located(config.exclude_split), config.catalog)
             self.excluded = len(self.tools) - len(kept)
             self.tools = kept
             log.info("%s: %d held-out tools removed from the catalog, %d left", config.exclude_split,
@@ -89,13 +89,13 @@ class Engine:
                                   config.synthesis.max_schema_chars)
         if len(self.tools) < 2:
             raise InputError(f"{config.catalog}: a catalog needs at least 2 tools to have distractors")
-        self.personas = load_personas(config.personas, field=config.persona_field)
+        self.personas = load_personas(str(config.located(config.personas)), field=config.persona_field)
         self.journal = Journal(self.out, config, allow_config_change)
         self.embedder = embedder or Embedder()
-        self.index = ToolIndex(self.tools, self.embedder)
+        self.index = ToolIndex(self.tools, self.embedder, exact_up_to=config.synthesis.exact_search_up_to)
         # a persona composed for a tool no pooled persona fits stands in only for our own pool:
         # a user who brings personas gets theirs
-        ours = Path(config.personas).resolve() == shipped("catalog", "personas.jsonl").resolve()
+        ours = config.located(config.personas).resolve() == shipped("catalog", "personas.jsonl").resolve()
         self.sampler = PersonaSampler(self.personas, self.embedder, k=config.synthesis.persona_top_k,
                                       seed=config.seed, compose_missing=ours)
         self.gateway = Gateway(models)
@@ -146,20 +146,28 @@ class Engine:
         g = self.gateway
         return CallCounters(retries=g.retries, retry_reasons=dict(g.retry_reasons), gave_up=g.gave_up)
 
-    def work(self) -> SeedJobs:
+    def work(self, light: bool = False) -> SeedJobs:
         s = self.config.synthesis
-        return SeedJobs(self.journal, self.config.num_dialogues, s.stop_after_same_rejections, AcceptanceRule.of(s))
+        return SeedJobs(self.journal, self.config.num_dialogues, s.stop_after_same_rejections, AcceptanceRule.of(s),
+                        light=light)
 
-    async def run(self, on_progress: Callable[[RunProgress], None] | None = None) -> dict[int, JobRecord]:
+    async def run(self, on_progress: Callable[[RunProgress], None] | None = None,
+                  light: bool = False) -> Mapping[int, JobRecord | JobSummary]:
         """Runs jobs in order, at most `synthesis.max_jobs_in_flight` at once, until the first N
-        accepted are known (`runner.run_window`: the budget and the fruitless-run stop hold)."""
-        return await run_window(self.work(), self.run_job, window=self.config.synthesis.max_jobs_in_flight,
+        accepted are known (`runner.run_window`: the budget and the fruitless-run stop hold).
+        Returns every finished job: its record, or with `light` its summary (memory that stays small
+        whatever the run's size; the export then reads the journal)."""
+        async def run_light(job: int) -> JobSummary:
+            return JobSummary.of(await self.run_job(job))
+
+        return await run_window(self.work(light), run_light if light else self.run_job,
+                                window=self.config.synthesis.max_jobs_in_flight,
                                 budget=Budget.of(self.config.budget), meter=Gateways(self.gateway),
                                 on_progress=on_progress)
 
-    def llm_report(self, records: dict[int, JobRecord] | None = None) -> dict[str, Any]:
+    def llm_report(self, records: Mapping[int, JobRecord | JobSummary] | None = None) -> dict[str, Any]:
         """Spend over every journaled job, the budget, retries and the adaptive limits: stats.json's `llm`."""
-        records = self.journal.load() if records is None else records
+        records = summaries(self.journal) if records is None else records
         budget = self.config.budget.model_dump()
         self.journal.write_counters(self.counters())
         counted = self.journal.counters()  # every session's and worker's, this one's included
@@ -172,31 +180,36 @@ class Engine:
             "limits": self.gateway.limits.report(),
         }
 
-    def export(self, records: dict[int, JobRecord] | None = None, wall_time_s: float | None = None):
-        records = self.journal.load() if records is None else records
-        return export_run(self.config, records, wall_time_s, llm=self.llm_report(records))
+    def export(self, records: Mapping[int, JobRecord | JobSummary] | None = None, wall_time_s: float | None = None):
+        """Writes the dataset folder: from `records` when they are full records, else streamed from the journal."""
+        full = records is not None and all(isinstance(r, JobRecord) for r in records.values())
+        source: Mapping[int, JobRecord] | Journal = records if full else self.journal  # type: ignore[assignment]
+        return export_run(self.config, source, wall_time_s, llm=self.llm_report(records))
 
     def close(self) -> None:
         self.gateway.close()
 
 
-def export_run(config: RunConfig, records: dict[int, JobRecord], wall_time_s: float | None = None,
+def export_run(config: RunConfig, records: Mapping[int, JobRecord] | Journal, wall_time_s: float | None = None,
                llm: dict[str, Any] | None = None):
-    """Writes the dataset repository from journal records: the same records always give the same files."""
+    """Writes the dataset repository from journal records: the same records always give the same files.
+    Given the journal, its jobs are read one at a time as the export streams them."""
     from ..export.dataset import export_dataset
 
-    accepted, rejected, _ = select(records, config.num_dialogues)
-    llm = llm or {"spend": _spend(records).report(), "budget": None, "retries": 0, "retry_reasons": {},
-                  "limits": []}
-    return export_dataset(accepted + rejected, Path(config.out),
-                          run_info(config, accepted + rejected, wall_time_s, llm))
+    ordered = records.in_order() if isinstance(records, Journal) else in_job_order(records)
+    if llm is None:
+        spent = _spend(summaries(records) if isinstance(records, Journal) else records)
+        llm = {"spend": spent.report(), "budget": None, "retries": 0, "retry_reasons": {}, "limits": []}
+    return export_dataset(selected(ordered, config.num_dialogues), config.located(config.out),
+                          run_info(config, [], wall_time_s, llm, usage=None))
 
 
 def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | None,
-             llm: dict[str, Any] | None = None) -> RunInfo:
+             llm: dict[str, Any] | None = None, usage: Usage | Literal["sum"] | None = "sum") -> RunInfo:
+    """The export's run facts; `usage` None leaves the sum over the exported dialogues to the export."""
     return RunInfo(llm=llm,
-        config=config.model_dump(mode="json"), catalog=config.catalog, requested=config.num_dialogues,
+        config=config.model_dump(mode="json", exclude={"workdir"}), catalog=config.catalog, requested=config.num_dialogues,
         seed=config.seed, models=config.models.model_dump(), backend=config.backend(),
-        usage=Usage.total(d.generation.usage for d in dialogues), wall_time_s=wall_time_s,
+        usage=Usage.total(d.generation.usage for d in dialogues) if usage == "sum" else usage, wall_time_s=wall_time_s,
         utcgen_version=__version__,
     )

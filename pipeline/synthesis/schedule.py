@@ -15,25 +15,27 @@ adds the budget. Nothing here knows how a job is run.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
 
 from ...validators.base import Judge
 from ...validators.cascade import stage as cascade_stage
 from ..errors import UtcgenError
 from ..records import Dialogue, Usage
 from ..runner import RunProgress, RunStopped
-from .journal import JobRecord, Journal, select
+from .journal import JobRecord, Journal
 
 MIN_RATE = 0.1  # a run accepting fewer than 1 in 10 still plans as if 1 in 10
 MAX_FRUITLESS_JOBS = 20  # default of synthesis.stop_after_same_rejections
 
 
-def pending(records: dict[int, JobRecord], n: int, in_flight: Collection[int] = (), limit: int | None = None) -> list[int]:
+def pending(records: Mapping[int, Job], n: int, in_flight: Collection[int] = (), limit: int | None = None) -> list[int]:
     """The next jobs to start, lowest first: unfinished, not in flight, inside the prefix
     expected to yield `n` accepted dialogues; at most `limit` of them."""
-    if select(records, n)[2]:
+    if leading_accepted(records, n) >= n:
         return []
     rate = max(MIN_RATE, sum(r.accepted for r in records.values()) / len(records)) if records else 1.0
     busy = set(in_flight)
@@ -90,7 +92,59 @@ def rejection_category(dialogue: Dialogue) -> tuple[str, str]:
     return stage, "other"
 
 
-def check_fruitless(records: dict[int, JobRecord], stop_after: int = MAX_FRUITLESS_JOBS) -> None:
+class JobSummary(BaseModel):
+    """What planning and the stop rules need of a finished job, without its dialogues: a run keeps
+    these in memory (a few hundred bytes a job), never the records (about 150 KB a job)."""
+
+    job: int
+    seed_tool: str
+    accepted: bool
+    attempts: int
+    finished_at: float | None = None
+    usage: Usage
+    rejections: list[tuple[str, str]]  # (stage, category) of each rejected attempt, in order
+    final_reason: str | None = None  # the last attempt's rejection reason
+
+    @classmethod
+    def of(cls, record: JobRecord | JobSummary) -> JobSummary:
+        if isinstance(record, JobSummary):
+            return record
+        return cls(job=record.job, seed_tool=record.seed_tool, accepted=record.accepted,
+                   attempts=len(record.dialogues), finished_at=record.finished_at,
+                   usage=Usage.total(d.generation.usage for d in record.dialogues),
+                   rejections=rejections_of(record),
+                   final_reason=record.final.rejection_reason)
+
+
+Job = JobRecord | JobSummary
+
+
+def rejections_of(record: Job) -> list[tuple[str, str]]:
+    """(stage, category) of each rejected attempt of a job, in order."""
+    if isinstance(record, JobSummary):
+        return record.rejections
+    return [rejection_category(d) for d in record.dialogues if not d.accepted]
+
+
+def job_usage(record: Job) -> Usage:
+    return record.usage if isinstance(record, JobSummary) else Usage.total(d.generation.usage for d in record.dialogues)
+
+
+def summaries(journal: Journal) -> dict[int, JobSummary]:
+    """Every finished job's summary, the records read one at a time."""
+    return {s.job: s for s in (JobSummary.of(r) for r in journal.each())}
+
+
+def leading_accepted(records: Mapping[int, Job], n: int) -> int:
+    """Accepted dialogues of jobs 0, 1, ... up to the first gap, counted up to n (`select`'s count)."""
+    count = job = 0
+    while job in records and count < n:
+        count += records[job].accepted
+        job += 1
+    return count
+
+
+def check_fruitless(records: Mapping[int, Job], stop_after: int = MAX_FRUITLESS_JOBS) -> None:
     """Stops a run that is burning calls for nothing (e.g. a model that never follows the format).
 
     It stops when the last `stop_after` jobs to finish (in order of completion; journaled jobs
@@ -102,13 +156,15 @@ def check_fruitless(records: dict[int, JobRecord], stop_after: int = MAX_FRUITLE
     recent = sorted(records.values(), key=lambda r: (r.finished_at or 0.0, r.job))[-stop_after:]
     if any(r.accepted for r in recent):
         return
-    categories = {rejection_category(r.final) for r in recent}
+    categories = {rejections_of(r)[-1] for r in recent}
     if len(categories) != 1:
         return
     (stage, category), = categories
-    counts = Counter(rejection_category(d) for r in records.values() for d in r.dialogues if not d.accepted)
+    counts = Counter(c for r in records.values() for c in rejections_of(r))
     top = "; ".join(f"{count}x {s} / {c}" for (s, c), count in counts.most_common(5))
-    example = " ".join((recent[-1].final.rejection_reason or "").split())[:200]
+    last = recent[-1]
+    reason = last.final_reason if isinstance(last, JobSummary) else last.final.rejection_reason
+    example = " ".join((reason or "").split())[:200]
     raise RunStopped(
         f"stopped: the last {stop_after} seed jobs to finish were all rejected at stage '{stage}' for the same "
         f"reason ({category}); the model or prompts are failing the same way every time. Rejected attempts so "
@@ -140,13 +196,13 @@ class AcceptanceRule:
         return max(self.min_attempts, 5 * self.slots)
 
 
-def attempts_of(records: dict[int, JobRecord]) -> tuple[int, int]:
+def attempts_of(records: Mapping[int, Job]) -> tuple[int, int]:
     """(attempts, accepted attempts) of the finished jobs."""
-    attempts = sum(len(r.dialogues) for r in records.values())
+    attempts = sum(r.attempts if isinstance(r, JobSummary) else len(r.dialogues) for r in records.values())
     return attempts, sum(r.accepted for r in records.values())
 
 
-def check_acceptance(records: dict[int, JobRecord], target: int, rule: AcceptanceRule | None = None) -> None:
+def check_acceptance(records: Mapping[int, Job], target: int, rule: AcceptanceRule | None = None) -> None:
     """Stops a run that cannot reach its target, whatever the mix of rejection reasons.
 
     Counted over the finished jobs of the whole run (resumed sessions included), in attempts
@@ -163,7 +219,7 @@ def check_acceptance(records: dict[int, JobRecord], target: int, rule: Acceptanc
     rate = accepted / attempts
     if accepted and (attempts < 2 * rule.first or rate >= rule.min_acceptance):
         return
-    counts = Counter(rejection_category(d) for r in records.values() for d in r.dialogues if not d.accepted)
+    counts = Counter(c for r in records.values() for c in rejections_of(r))
     top = "; ".join(f"{count}x {s} / {c}" for (s, c), count in counts.most_common(5))
     if accepted:
         what = (f"only {accepted} of {attempts} attempts were accepted ({rate:.1%}, below "
@@ -193,40 +249,43 @@ class SeedJobs:
     """A generation run as the runner's work (`runner.Work`): seed jobs, keyed by number, kept by the
     journal, planned by `pending`, complete when the leading jobs hold `target` accepted dialogues,
     stopped by `check_fruitless` and `check_acceptance`. The one description of a generation run for `Engine.run`
-    (a window of jobs in flight) and the flows (waves of batches)."""
+    (a window of jobs in flight) and the flows (waves of batches). With `light`, the records it loads
+    are `JobSummary`s: what a run of any size holds in memory."""
 
     def __init__(self, journal: Journal, target: int, stop_after: int = MAX_FRUITLESS_JOBS,
-                 acceptance: AcceptanceRule | None = None) -> None:
+                 acceptance: AcceptanceRule | None = None, light: bool = False) -> None:
         self.journal, self.target, self.stop_after = journal, target, stop_after
         self.acceptance = acceptance or AcceptanceRule()
+        self.light = light
 
-    def load(self) -> dict[int, JobRecord]:
-        return self.journal.load()
+    def load(self) -> dict[int, Job]:
+        return dict(summaries(self.journal)) if self.light else dict(self.journal.load())
 
-    def plan(self, records: dict[int, JobRecord], in_flight: Collection[int], limit: int | None) -> list[int]:
+    def plan(self, records: Mapping[int, Job], in_flight: Collection[int], limit: int | None) -> list[int]:
         return pending(records, self.target, in_flight, limit)
 
-    def complete(self, records: dict[int, JobRecord]) -> bool:
-        return select(records, self.target)[2]
+    def complete(self, records: Mapping[int, Job]) -> bool:
+        return leading_accepted(records, self.target) >= self.target
 
-    def check(self, records: dict[int, JobRecord]) -> None:
+    def check(self, records: Mapping[int, Job]) -> None:
         check_fruitless(records, self.stop_after)
         check_acceptance(records, self.target, self.acceptance)
 
-    def usage(self, record: JobRecord) -> Usage:
-        return Usage.total(d.generation.usage for d in record.dialogues)
+    def usage(self, record: Job) -> Usage:
+        return job_usage(record)
 
-    def tally(self, progress: RunProgress, record: JobRecord) -> None:
+    def tally(self, progress: RunProgress, record: Job) -> None:
+        attempts = record.attempts if isinstance(record, JobSummary) else len(record.dialogues)
         progress.accepted += record.accepted
-        progress.rejected += sum(not d.accepted for d in record.dialogues)
+        progress.rejected += attempts - record.accepted
         progress.usage.add(self.usage(record))
         progress.note = acceptance_note(progress) or ""
 
-    def key(self, record: JobRecord) -> int:
+    def key(self, record: Job) -> int:
         return record.job
 
-    def describe(self, records: dict[int, JobRecord]) -> str:
-        return f"{len(select(records, self.target)[0])} of {self.target} dialogues accepted"
+    def describe(self, records: Mapping[int, Job]) -> str:
+        return f"{leading_accepted(records, self.target)} of {self.target} dialogues accepted"
 
     def stuck(self) -> UtcgenError:
         return UtcgenError(f"{self.journal.dir}: the journal says the run is short of {self.target} accepted "
