@@ -54,6 +54,14 @@ def test_persona_errors_name_file_line_and_field(tmp_path):
     assert len(problems) == 3  # all reported at once
 
 
+@pytest.mark.parametrize("name", ["empty.jsonl", "empty.json"])
+def test_an_empty_personas_file_is_said_to_be_empty(tmp_path, name):
+    path = tmp_path / name
+    path.write_text("\n  \n")
+    with pytest.raises(InputError, match=r"empty\.jsonl?: the personas file is empty$"):
+        load_personas(path)
+
+
 def test_personahub_input_persona_field_and_explicit_field(tmp_path):
     """PersonaHub's synthesized-data files keep the text under `input persona`; any other
     name works when given explicitly, and only the text (and an id, if any) is kept."""

@@ -57,6 +57,8 @@ def _records(path: Path) -> tuple[list[tuple[str, object]], list[_Problem]]:
         raise InputError(f"{path}: cannot read personas: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
+    if not text.strip():
+        raise InputError(f"{path}: the personas file is empty")
     if path.suffix == ".json":
         try:
             data = json.loads(text)
