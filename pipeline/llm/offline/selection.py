@@ -215,10 +215,13 @@ def _question(options: list[dict], said: frozenset[str], rng: random.Random, ask
     """A contrasting question over `options` and the options it names (those with words of their own);
     its wording differs from the earlier questions in `asked`."""
     named: list[tuple[dict, str]] = []
+    used: set[str] = set()
     for o in options:
-        words = contrast_phrases(o, [p for p in options if p is not o], said, rng)
-        if words and _phrase(words).lower() not in (p.lower() for _, p in named):  # two options never read alike
+        # a phrase another option already says tells the two apart no more: each option in its own words
+        words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng) if w.lower() not in used]
+        if words:
             named.append((o, _phrase(words)))
+            used.update(w.lower() for w in words)
     if len(named) < 2:
         return "", []
     phrases = [p for _, p in named]

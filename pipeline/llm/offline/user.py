@@ -287,7 +287,7 @@ def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -
               f"the part that matters is {listed}.", f"I'm after {listed}, that's the key thing.",
               f"it concerns {listed}.", f"I care about {listed} here.", f"it's mostly {listed} I'm dealing with."]
     act = _action(state)
-    if act and rng.random() < 0.6:  # what it does, then what it is about: the need in the seed's own sense
+    if act and (rng.random() < 0.6 or _act_separates(state, act)):  # what it does, then what it is about
         bodies = [f"I have to {act} {listed}.", f"I need to {act} {listed}, basically.",
                   f"the job is to {act} {listed}.", f"I'm trying to {act} {listed}."]
     body = rng.choice(bodies)
@@ -298,6 +298,13 @@ def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -
         said += " Does that help narrow it down?"
     end = closing(voice, rng, state["tool"].get("description", "")) if rng.random() < 0.3 else ""
     return f"{said} {end}".strip()
+
+
+def _act_separates(state: dict, act: str) -> bool:
+    """Whether the seed's verb ('remove') is something a distractor does not do ('save'): then the user
+    always says it, as a person asked 'which one?' would."""
+    verb = shortcuts.stem(act)
+    return any(not grounding.fits(verb, grounding.vocab(d)) for d in state.get("distractors") or [])
 
 
 def composed(state: dict, make: Callable[[random.Random], str], *parts: Any) -> str:
