@@ -22,7 +22,7 @@ import string
 from faker import Faker
 
 from ... import person_names
-from ...text import STOP, split_words
+from ...text import STOP, split_words, without_codes
 from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
 
 # words that say what kind of field something is, not what it is about
@@ -78,8 +78,9 @@ def topical(word: str) -> bool:
 
 
 def plain_words(text: str) -> list[str]:
-    """Lower-case words of prose (no identifier splitting: "GitHub" stays one word)."""
-    return re.findall(r"[a-z][a-z0-9]*", text.lower())
+    """Lower-case words of prose (no identifier splitting: "GitHub" stays one word); URLs and codes such as
+    an example id ('1301WleyT98MSx') give none."""
+    return re.findall(r"[a-z][a-z0-9]*", without_codes(text).lower())
 
 
 def meaning_words(key: str, schema: dict) -> list[str]:
