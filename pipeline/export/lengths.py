@@ -115,20 +115,6 @@ class Lengths:
                        summarize_counts(self.total), summarize_counts(self.dialogues))
 
 
-def length_stats(rows: Sequence[Any], tokenizer: str | None = None) -> dict[str, Any]:
-    """stats.json's `lengths`: per config, token lengths (prompt, completion, total) and how they were counted.
-
-    `rows` are the `sft` rows (SftRow). The `dialogues` config is measured as whole
-    conversations: the last slice of each dialogue (its prompt + completion) is the dialogue.
-    """
-    lengths = Lengths(tokenizer)
-    by_dialogue: dict[str, list[Any]] = {}
-    for row in rows:
-        by_dialogue.setdefault(row.dialogue_id, []).append(row)
-    for group in by_dialogue.values():
-        lengths.add_dialogue(group)
-    return lengths.result()
-
 
 def _report(tokenizer: str | None, prompt: dict[str, int | None], completion: dict[str, int | None],
             sft_total: dict[str, int | None], dialogues: dict[str, int | None]) -> dict[str, Any]:

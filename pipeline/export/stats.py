@@ -66,13 +66,6 @@ class _Stages:
         return out
 
 
-def stage_counts(dialogues: Iterable[Dialogue]) -> dict[str, dict[str, Any]]:
-    """Per cascade stage: dialogues holding its verdict, and how many passed it (see `_Stages`)."""
-    stages = _Stages()
-    for d in dialogues:
-        stages.add(d)
-    return stages.result()
-
 
 class _Scenario:
     """One scenario type's figures, dialogue by dialogue."""
@@ -245,20 +238,3 @@ class StatsBuilder:
                 "config": run.config,
             },
         }
-
-
-def scenario_stats(accepted: list[Dialogue], rejected: list[Dialogue]) -> dict[str, Any]:
-    """Per scenario type: dialogues generated and accepted, acceptance, each stage's pass rate, turns and
-    the labels of accepted assistant turns; decision styles and fault kinds over every dialogue."""
-    builder = StatsBuilder()
-    for d in accepted + rejected:
-        builder.add(d)
-    return builder.scenario_result()
-
-
-def compute_stats(accepted: list[Dialogue], rejected: list[Dialogue], sft_rows: int, run: RunInfo) -> dict[str, Any]:
-    """Everything stats.json reports, from lists of dialogues (`StatsBuilder` takes them one by one)."""
-    builder = StatsBuilder()
-    for d in accepted + rejected:
-        builder.add(d)
-    return builder.result(sft_rows, run)
