@@ -5,8 +5,8 @@ Usage: python bench/bench_generate.py [--latency 0.3] [--in-flight 1 32] [--dial
 
 Every role is played by ScriptedOpenAIServer + the simulator responder (the offline
 policies behind a socket), in a child process so its work does not share our GIL, with a
-fixed latency per call. For each in-flight bound k (LLM calls and synthesis jobs both set
-to k) it times `Engine.run` only (engine init and model load are excluded) and reports:
+fixed latency per call. For each in-flight bound k (LLM calls; seed jobs at the default of
+2k, or `--jobs`) it times `Engine.run` only (engine init and model load are excluded) and reports:
 
 - dialogues/s: accepted dialogues / wall time;
 - calls/dialogue: LLM calls charged to the dataset's dialogues (accepted and rejected
@@ -152,12 +152,15 @@ class SimulatorProcess:
 
 
 def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work: Path,
-            profile: bool, faults: bool = False) -> dict[str, Any]:
-    """Generates `dialogues` accepted dialogues with `in_flight` calls and jobs; returns the figures."""
+            profile: bool, faults: bool = False, jobs: int | None = None) -> dict[str, Any]:
+    """Generates `dialogues` accepted dialogues with `in_flight` calls (and `jobs` seed jobs, None: the
+    config's default) in flight; returns the figures."""
     from tests.support.simulator import SPOOL_ENV, simulator_config
     from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.llm.gateway import shutdown
     from utcgen.pipeline.records import Usage
-    from utcgen.pipeline.synthesis.run import Engine, select
+    from utcgen.pipeline.synthesis.journal import select
+    from utcgen.pipeline.synthesis.run import Engine
 
     tag = f"{in_flight}{'-faults' if faults else ''}"
     # the engine records every typed request here; the simulator process reads them by prompt
@@ -168,7 +171,7 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
         if faults:
             llm.update(timeout=FAULT_TIMEOUT, max_retries=12, backoff_base=0.1, backoff_max=2.0)
         raw = simulator_config(server.base_url, num_dialogues=dialogues, out=str(work / f"out-{tag}"),
-                               synthesis={"max_jobs_in_flight": in_flight}, llm=llm)
+                               synthesis={"max_jobs_in_flight": jobs}, llm=llm)
         path = work / f"run-{tag}.yaml"
         path.write_text(yaml.safe_dump(raw), encoding="utf-8")
         config = load_config(path)
@@ -185,7 +188,9 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
             records = await engine.run()
             if profiler:
                 profiler.disable()
-            return records, time.perf_counter() - started, time.process_time() - cpu_started
+            wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+            await shutdown()
+            return records, wall, cpu
 
         try:
             records, wall, cpu = asyncio.run(measured())
@@ -207,6 +212,7 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
     ideal = in_flight / (per_dialogue * latency)
     result = {
         "in_flight": in_flight,
+        "jobs_in_flight": config.jobs_in_flight(),
         "faults": faults,
         "dialogues": len(accepted),
         "rejected_attempts": len(rejected),
@@ -285,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dialogues", type=int, nargs="+",
                         help="accepted dialogues per setting: one value for all, or one per --in-flight "
                              f"(default: {DEFAULT_DIALOGUES[1]} at 1, {DEFAULT_DIALOGUES_PARALLEL} otherwise)")
+    parser.add_argument("--jobs", type=int, help="seed jobs in flight (default: the config's, 2 x calls in flight)")
     parser.add_argument("--profile", action="store_true", help="cProfile the largest in-flight run")
     parser.add_argument("--no-faults", action="store_true", help="skip the run under injected faults")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "generate.json")
@@ -310,13 +317,13 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for k, n in zip(args.in_flight, counts):
             print(f"running {n} dialogues at {k} in flight, latency {args.latency}s ...", file=sys.stderr)
-            results.append(run_one(k, n, args.latency, embedder, work, args.profile and k == biggest))
+            results.append(run_one(k, n, args.latency, embedder, work, args.profile and k == biggest, jobs=args.jobs))
             print(f"  engine init {results[-1]['engine_init_s']}s (not timed), run {results[-1]['wall_s']}s",
                   file=sys.stderr)
         if not args.no_faults:
             n = counts[args.in_flight.index(biggest)]
             print(f"running {n} dialogues at {biggest} in flight under injected faults ...", file=sys.stderr)
-            results.append(run_one(biggest, n, args.latency, embedder, work, False, faults=True))
+            results.append(run_one(biggest, n, args.latency, embedder, work, False, faults=True, jobs=args.jobs))
 
     print(f"\nlatency {args.latency}s per LLM call (simulator in a child process)\n")
     header = f"{'in flight':>9} {'dialogues':>9} {'wall s':>8} {'dlg/s':>8} {'calls/dlg':>9} " \

@@ -200,7 +200,7 @@ def generate_dialogues(
                 failed[0].result()  # raises the batch's error; finished jobs stay journaled
 
         try:
-            work = SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections, AcceptanceRule.of(cfg.synthesis),
+            work = SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections, AcceptanceRule.of(cfg),
                             light=True)
             waves = run_waves(work, run_wave,
                               batch_size=batch_size, parallelism=dask_workers if task_runner == "dask" else 1,

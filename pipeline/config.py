@@ -39,7 +39,9 @@ class SynthesisSettings(Strict):
     max_attempts: int = Field(5, ge=1, le=20)
     slot_retries: int = Field(3, ge=0)
     reply_retries: int = Field(2, ge=0)
-    max_jobs_in_flight: int = Field(16, ge=1)
+    # Seed jobs synthesised at once. None: twice llm.max_in_flight, so that every call slot has a job
+    # with a call to make while others validate, journal or wait for their next turn (`jobs_in_flight`).
+    max_jobs_in_flight: int | None = Field(None, ge=1)
     # Stop the run when this many jobs in a row (in order of completion) were rejected for the same
     # reason category (e.g. "unparseable reply"): the model or prompt is failing the same way. 0 = never.
     stop_after_same_rejections: int = Field(20, ge=0)
@@ -95,6 +97,10 @@ class LLMSettings(Strict):
     backoff_max: float = Field(30, ge=0)
     cache: bool = True
     cache_dir: str | None = None
+    # `openai/<name>` at an api_base: send the call with utcgen's own lean client (litellm's request
+    # and errors, much less CPU per call; `llm.direct`) instead of through litellm. Other providers
+    # always go through litellm.
+    direct_client: bool = True
     # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
     # for every role, then per role in structured_output_roles (e.g. {user: off}).
     structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
@@ -223,6 +229,10 @@ class RunConfig(Strict):
             return there
         installed = Path(resolve(path))
         return installed if installed.is_absolute() else there
+
+    def jobs_in_flight(self) -> int:
+        """Seed jobs run at once: `synthesis.max_jobs_in_flight`, or twice the call slots when unset."""
+        return self.synthesis.max_jobs_in_flight or 2 * self.llm.max_in_flight
 
     def default_scenarios(self) -> bool:
         """True when only disambiguation can be drawn and no decision style is: today's dialogues."""

@@ -87,7 +87,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         *(MayChange(f"llm.{key}", _TRANSPORT) for key in (
             "api_key_env", "max_in_flight", "start_in_flight", "timeout", "max_retries", "abort_after_failures",
             "abort_failure_rate", "backoff_base",
-            "backoff_max", "cache", "cache_dir")),
+            "backoff_max", "cache", "cache_dir", "direct_client")),
         MayChange("llm.api_base", "the offline backend never calls it", when=_offline),
         MayChange("exclude_split", "unset: runs made before the setting existed", when=lambda s: s.get("exclude_split") is None),
         MayChange("skip_invalid", "decides only whether broken tools stop the run; the tools that load are the same"),

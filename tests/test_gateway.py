@@ -296,7 +296,7 @@ def test_cancelling_a_call_is_never_swallowed(tmp_path: Path, monkeypatch: pytes
                                      usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
 
     monkeypatch.setattr(litellm, "acompletion", reply_after_a_few_turns)
-    gw = Gateway(ModelRegistry.from_config(RunConfig.model_validate(simulator_config("http://127.0.0.1:9/v1", llm={"cache": False}))))
+    gw = Gateway(ModelRegistry.from_config(RunConfig.model_validate(simulator_config("http://127.0.0.1:9/v1", llm={"cache": False, "direct_client": False}))))
 
     async def cancel_at(turns: int) -> str:
         task = asyncio.ensure_future(gw.chat(goal_state(), messages()))

@@ -10,7 +10,7 @@ import pytest
 
 from utcgen.pipeline.config import RunConfig, load_config
 from utcgen.pipeline.errors import InputError, UtcgenError
-from utcgen.pipeline.llm.limits import OVERLOAD_SHARE, RECENT, TRACE_LIMIT, AdaptiveLimit, Limits
+from utcgen.pipeline.llm.limits import OVERLOAD_SHARE, PRIORITY, RECENT, TRACE_LIMIT, AdaptiveLimit, Limits
 from utcgen.pipeline.records import Dialogue, Verdict
 from utcgen.pipeline.synthesis.journal import JobRecord, Journal
 from utcgen.pipeline.synthesis.schedule import check_fruitless, rejection_category
@@ -125,6 +125,28 @@ def test_a_cancelled_waiter_does_not_leak_a_slot() -> None:
         return lim.in_flight
 
     assert asyncio.run(main()) == 0
+
+
+def test_a_freed_slot_goes_to_the_lowest_priority_waiting_then_to_the_first_come() -> None:
+    async def main() -> list[str]:
+        lim = AdaptiveLimit("m", maximum=1)
+        order: list[str] = []
+        await lim.acquire()
+
+        async def call(name: str, priority: int) -> None:
+            PRIORITY.set(priority)  # each task has its own context: as a generation job sets its number
+            async with lim:
+                order.append(name)
+                await asyncio.sleep(0)
+
+        waiting = [asyncio.ensure_future(call(name, p)) for name, p in
+                   [("job 9", 9), ("job 2 first", 2), ("job 5", 5), ("job 2 second", 2), ("job 0", 0)]]
+        await asyncio.sleep(0)  # all five wait for the one slot
+        lim.release()
+        await asyncio.gather(*waiting)
+        return order
+
+    assert asyncio.run(main()) == ["job 0", "job 2 first", "job 2 second", "job 5", "job 9"]
 
 
 # --------------------------------------------------------------------------- fruitless runs

@@ -1,7 +1,9 @@
 """The one gateway every role calls: litellm underneath, async, bounded, retried, cached, metered.
 
 Every backend goes through litellm, including the offline one (a litellm custom
-provider), so rendering, transport and parsing are the same code for all of them.
+provider), so rendering, transport and parsing are the same code for all of them; the one
+exception is transport to an OpenAI-compatible server (`direct`, `llm.direct_client`), which
+sends litellm's request and raises litellm's errors for a fraction of its CPU per call.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pydantic import BaseModel
 
 from ..records import Usage
 from ..redaction import watch
-from . import offline, structured
+from . import direct, offline, structured
 from .failures import KEPT, Health, LLMError, LLMFatalError, category, describe, is_fatal, is_retryable, retry_after
 from .limits import Limits
 from .registry import ModelRegistry, is_local
@@ -107,6 +109,7 @@ class Gateway:
         self.on_call: Any = None
         cache_root = Path(self.settings.cache_dir or os.environ.get("UTCGEN_CACHE_DIR") or Path.home() / ".cache" / "utcgen")
         self.cache = ResponseCache(cache_root / "llm-cache.sqlite") if self.settings.cache else None
+        self.direct = direct.DirectClient() if self.settings.direct_client else None
         self.formats = structured.Formats(self.settings.structured_output,
                                           {role: e.structured_output for role, e in registry.entries.items()})
 
@@ -249,7 +252,10 @@ class Gateway:
                 # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
                 # call completes, and the cancelled dialogue then runs on to its end.
                 async with asyncio.timeout(self.settings.timeout + 5):
-                    response = await litellm.acompletion(**kwargs)
+                    if self.direct and direct.serves(kwargs):
+                        completion = await self.direct.complete(kwargs)
+                    else:
+                        completion = _completion(await litellm.acompletion(**kwargs))
                 break
             except Exception as exc:
                 # `auto` and a server that refuses this response_format: the next form, at once.
@@ -259,15 +265,18 @@ class Gateway:
                 kwargs.pop("response_format", None)
                 kwargs.update(self._shape_kwargs(role, shape, step))
                 mode = step if "response_format" in kwargs else "off"
-        return _reply(response, mode)
+        return LLMReply(text=completion.text, tool_calls=completion.tool_calls, reasoning=completion.reasoning,
+                        structured_output=mode,
+                        usage=Usage(calls=1, prompt_tokens=completion.prompt_tokens,
+                                    completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd))
 
     def close(self) -> None:
         if self.cache:
             self.cache.close()
 
 
-def _reply(response: Any, mode: str) -> LLMReply:
-    """A litellm response as an LLMReply: text, native calls, reasoning, usage and cost."""
+def _completion(response: Any) -> direct.Completion:
+    """What the gateway keeps of a litellm response: text, native calls, reasoning, usage and cost."""
     message = response.choices[0].message
     calls = []
     for call in getattr(message, "tool_calls", None) or []:
@@ -277,22 +286,17 @@ def _reply(response: Any, mode: str) -> LLMReply:
     reasoning = getattr(message, "reasoning_content", None)
     usage = getattr(response, "usage", None)
     cost = (getattr(response, "_hidden_params", {}) or {}).get("response_cost") or 0.0
-    return LLMReply(
-        text=message.content or "",
-        tool_calls=calls,
+    return direct.Completion(
+        text=message.content or "", tool_calls=calls,
         reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
-        structured_output=mode,
-        usage=Usage(
-            calls=1,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            cost_usd=float(cost),
-        ),
-    )
+        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cost_usd=float(cost))
 
 
 async def shutdown() -> None:
-    """Lets litellm finish its queued success callbacks and closes its pooled connections.
+    """Lets litellm finish its queued success callbacks and closes its pooled connections (and the
+    direct client's).
 
     Call it last, on the loop that made the calls: otherwise the interpreter exits with
     litellm's logging task still pending and sockets unclosed, and prints warnings for both.
@@ -307,3 +311,4 @@ async def shutdown() -> None:
         log.warning("litellm callbacks still queued after 5 s; dropping them")
     await GLOBAL_LOGGING_WORKER.stop()
     await close_litellm_async_clients()
+    await direct.aclose_all()

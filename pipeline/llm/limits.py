@@ -11,15 +11,21 @@ overloaded: halving on each of those would sink the limit to 1 or 2 and the run 
 while the retry with backoff already absorbs them. At most one halving per window of calls,
 so a burst of 429s from one overload counts once. The limit stays within [1, maximum], maximum being
 `llm.max_in_flight`. A slot is held per attempt, never across a backoff sleep.
+
+A freed slot goes to the waiting call of lowest `PRIORITY` (set per task; a generation run sets
+its job number), first come first served among equals: the jobs the dataset needs first finish
+first, and jobs planned past them only fill slots nobody nearer the front wants.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import heapq
+import itertools
 import logging
 import time
 from collections import deque
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 log = logging.getLogger("utcgen.llm")
@@ -28,6 +34,8 @@ TRACE_LIMIT = 200  # changes kept per endpoint for the run stats (first and last
 RECENT = 40  # answers remembered to tell an overload from sporadic 429s
 OVERLOAD_SHARE = 0.25  # share of 429s among them that means the endpoint is overloaded
 LOG_EVERY_S = 5.0  # at most one log line per endpoint this often (the last change is always kept)
+# Lower goes first when calls wait for a slot (a generation job sets its number; unset: 0).
+PRIORITY: ContextVar[int] = ContextVar("utcgen_call_priority", default=0)
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,8 @@ class AdaptiveLimit:
         self._tail: deque[Change] = deque(maxlen=TRACE_LIMIT // 2)
         self._dropped = 0
         self._last_log = 0.0
-        self._waiters: deque[asyncio.Future] = deque()
+        self._waiters: list[tuple[int, int, asyncio.Future]] = []  # a heap: (priority, arrival, future)
+        self._arrivals = itertools.count()
         self._recent: deque[bool] = deque(maxlen=RECENT)  # True: a 429
 
     # -- the bound
@@ -65,16 +74,13 @@ class AdaptiveLimit:
     async def acquire(self) -> None:
         while self.in_flight >= self.limit:
             fut = asyncio.get_running_loop().create_future()
-            self._waiters.append(fut)
+            heapq.heappush(self._waiters, (PRIORITY.get(), next(self._arrivals), fut))
             try:
                 await fut
             except asyncio.CancelledError:
                 if fut.done() and not fut.cancelled():
                     self._wake()  # pass the wake-up on to the next waiter
-                raise
-            finally:
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(fut)
+                raise  # a cancelled future stays in the heap until `_wake` pops and skips it
         self.in_flight += 1
 
     def release(self) -> None:
@@ -83,9 +89,8 @@ class AdaptiveLimit:
 
     def _wake(self) -> None:
         free = self.limit - self.in_flight
-        for fut in list(self._waiters):
-            if free <= 0:
-                break
+        while free > 0 and self._waiters:
+            fut = heapq.heappop(self._waiters)[2]
             if not fut.done():
                 fut.set_result(None)
                 free -= 1

@@ -88,7 +88,7 @@ class _Runtime:
                 self._embedder = Embedder()
             engine = Engine(config, embedder=self._embedder)
             # A per-engine bound on concurrent jobs, shared by every batch of this process.
-            entry = (engine, asyncio.Semaphore(config.synthesis.max_jobs_in_flight))
+            entry = (engine, asyncio.Semaphore(config.jobs_in_flight()))
             self._engines[key] = entry
             while len(self._engines) > MAX_ENGINES:
                 _, (old, _sem) = self._engines.popitem(last=False)

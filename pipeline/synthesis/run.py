@@ -21,6 +21,7 @@ from .. import __version__
 from ..config import RunConfig
 from ..errors import InputError
 from ..export.run_info import RunInfo
+from ..llm.limits import PRIORITY
 from ..records import Dialogue, Usage
 from ..resources import shipped
 from ..runner import Budget, Gateways, RunProgress, run_window
@@ -124,6 +125,7 @@ class Engine:
         """All attempts of one seed job, journaled as soon as it finishes."""
         from .attempt import synthesize
 
+        PRIORITY.set(job)  # this task's calls (and its validators') wait behind lower-numbered jobs' only
         start = time.monotonic()
         attempts: list[Dialogue] = []
         for attempt in range(1, self.config.synthesis.max_attempts + 1):
@@ -148,12 +150,12 @@ class Engine:
 
     def work(self, light: bool = False) -> SeedJobs:
         s = self.config.synthesis
-        return SeedJobs(self.journal, self.config.num_dialogues, s.stop_after_same_rejections, AcceptanceRule.of(s),
+        return SeedJobs(self.journal, self.config.num_dialogues, s.stop_after_same_rejections, AcceptanceRule.of(self.config),
                         light=light)
 
     async def run(self, on_progress: Callable[[RunProgress], None] | None = None,
                   light: bool = False) -> Mapping[int, JobRecord | JobSummary]:
-        """Runs jobs in order, at most `synthesis.max_jobs_in_flight` at once, until the first N
+        """Runs jobs in order, at most `config.jobs_in_flight()` at once, until the first N
         accepted are known (`runner.run_window`: the budget and the fruitless-run stop hold).
         Returns every finished job: its record, or with `light` its summary (memory that stays small
         whatever the run's size; the export then reads the journal)."""
@@ -161,7 +163,7 @@ class Engine:
             return JobSummary.of(await self.run_job(job))
 
         return await run_window(self.work(light), run_light if light else self.run_job,
-                                window=self.config.synthesis.max_jobs_in_flight,
+                                window=self.config.jobs_in_flight(),
                                 budget=Budget.of(self.config.budget), meter=Gateways(self.gateway),
                                 on_progress=on_progress)
 

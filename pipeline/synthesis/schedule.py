@@ -187,8 +187,9 @@ class AcceptanceRule:
     slots: int = 1  # jobs in flight at once: the first judgement waits for 5 attempts per slot
 
     @classmethod
-    def of(cls, synthesis: Any) -> AcceptanceRule:
-        return cls(synthesis.stop_min_attempts, synthesis.stop_min_acceptance, synthesis.max_jobs_in_flight)
+    def of(cls, config: Any) -> AcceptanceRule:
+        s = config.synthesis
+        return cls(s.stop_min_attempts, s.stop_min_acceptance, config.jobs_in_flight())
 
     @property
     def first(self) -> int:
