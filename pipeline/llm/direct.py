@@ -112,11 +112,11 @@ class DirectClient:
         except aiohttp.ClientError as exc:
             raise _connection_error(model, url, exc) from exc
         if status >= 400:
-            raise status_error(status, _message(raw), model, url, response_headers)
+            raise status_error(status, raw, model, url, response_headers)
         try:
             return self._completion(model, json.loads(raw))
         except (ValueError, LookupError, TypeError, AttributeError) as exc:  # litellm: an InternalServerError
-            raise status_error(500, str(exc), model, url, response_headers) from exc
+            raise status_error(500, str(exc).encode(), model, url, response_headers) from exc
 
     def _completion(self, model: str, data: dict[str, Any]) -> Completion:
         message = data["choices"][0]["message"]
@@ -149,55 +149,31 @@ class DirectClient:
         return self._prices[model]
 
 
-def _message(raw: bytes) -> str:
-    """The server's error message: an OpenAI-style body's error.message, else the body's text."""
-    text = raw.decode("utf-8", "replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
-        if isinstance(error, str):
-            return error
-        if isinstance(data.get("message"), str):
-            return data["message"]
-    return text
-
-
-def status_error(status: int, message: str, model: str, url: str, headers: dict[str, str]) -> Exception:
-    """The litellm exception litellm raises for an HTTP error status from an OpenAI-compatible server."""
+def status_error(status: int, raw: bytes, model: str, url: str, headers: dict[str, str]) -> Exception:
+    """The exception litellm raises for this error reply: the OpenAI SDK's wording of it, put through
+    litellm's own exception mapping (so a 401 whose body says invalid_request_error is a
+    BadRequestError here too, as it is through litellm)."""
     import httpx
-    from litellm import exceptions as x
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.openai.common_utils import OpenAIError
 
-    response = httpx.Response(status, headers=headers, request=httpx.Request("POST", url))
-    text = f"OpenAIException - {message}"
-    provider = "openai"
-    if status == 400:
-        if "context" in message.lower() and ("length" in message.lower() or "window" in message.lower()):
-            return x.ContextWindowExceededError(text, model, provider, response=response)
-        return x.BadRequestError(text, model, provider, response=response)
-    if status == 401:
-        return x.AuthenticationError(text, provider, model, response=response)
-    if status == 403:
-        return x.PermissionDeniedError(text, provider, model, response=response)
-    if status == 404:
-        return x.NotFoundError(text, model, provider, response=response)
-    if status == 408:
-        return x.Timeout(text, model, provider, headers=headers, exception_status_code=408, response=response)
-    if status == 422:
-        return x.UnprocessableEntityError(text, model, provider, response=response)
-    if status == 429:
-        return x.RateLimitError(text, provider, model, response=response, headers=headers)
-    if status == 500:
-        return x.InternalServerError(text, provider, model, response=response)
-    if status == 502:
-        return x.BadGatewayError(text, provider, model, response=response)
-    if status == 503:
-        return x.ServiceUnavailableError(text, provider, model, response=response)
-    return x.APIError(status, text, provider, model, request=response.request)
+    text = raw.decode("utf-8", "replace").strip()
+    body: Any = None
+    try:
+        parsed = json.loads(text)
+        message = f"Error code: {status} - {parsed}"
+        body = parsed.get("error", parsed) if isinstance(parsed, dict) else None
+    except ValueError:
+        message = text or f"Error code: {status}"
+    request = httpx.Request("POST", url)
+    original = OpenAIError(status_code=status, message=message, headers=headers,
+                           body=body if isinstance(body, dict) else None, request=request,
+                           response=httpx.Response(status, headers=headers, request=request))
+    try:
+        exception_type(model=model[len(PREFIX):], original_exception=original, custom_llm_provider="openai")
+    except Exception as mapped:  # exception_type raises the mapped exception
+        return mapped
+    return original
 
 
 def _timeout(model: str, seconds: float) -> Exception:
