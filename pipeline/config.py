@@ -42,6 +42,11 @@ class SynthesisSettings(Strict):
     # Seed jobs synthesised at once. None: twice llm.max_in_flight, so that every call slot has a job
     # with a call to make while others validate, journal or wait for their next turn (`jobs_in_flight`).
     max_jobs_in_flight: int | None = Field(None, ge=1)
+    # Use call slots that would sit idle (the end of a run) for work the dataset may need: a job's next
+    # attempt before its current one is judged, and a few jobs past the expected prefix. Results are
+    # the same; some of those calls are thrown away. Off: no call the dataset may not need, a slower end.
+    # Never for the offline backend (its calls are CPU, not waiting).
+    speculate: bool = True
     # Stop the run when this many jobs in a row (in order of completion) were rejected for the same
     # reason category (e.g. "unparseable reply"): the model or prompt is failing the same way. 0 = never.
     stop_after_same_rejections: int = Field(20, ge=0)

@@ -77,6 +77,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         MayChange("budget", "a stopped run resumes with a higher budget"),
         MayChange("export", "how the dataset folder is written: redone by every export"),
         MayChange("synthesis.max_jobs_in_flight", "concurrency"),
+        MayChange("synthesis.speculate", "when attempts and jobs start; each one's dialogue is the same"),
         MayChange("synthesis.stop_after_same_rejections", "when a fruitless run stops"),
         MayChange("synthesis.stop_min_attempts", "when a run accepting too little stops"),
         MayChange("synthesis.stop_min_acceptance", "when a run accepting too little stops"),

@@ -172,6 +172,13 @@ class Usage(BaseModel):
             out.add(usage)
         return out
 
+    def minus(self, other: Usage) -> Usage:
+        """What this counts beyond `other` (never below 0): a new record."""
+        return Usage(calls=max(0, self.calls - other.calls), cached_calls=max(0, self.cached_calls - other.cached_calls),
+                     prompt_tokens=max(0, self.prompt_tokens - other.prompt_tokens),
+                     completion_tokens=max(0, self.completion_tokens - other.completion_tokens),
+                     cost_usd=max(0.0, self.cost_usd - other.cost_usd))
+
     def report(self) -> dict[str, int | float]:
         """The fields plus `total_tokens`, cost rounded to 1e-6 USD: how stats.json shows usage."""
         return {

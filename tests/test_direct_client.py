@@ -44,11 +44,10 @@ async def through_litellm(kwargs: dict[str, Any]) -> Any:
 
 
 async def through_direct(kwargs: dict[str, Any]) -> Any:
-    client = direct.DirectClient()
     try:
-        return await client.complete(kwargs)
+        return await direct.DirectClient().complete(kwargs)
     finally:
-        await client.aclose()
+        await direct.aclose_all()
 
 
 def outcome(call: Any, kwargs: dict[str, Any]) -> Any:

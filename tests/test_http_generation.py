@@ -10,6 +10,7 @@ exactly the broken dialogues for the right reason, and still deliver N accepted 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -59,7 +60,7 @@ RETRY_AFTER = 1.0
 def write_config(path: Path, base_url: str, out: Path, **overrides: Any) -> Path:
     raw = merged(simulator_config(
         base_url, num_dialogues=N, out=str(out),
-        synthesis={"max_jobs_in_flight": 4},
+        synthesis={"max_jobs_in_flight": 4, "speculate": False},  # every request accounted for, none cancelled
         llm={"timeout": TIMEOUT, "backoff_base": 0.1, "backoff_max": 0.5, "max_in_flight": 8},
     ), overrides)
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
@@ -183,6 +184,51 @@ def test_generation_over_http_survives_faults_and_rejects_the_broken(
     exported = datasets.load_dataset(str(out), "rejected", cache_dir=str(hf))["train"]
     exported_reasons = dict(zip(exported["id"], exported["rejection_reason"]))
     assert broken.items() <= exported_reasons.items()
+
+
+def _contents(records: dict[int, JobRecord]) -> dict[int, list[Any]]:
+    """Each job's attempts as data, without the fields that say when they ran."""
+    return {job: [d.model_dump(mode="json", exclude={"created_at", "generation"}) for d in r.dialogues]
+            for job, r in records.items()}
+
+
+def test_speculation_changes_when_attempts_run_never_what_the_dataset_holds(tmp_path: Path, embedder: Any) -> None:
+    """Job 1's assistant never writes JSON, so its five attempts are all rejected: in the run's tail
+    it starts its later attempts early. Spare jobs past the prefix start too. The records are those of
+    a run without speculation, and every call made is either in a record or counted as discarded."""
+    runs, overlapping = {}, {}
+    with ScriptedOpenAIServer(simulator_responder, latency=0.05, faults=FaultPlan()) as srv:  # one api_base: one fingerprint
+        for speculate in (False, True):
+            out = tmp_path / f"out-{speculate}"
+            config = load_config(write_config(tmp_path / f"run-{speculate}.yaml", srv.base_url, out,
+                                              synthesis={"max_jobs_in_flight": 4, "speculate": speculate}))
+            engine = Engine(config, embedder=embedder)
+            first_request = len(srv.requests)
+            job_1 = job_predicate(engine, 1)
+            try:
+                if not speculate:
+                    srv.faults.when(job_predicate(engine, 1, role="assistant"),  # type: ignore[union-attr]
+                                    Reply("no JSON here"), times=10_000)
+                records = asyncio.run(engine.run())
+                summary = engine.export(records)
+                calls = engine.gateway.usage.calls
+            finally:
+                engine.close()
+            stats = json.loads(summary.stats_path.read_text())
+            billed = sum(d.generation.usage.calls for r in records.values() for d in r.dialogues)
+            assert billed + stats["llm"]["discarded"]["calls"] == calls
+            accepted, _, complete = select(records, N)
+            assert complete and not records[1].accepted and len(records[1].dialogues) == 5
+            runs[speculate] = (_contents(records), [d.id for d in accepted])
+            # job 1's calls in the order the server got them: a goal call opens each attempt
+            roles = [decoded(r)[0] for r in srv.requests[first_request:] if job_1(r)]  # type: ignore[index]
+            assert roles.count("goal") == 5
+            overlapping[speculate] = any(a == b == "goal" for a, b in itertools.pairwise(roles))
+    # an attempt opened before the one before it said a word: only with speculation
+    assert overlapping == {False: False, True: True}
+    (plain, plain_ids), (hedged, hedged_ids) = runs[False], runs[True]
+    assert hedged_ids == plain_ids
+    assert {job: hedged[job] for job in plain} == plain  # the jobs both ran are the same, attempt by attempt
 
 
 def test_cli_generate_against_the_simulator(tmp_path: Path, clean_env: Path) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,42 +57,37 @@ def body(kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_CLIENTS: weakref.WeakSet[DirectClient] = weakref.WeakSet()
+# One session per event loop, shared by every client of the process (sessions belong to the loop that
+# made them); `aclose_all` on that loop closes it.
+_SESSIONS: dict[asyncio.AbstractEventLoop, Any] = {}
+
+
+def _session() -> Any:
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    session = _SESSIONS.get(loop)
+    if session is None or session.closed:
+        for old in [lp for lp in _SESSIONS if lp.is_closed()]:  # loops gone: their sessions too
+            del _SESSIONS[old]
+        # no connection cap here: the gateway's adaptive limit bounds calls in flight
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=True)
+        _SESSIONS[loop] = session
+    return session
 
 
 async def aclose_all() -> None:
-    """Closes every client's session of the running loop (`gateway.shutdown` calls it last)."""
-    for client in list(_CLIENTS):
-        await client.aclose()
+    """Closes the running loop's session (`gateway.shutdown` calls it last)."""
+    session = _SESSIONS.pop(asyncio.get_running_loop(), None)
+    if session is not None:
+        await session.close()
 
 
 class DirectClient:
-    """One aiohttp session per event loop (sessions belong to the loop that made them), shared by
-    every call of a gateway; `aclose` (or `aclose_all`) on that loop closes it."""
+    """Sends a gateway's calls over the loop's shared session; keeps the model prices it looked up."""
 
     def __init__(self) -> None:
-        self._sessions: dict[asyncio.AbstractEventLoop, Any] = {}
         self._prices: dict[str, tuple[float, float]] = {}
-        _CLIENTS.add(self)
-
-    def _session(self) -> Any:
-        import aiohttp
-
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            for old in [lp for lp in self._sessions if lp.is_closed()]:  # loops gone: their sessions too
-                del self._sessions[old]
-            # no connection cap here: the gateway's adaptive limit bounds calls in flight
-            session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=True)
-            self._sessions[loop] = session
-        return session
-
-    async def aclose(self) -> None:
-        """Closes the session of the running loop."""
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
 
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
         import aiohttp
@@ -103,7 +97,7 @@ class DirectClient:
         headers = {"Authorization": f"Bearer {api_key(kwargs)}", "Content-Type": "application/json"}
         timeout = float(kwargs.get("timeout") or 600)
         try:
-            async with self._session().post(url, data=json.dumps(body(kwargs)), headers=headers,
+            async with _session().post(url, data=json.dumps(body(kwargs)), headers=headers,
                                             timeout=aiohttp.ClientTimeout(total=timeout)) as response:
                 raw = await response.read()
                 status, response_headers = response.status, dict(response.headers)

@@ -128,14 +128,6 @@ def spend(work: Work[Any, Any], records: dict[Any, Any]) -> Usage:
     return Usage.total(work.usage(r) for r in records.values())
 
 
-def _minus(a: Usage, b: Usage) -> Usage:
-    """What `a` counts beyond `b` (never below 0)."""
-    return Usage(calls=max(0, a.calls - b.calls), cached_calls=max(0, a.cached_calls - b.cached_calls),
-                 prompt_tokens=max(0, a.prompt_tokens - b.prompt_tokens),
-                 completion_tokens=max(0, a.completion_tokens - b.completion_tokens),
-                 cost_usd=max(0.0, a.cost_usd - b.cost_usd))
-
-
 def _per_item(work: Work[Any, Any], records: dict[Any, Any]) -> tuple[float, float] | None:
     """Expected (cost, tokens) of one item, from the finished ones."""
     if not records:
@@ -196,7 +188,7 @@ async def run_window(work: Work[K, R], run: Callable[[K], Awaitable[R]], *, wind
         while not work.complete(records) and not stop.is_set():
             work.check(records)
             wanted = work.plan(records, active.values(), window - len(active))
-            in_flight = _minus(session(), here)  # spent by the items in flight so far
+            in_flight = session().minus(here)  # spent by the items in flight so far
             room = budget.room(spent(), _per_item(work, records), len(active), in_flight, len(wanted))
             for key in wanted[:room]:
                 active[asyncio.ensure_future(run(key))] = key

@@ -16,14 +16,14 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..catalog.parsing import catalog_files
 from ..config import RunConfig
 from ..errors import InputError
 from ..files import write_atomic
 from ..fingerprint import changed_files, file_digests
-from ..records import Dialogue
+from ..records import Dialogue, Usage
 from ..runner import Checkpoint
 
 JOURNAL_DIR = "journal"
@@ -55,12 +55,15 @@ class JobRecord(BaseModel):
 
 
 class CallCounters(BaseModel):
-    """What one process's gateway counted that the records do not hold: retries (by reason) and
-    calls that failed through their retries. Kept per process so `stats.json` sums every session."""
+    """What one process's gateway counted that the records do not hold: retries (by reason), calls
+    that failed through their retries, and the calls of work thrown away (jobs in flight when the
+    run had its N dialogues, attempts started early and not needed: `synthesis.speculate`). Kept
+    per process so `stats.json` sums every session."""
 
     retries: int = 0
     retry_reasons: dict[str, int] = {}
     gave_up: int = 0
+    discarded: Usage = Field(default_factory=Usage)
 
 
 class Journal(Checkpoint):
@@ -96,7 +99,7 @@ class Journal(Checkpoint):
 
     def write_counters(self, counters: CallCounters) -> None:
         """This process's counters so far (each finished job writes them; so does the export)."""
-        if counters.retries or counters.gave_up or self._counters.exists():
+        if counters.retries or counters.gave_up or counters.discarded.calls or self._counters.exists():
             write_atomic(self._counters, counters.model_dump_json())
 
     def counters(self) -> CallCounters:
@@ -105,6 +108,7 @@ class Journal(Checkpoint):
         for item in self.read("calls-*.json", CallCounters):
             total.retries += item.retries
             total.gave_up += item.gave_up
+            total.discarded.add(item.discarded)
             for reason, count in item.retry_reasons.items():
                 total.retry_reasons[reason] = total.retry_reasons.get(reason, 0) + count
         return total

@@ -61,6 +61,22 @@ def _spend(records: Mapping[int, JobRecord | JobSummary]) -> Usage:
     return Usage.total(job_usage(r) for r in records.values())
 
 
+HEDGE_CHECK_S = 0.5  # how often a job with attempts left looks whether the run reached its tail
+
+
+def _leading(done: Mapping[int, Dialogue], last: int) -> list[Dialogue] | None:
+    """A job's attempts 1, 2, ... up to the first accepted one, once they are all known; or all `last`
+    when none was accepted. None while an earlier attempt is still running."""
+    attempts = []
+    for number in range(1, last + 1):
+        if number not in done:
+            return None
+        attempts.append(done[number])
+        if done[number].accepted:
+            break
+    return attempts
+
+
 class Engine:
     """Holds what every job shares: catalog, index, personas, gateway, journal."""
 
@@ -100,6 +116,8 @@ class Engine:
         self.sampler = PersonaSampler(self.personas, self.embedder, k=config.synthesis.persona_top_k,
                                       seed=config.seed, compose_missing=ours)
         self.gateway = Gateway(models)
+        self._billed = Usage()  # of the jobs this process journaled: the gateway's usage minus it was thrown away
+        self._work: SeedJobs | None = None  # the running work (`run`): its tail starts hedged attempts
         self.order = list(range(len(self.tools)))
         random.Random(f"{config.seed}:order").shuffle(self.order)
 
@@ -122,17 +140,40 @@ class Engine:
                     decision_style=draw_style(self.config.seed, job, self.config.decision_styles))
 
     async def run_job(self, job: int) -> JobRecord:
-        """All attempts of one seed job, journaled as soon as it finishes."""
+        """All attempts of one seed job, up to the first accepted, journaled as soon as it finishes.
+
+        Attempts are independent draws (each has its own seed), so the record is the same whether they
+        run one after another or at once. They run one after another while calls wait for slots; when
+        the run reaches its tail (every job it expects to need has started, and the last ones are chains of
+        rejected attempts) a job with a rejected attempt starts its other attempts without waiting for the
+        current one's verdict, and drops the attempts past the first accepted one (`synthesis.speculate`)."""
         from .attempt import synthesize
 
         PRIORITY.set(job)  # this task's calls (and its validators') wait behind lower-numbered jobs' only
         start = time.monotonic()
-        attempts: list[Dialogue] = []
-        for attempt in range(1, self.config.synthesis.max_attempts + 1):
-            dialogue = await synthesize(self.seed_for(job, attempt), self.config, self.gateway)
-            attempts.append(dialogue)
-            if dialogue.accepted:
-                break
+        last = self.config.synthesis.max_attempts
+        done: dict[int, Dialogue] = {}
+        running: dict[asyncio.Future[Dialogue], int] = {}
+        started = 0
+        try:
+            while (attempts := _leading(done, last)) is None:
+                # a job whose attempt was rejected is likely to see its next ones rejected too: in the
+                # tail it starts them all at once
+                while started < last and (not running or (done and self._hedging())) \
+                        and not any(d.accepted for d in done.values()):
+                    started += 1
+                    running[asyncio.ensure_future(synthesize(self.seed_for(job, started), self.config,
+                                                             self.gateway))] = started
+                # while attempts remain unstarted, look again at the slots every HEDGE_CHECK_S
+                wait = HEDGE_CHECK_S if started < last and self._speculates() else None
+                finished, _ = await asyncio.wait(running, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    done[running.pop(task)] = task.result()
+        finally:
+            for task in running:  # attempts past the first accepted one (or the job was cancelled)
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
         record = JobRecord(job=job, seed_tool=attempts[0].seed_tool.name, accepted=attempts[-1].accepted,
                            dialogues=attempts, elapsed_s=round(time.monotonic() - start, 3),
                            finished_at=round(time.time(), 3))
@@ -141,17 +182,27 @@ class Engine:
 
     def _journal(self, record: JobRecord) -> None:
         self.journal.write(record)
+        self._billed.add(Usage.total(d.generation.usage for d in record.dialogues))
         self.journal.write_counters(self.counters())
 
     def counters(self) -> CallCounters:
         """This process's gateway counters (`Journal.counters` sums every process's)."""
         g = self.gateway
-        return CallCounters(retries=g.retries, retry_reasons=dict(g.retry_reasons), gave_up=g.gave_up)
+        return CallCounters(retries=g.retries, retry_reasons=dict(g.retry_reasons), gave_up=g.gave_up,
+                            discarded=g.usage.minus(self._billed))
 
     def work(self, light: bool = False) -> SeedJobs:
         s = self.config.synthesis
         return SeedJobs(self.journal, self.config.num_dialogues, s.stop_after_same_rejections, AcceptanceRule.of(self.config),
-                        light=light)
+                        light=light, speculate=self._speculates())
+
+    def _speculates(self) -> bool:
+        """`synthesis.speculate`, never for the offline backend (its calls are CPU, not waiting)."""
+        return self.config.synthesis.speculate and self.config.backend() != "offline"
+
+    def _hedging(self) -> bool:
+        """Whether a job starts its next attempt before its current one is judged: in the run's tail."""
+        return self._work is not None and self._work.tail and self._speculates()
 
     async def run(self, on_progress: Callable[[RunProgress], None] | None = None,
                   light: bool = False) -> Mapping[int, JobRecord | JobSummary]:
@@ -162,7 +213,8 @@ class Engine:
         async def run_light(job: int) -> JobSummary:
             return JobSummary.of(await self.run_job(job))
 
-        return await run_window(self.work(light), run_light if light else self.run_job,
+        self._work = self.work(light)
+        return await run_window(self._work, run_light if light else self.run_job,
                                 window=self.config.jobs_in_flight(),
                                 budget=Budget.of(self.config.budget), meter=Gateways(self.gateway),
                                 on_progress=on_progress)
@@ -179,6 +231,7 @@ class Engine:
             "retries": counted.retries,
             "retry_reasons": dict(sorted(counted.retry_reasons.items())),
             "calls_failed": counted.gave_up,
+            "discarded": counted.discarded.report(),  # calls of work thrown away, in no record
             "limits": self.gateway.limits.report(),
         }
 

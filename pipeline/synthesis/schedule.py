@@ -14,6 +14,7 @@ adds the budget. Nothing here knows how a job is run.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -32,15 +33,19 @@ MIN_RATE = 0.1  # a run accepting fewer than 1 in 10 still plans as if 1 in 10
 MAX_FRUITLESS_JOBS = 20  # default of synthesis.stop_after_same_rejections
 
 
-def pending(records: Mapping[int, Job], n: int, in_flight: Collection[int] = (), limit: int | None = None) -> list[int]:
+def pending(records: Mapping[int, Job], n: int, in_flight: Collection[int] = (), limit: int | None = None,
+            spare: bool = False) -> list[int]:
     """The next jobs to start, lowest first: unfinished, not in flight, inside the prefix
-    expected to yield `n` accepted dialogues; at most `limit` of them."""
+    expected to yield `n` accepted dialogues; at most `limit` of them. With `spare` (the end of a
+    run) the prefix reaches two standard deviations further, so the jobs that stand in for the ones
+    still in flight that fail start now, not after they fail."""
     if leading_accepted(records, n) >= n:
         return []
     rate = max(MIN_RATE, sum(r.accepted for r in records.values()) / len(records)) if records else 1.0
     busy = set(in_flight)
+    margin = 2 * math.sqrt(len(busy) * rate * (1 - rate)) if spare else 0.0
     expected, jobs, job = 0.0, [], 0
-    while expected < n - 1e-9 and (limit is None or len(jobs) < limit):  # 1e-9: ten 0.1s make 1
+    while expected < n + margin - 1e-9 and (limit is None or len(jobs) < limit):  # 1e-9: ten 0.1s make 1
         if job in records:
             expected += records[job].accepted
         else:
@@ -254,16 +259,25 @@ class SeedJobs:
     are `JobSummary`s: what a run of any size holds in memory."""
 
     def __init__(self, journal: Journal, target: int, stop_after: int = MAX_FRUITLESS_JOBS,
-                 acceptance: AcceptanceRule | None = None, light: bool = False) -> None:
+                 acceptance: AcceptanceRule | None = None, light: bool = False, speculate: bool = False) -> None:
         self.journal, self.target, self.stop_after = journal, target, stop_after
         self.acceptance = acceptance or AcceptanceRule()
         self.light = light
+        self.speculate = speculate  # in the tail, plan spare jobs past the expected prefix
+        # Every job of the expected prefix has been started: the run's end, where the last jobs'
+        # chains of attempts, not the call slots, decide when it finishes.
+        self.tail = False
 
     def load(self) -> dict[int, Job]:
         return dict(summaries(self.journal)) if self.light else dict(self.journal.load())
 
     def plan(self, records: Mapping[int, Job], in_flight: Collection[int], limit: int | None) -> list[int]:
-        return pending(records, self.target, in_flight, limit)
+        jobs = pending(records, self.target, in_flight, limit)
+        if limit is None or len(jobs) < limit:
+            self.tail = True
+        if self.tail and self.speculate:
+            jobs = pending(records, self.target, in_flight, limit, spare=True)
+        return jobs
 
     def complete(self, records: Mapping[int, Job]) -> bool:
         return leading_accepted(records, self.target) >= self.target
