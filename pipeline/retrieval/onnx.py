@@ -106,8 +106,8 @@ class OnnxEncoder:
             encoded = self.tokenizer.encode_batch([texts[i] for i in rows])
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                             "token_type_ids": np.zeros_like(ids)})[0]
+            hidden = np.asarray(self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                                        "token_type_ids": np.zeros_like(ids)})[0])
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)

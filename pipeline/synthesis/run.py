@@ -108,8 +108,9 @@ class Engine:
             raise InputError(f"{config.catalog}: a catalog needs at least 2 tools to have distractors")
         self.personas = load_personas(str(config.located(config.personas)), field=config.persona_field)
         self.journal = Journal(self.out, config, allow_config_change)
-        given = embedder is not None and embedder.backend == config.embeddings
-        self.embedder = embedder if given else Embedder(backend=config.embeddings)  # type: ignore[assignment]
+        if embedder is None or embedder.backend != config.embeddings:
+            embedder = Embedder(backend=config.embeddings)
+        self.embedder: Embedder = embedder
         self.index = ToolIndex(self.tools, self.embedder, exact_up_to=config.synthesis.exact_search_up_to)
         # a persona composed for a tool no pooled persona fits stands in only for our own pool:
         # a user who brings personas gets theirs
