@@ -65,7 +65,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--logging-steps", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-merge", action="store_true", help="save the LoRA adapter only, not OUTPUT_DIR/merged")
-    return p.parse_args(argv)
+    p.add_argument("--save-base", type=Path, metavar="DIR",
+                   help="also save the base as trained on (a GGUF dequantised, the chat template set) as a plain "
+                        "checkpoint in DIR, for `--model hf:DIR`: the base of a base-vs-LoRA comparison")
+    p.add_argument("--base-only", action="store_true", help="with --save-base: save the base and stop (no training)")
+    args = p.parse_args(argv)
+    if args.base_only and not args.save_base:
+        p.error("--base-only needs --save-base DIR")
+    return args
 
 
 def save_merged(model: Any, tokenizer: Any, out: Path) -> Path:
@@ -126,6 +133,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         tokenizer.chat_template = args.chat_template.read_text(encoding="utf-8")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if args.save_base:
+        save_merged(model, tokenizer, args.save_base)
+        print(f"base saved to {args.save_base} (evaluate it with --model hf:{args.save_base})")
+        if args.base_only:
+            return {"base": str(args.save_base)}
 
     max_length = args.max_length or default_max_length(args.data)
     import torch

@@ -192,8 +192,11 @@ def test_train_lora_saves_a_merged_checkpoint_that_hf_loads(folder: Path, tmp_pa
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     report = script.main(["--data", str(folder), "--base-model", str(base), "--output-dir", str(tmp_path / "lora"),
-                          "--max-steps", "1", "--max-length", "16000", "--keep-template"])
+                          "--max-steps", "1", "--max-length", "16000", "--keep-template",
+                          "--save-base", str(tmp_path / "plain-base")])
     merged = tmp_path / "lora" / "merged"
+    # the base as trained on, for the other side of a base-vs-LoRA comparison
+    assert type(HFModel(tmp_path / "plain-base", max_new_tokens=4)._model).__name__ == "LlamaForCausalLM"
     assert report["merged"] == str(merged) and (tmp_path / "lora" / "adapter_config.json").is_file()
     assert json.loads((merged / "config.json").read_text())["model_type"] == "llama"
     assert not (merged / "adapter_config.json").exists()

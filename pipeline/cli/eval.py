@@ -71,7 +71,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--no-conv-rel", action="store_true", help="skip ConvRel (no rubric calls)")
     r.add_argument("--max-turns", type=field(_settings, "max_turns", int), default=10, help="dynamic: most assistant turns (default 10)")
     r.add_argument("--limit", type=field(_settings, "limit", int), metavar="N", help="the first N cases only")
-    r.add_argument("--max-in-flight", type=number(int, [("ge", 1)]), default=8, metavar="K", help="cases evaluated at once (default 8)")
+    r.add_argument("--max-in-flight", type=number(int, [("ge", 1)]), metavar="K",
+                   help="cases evaluated at once (default 8; 1 for hf: models, which generate one reply at a "
+                        "time, so that each case's elapsed time is its own)")
     r.add_argument("--max-new-tokens", type=field(_settings, "max_new_tokens", int), default=256, metavar="N", help="hf: tokens generated per turn")
     r.add_argument("--seed", type=field(_settings, "seed", int), default=0, help="dynamic: seeds the proxy's drafts and the voters' orders")
     r.add_argument("--config", metavar="PATH", help="YAML run config for the judge-side calls (llm settings)")
@@ -138,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     bar = _Bar(enabled=not args.no_progress)
     try:
         report = evaluate(
-            args.benchmark, args.model, args.mode, args.out, max_in_flight=args.max_in_flight,
+            args.benchmark, args.model, args.mode, args.out,
+            max_in_flight=args.max_in_flight or (1 if args.model.startswith("hf:") else 8),
             allow_config_change=args.allow_config_change, on_progress=bar.update, api_base=args.api_base,
             tool_format=args.tool_format, user_model=args.user_model, voter_model=args.voter_model,
             votes=None if args.no_voting else args.votes,
