@@ -527,7 +527,7 @@ class ScriptedOpenAIServer:
 
     Args:
         responder: ``(ChatRequest) -> str`` giving the assistant content.
-        latency: seconds to wait before every normal reply (not before faults'
+        latency: seconds every normal reply takes from its receipt, the responder's time included (not faults'
             error replies); waits never block other requests.
         faults: a :class:`FaultPlan`, a ``{index: fault}`` mapping, or a callable
             ``(ChatRequest) -> fault | None``.
@@ -727,9 +727,6 @@ class ScriptedOpenAIServer:
                     handler.close_connection = True
                     return
 
-        if self.latency and self._stopping.wait(self.latency):
-            handler.close_connection = True
-            return
         if isinstance(fault, Reply):
             content = fault.content
         else:
@@ -745,6 +742,10 @@ class ScriptedOpenAIServer:
                 error(500, f"responder returned {type(content).__name__}, expected str or dict",
                       "server_error", "responder_error", fault)
                 return
+        # a reply takes `latency` from receipt, the responder's own time included: a fixed-latency server
+        if self.latency and self._stopping.wait(max(0.0, self.latency - (time.monotonic() - request.received_at))):
+            handler.close_connection = True
+            return
         self._answer(handler, request, fault, 200,
                      json.dumps(self._completion(request, content)).encode())
 
