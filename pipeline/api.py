@@ -58,18 +58,22 @@ def build_config(config: str | Path | RunConfig | None = None, *, model: str | N
 
 def run_generation(config: RunConfig, *, force: bool = False, allow_config_change: bool = False,
                    on_progress: Callable[[Any], None] | None = None,
-                   on_engine: Callable[[Any], None] | None = None) -> DatasetSummary:
+                   on_engine: Callable[[Any], None] | None = None, workers: int = 1) -> DatasetSummary:
     """Generate into `config.out` with its run lock held, resuming what a former run there left, and export
     the folder: the path of `utcgen generate` and `generate`. A run stopped early (budget, failures) still
-    exports its finished jobs, then raises. `on_engine` sees the engine once it is built."""
+    exports its finished jobs, then raises. `on_engine` sees the engine once it is built. `workers` > 1 runs
+    the jobs in that many processes (`synthesis.pool`); this process keeps the lock and exports, once."""
     from .llm.gateway import shutdown
     from .runner import RunStopped
     from .runner.outdir import claimed
     from .synthesis.run import Engine
 
+    if workers < 1:
+        raise InputError(f"workers must be at least 1 (1 = this process alone), not {workers}")
+
     async def run(engine: Engine) -> Any:
         try:
-            return await engine.run(on_progress, light=True)  # job summaries: the export streams the journal
+            return await engine.run(on_progress, light=True, workers=workers)  # job summaries: the export streams the journal
         finally:
             await shutdown()
 
