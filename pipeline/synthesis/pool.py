@@ -67,14 +67,14 @@ class WorkerPool:
         return self.workers * self.per_worker
 
     async def __aenter__(self) -> WorkerPool:
-        self.start()
+        self._loop = asyncio.get_running_loop()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         await asyncio.to_thread(self.close)
 
     def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        """Spawns the workers: at the first job, so a finished run starts none."""
         payload = self.config.model_dump_json()
         for worker in range(self.workers):
             inbox = self._context.Queue()
@@ -92,6 +92,8 @@ class WorkerPool:
         """Job `job` run by the least busy live worker; its summary once the worker journaled it."""
         if self._fatal is not None:
             raise self._fatal
+        if not self._processes:
+            self.start()
         live = [w for w, p in enumerate(self._processes) if p.is_alive()]
         if not live:
             raise WorkerLost("every worker process has ended; finished jobs are kept, re-run the same command")

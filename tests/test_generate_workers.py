@@ -1,0 +1,100 @@
+"""`utcgen generate --workers N` run as a user runs it: the same dataset as one process, jobs journaled by
+several processes, resumes across worker counts, and the flag's checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import REPO
+from tests.support.cli import UTCGEN, generate, generate_env
+
+pytestmark = pytest.mark.slow
+
+N = "8"
+
+
+def rows(out: Path, config: str) -> list[dict[str, Any]]:
+    """A config's exported rows without their creation times."""
+    table = pq.read_table(out / "data" / config).to_pylist()
+    for row in table:
+        row.pop("created_at", None)
+        if isinstance(row.get("generation"), dict):
+            row["generation"].pop("created_at", None)
+    return table
+
+
+def jobs(out: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in (out / "journal").glob("job-*.json")}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One shared cache (embeddings computed once; LLM reply cache off, so every run makes every call),
+    and the single-process run of N dialogues the worker runs are compared with."""
+    root = tmp_path_factory.mktemp("workers")
+    config = root / "run.yaml"
+    config.write_text("llm:\n  cache: false\n", encoding="utf-8")
+    env = generate_env(root)
+    one = root / "one"
+    result = generate(root, one, "--config", str(config), "--num-dialogues", N, env=env)
+    assert result.returncode == 0, result.stderr
+    return {"root": root, "config": config, "env": env, "one": one}
+
+
+def test_two_workers_give_the_dataset_of_one_process(runs: dict[str, Any]) -> None:
+    out = runs["root"] / "two"
+    cmd = [UTCGEN, "generate", "--out", str(out), "--no-progress", "--config", str(runs["config"]),
+           "--workers", "2", "--num-dialogues", N]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=runs["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert "2 worker processes" in stderr and "done: 8 accepted" in stderr
+    for config in ("dialogues", "sft", "rejected"):
+        assert rows(out, config) == rows(runs["one"], config), config
+    assert len({r["id"] for r in rows(out, "dialogues")}) == 8
+
+    # the jobs were journaled by the workers, not by the parent: each process that writes a job keeps a
+    # session file naming its pid
+    sessions = [json.loads(p.read_text()) for p in (out / "journal").glob("session-*.json")]
+    writers = {s["pid"] for s in sessions} - {proc.pid}
+    assert len(writers) == 2, sessions
+    assert writers <= {int(w.split()[1]) for w in stderr.split("workers: ", 1)[1].splitlines()[0].split(", ")}
+
+    # the same command again: no job runs (no worker is even started), the export is the same
+    before = jobs(out)
+    again = generate(runs["root"], out, "--config", str(runs["config"]), "--workers", "2", "--num-dialogues", N,
+                     env=runs["env"])
+    assert again.returncode == 0, again.stderr
+    assert jobs(out) == before
+    assert "workers: " not in again.stderr
+    assert rows(out, "dialogues") == rows(runs["one"], "dialogues")
+
+
+def test_two_workers_resume_a_folder_begun_by_one_process(runs: dict[str, Any]) -> None:
+    out = runs["root"] / "resumed"
+    first = generate(runs["root"], out, "--config", str(runs["config"]), "--num-dialogues", "3", env=runs["env"])
+    assert first.returncode == 0, first.stderr
+    begun = jobs(out)
+    rest = generate(runs["root"], out, "--config", str(runs["config"]), "--workers", "2", "--num-dialogues", N,
+                    env=runs["env"])
+    assert rest.returncode == 0, rest.stderr
+    assert "done: 8 accepted" in rest.stderr
+    assert {k: v for k, v in jobs(out).items() if k in begun} == begun  # finished jobs kept, not redone
+    for config in ("dialogues", "sft", "rejected"):
+        assert rows(out, config) == rows(runs["one"], config), config
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_workers_below_one_is_refused(tmp_path: Path, value: str) -> None:
+    result = subprocess.run([UTCGEN, "generate", "--out", str(tmp_path / "x"), "--workers", value],
+                            cwd=REPO, env=generate_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "--workers" in result.stderr and ("at least 1" in result.stderr or "whole number" in result.stderr)
+    assert not (tmp_path / "x").exists()
