@@ -4,6 +4,7 @@ several processes, resumes across worker counts, and the flag's checks."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, lines_subset
 from tests.support.cli import UTCGEN, generate, generate_env
 
 pytestmark = pytest.mark.slow
@@ -35,11 +36,13 @@ def jobs(out: Path) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One shared cache (embeddings computed once; LLM reply cache off, so every run makes every call),
-    and the single-process run of N dialogues the worker runs are compared with."""
+    """One shared cache (embeddings computed once, of one line of business's tools and personas; LLM reply
+    cache off, so every run makes every call), and the single-process run of N dialogues the worker runs
+    are compared with."""
     root = tmp_path_factory.mktemp("workers")
+    catalog, personas = lines_subset(root, ("finance",))
     config = root / "run.yaml"
-    config.write_text("llm:\n  cache: false\n", encoding="utf-8")
+    config.write_text(f"catalog: {catalog}\npersonas: {personas}\nllm:\n  cache: false\n", encoding="utf-8")
     env = generate_env(root)
     one = root / "one"
     result = generate(root, one, "--config", str(config), "--num-dialogues", N, env=env)
@@ -78,15 +81,22 @@ def test_two_workers_give_the_dataset_of_one_process(runs: dict[str, Any]) -> No
 
 
 def test_two_workers_resume_a_folder_begun_by_one_process(runs: dict[str, Any]) -> None:
+    """A folder one process left unfinished (a copy of its run with jobs 1 and 3 on missing from the journal,
+    as a kill leaves it) is finished by two workers: the gaps filled, the kept jobs not redone."""
     out = runs["root"] / "resumed"
-    first = generate(runs["root"], out, "--config", str(runs["config"]), "--num-dialogues", "3", env=runs["env"])
-    assert first.returncode == 0, first.stderr
+    shutil.copytree(runs["one"], out)
+    for path in (out / "journal").glob("job-*.json"):
+        if path.name != "job-0000002.json" and path.name > "job-0000000.json":
+            path.unlink()
+    shutil.rmtree(out / "data")
     begun = jobs(out)
+    assert sorted(begun) == ["job-0000000.json", "job-0000002.json"]
     rest = generate(runs["root"], out, "--config", str(runs["config"]), "--workers", "2", "--num-dialogues", N,
                     env=runs["env"])
     assert rest.returncode == 0, rest.stderr
     assert "done: 8 accepted" in rest.stderr
     assert {k: v for k, v in jobs(out).items() if k in begun} == begun  # finished jobs kept, not redone
+    assert set(jobs(out)) == set(jobs(runs["one"]))
     for config in ("dialogues", "sft", "rejected"):
         assert rows(out, config) == rows(runs["one"], config), config
 
