@@ -47,7 +47,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     one = root / "one"
     result = generate(root, one, "--config", str(config), "--num-dialogues", N, env=env)
     assert result.returncode == 0, result.stderr
-    return {"root": root, "config": config, "env": env, "one": one}
+    return {"root": root, "config": config, "env": env, "one": one, "catalog": catalog, "personas": personas}
 
 
 def test_two_workers_give_the_dataset_of_one_process(runs: dict[str, Any]) -> None:
@@ -108,3 +108,35 @@ def test_workers_below_one_is_refused(tmp_path: Path, value: str) -> None:
     assert result.returncode == 2
     assert "--workers" in result.stderr and ("at least 1" in result.stderr or "whole number" in result.stderr)
     assert not (tmp_path / "x").exists()
+
+
+def test_a_job_error_in_a_worker_stops_the_run_as_in_one_process(tmp_path: Path, clean_env: Path, runs: dict[str, Any],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key the server refuses: the worker's `LLMFatalError` crosses to the parent as itself, with the
+    message one process gives, nothing is journaled, and no worker is left running."""
+    import multiprocessing
+
+    import yaml
+
+    from tests.support.openai_server import FaultPlan, ScriptedOpenAIServer, ServerError
+    from tests.support.simulator import simulator_config, simulator_responder
+    from utcgen.pipeline.api import run_generation
+    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.llm.gateway import LLMFatalError
+
+    monkeypatch.setenv("UTCGEN_CACHE_DIR", runs["env"]["UTCGEN_CACHE_DIR"])  # the embeddings made once
+    catalog, personas = runs["catalog"], runs["personas"]
+    errors = {}
+    with ScriptedOpenAIServer(simulator_responder, faults=FaultPlan.always(ServerError(401, "bad key"))) as srv:
+        for workers in (1, 2):
+            out = tmp_path / f"out{workers}"
+            path = tmp_path / f"run{workers}.yaml"
+            path.write_text(yaml.safe_dump(simulator_config(
+                srv.base_url, num_dialogues=2, out=str(out), catalog=str(catalog), personas=str(personas),
+                synthesis={"max_jobs_in_flight": 1, "speculate": False})), encoding="utf-8")
+            with pytest.raises(LLMFatalError) as caught:
+                run_generation(load_config(path), workers=workers)
+            errors[workers] = str(caught.value)
+            assert not list((out / "journal").glob("job-*.json"))
+    assert "bad key" in errors[1] and errors[2] == errors[1]
+    assert not multiprocessing.active_children()
