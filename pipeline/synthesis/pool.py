@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import queue
 import threading
+import time
 from typing import Any
 
 from ..config import RunConfig
@@ -30,6 +31,7 @@ from .batch import serve
 from .schedule import JobSummary
 
 OFFLINE_JOBS_PER_WORKER = 2  # CPU-bound jobs: one runs while the other journals
+ALIVE_CHECK_S = 0.5  # how often the parent looks whether a worker died
 STOP_WAIT_S = 10.0  # a worker asked to stop gets this long before it is terminated
 
 
@@ -110,11 +112,14 @@ class WorkerPool:
 
     def _read(self) -> None:
         """The replies, passed to the parent's loop; a worker that died fails its jobs in flight."""
+        checked = time.monotonic()
         while not self._closing.is_set():
-            try:
-                message = self._outbox.get(timeout=0.5)
-            except queue.Empty:
+            if time.monotonic() - checked >= ALIVE_CHECK_S:  # also while the other workers keep answering
+                checked = time.monotonic()
                 self._check_alive()
+            try:
+                message = self._outbox.get(timeout=ALIVE_CHECK_S)
+            except queue.Empty:
                 continue
             except (EOFError, OSError):
                 return
