@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
-from .checks import check_catalog_nesting, check_tokenizer, choices, field, quiet_progress_bars
+from .checks import check_catalog_nesting, check_tokenizer, choices, field, number, quiet_progress_bars
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop before the run's spend (resumes included) would pass this many US dollars")
     p.add_argument("--max-tokens", type=field(lambda: BudgetSettings, "max_tokens"), metavar="N",
                    help="stop before the run's prompt + completion tokens (resumes included) would pass N")
-    p.add_argument("--workers", type=_workers, default=1, metavar="N",
+    p.add_argument("--workers", type=number(int, [("ge", 1)]), default=1, metavar="N",
                    help="run seed jobs in N processes (default 1: this one alone), for CPU-bound runs such as the "
                         "offline backend; the dataset is the same as with one. Each worker has its own "
                         "llm.max_in_flight call slots")
@@ -57,16 +57,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tokenizer", metavar="PATH",
                    help="local tokenizer folder for the card's token-length statistics (default: a byte estimate)")
     p.set_defaults(func=run)
-
-
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: must be at least 1 (1 = this process alone)")
-    return value
 
 
 ESTIMATE_JOBS = 3
