@@ -58,18 +58,22 @@ def build_config(config: str | Path | RunConfig | None = None, *, model: str | N
 
 def run_generation(config: RunConfig, *, force: bool = False, allow_config_change: bool = False,
                    on_progress: Callable[[Any], None] | None = None,
-                   on_engine: Callable[[Any], None] | None = None) -> DatasetSummary:
+                   on_engine: Callable[[Any], None] | None = None, workers: int = 1) -> DatasetSummary:
     """Generate into `config.out` with its run lock held, resuming what a former run there left, and export
     the folder: the path of `utcgen generate` and `generate`. A run stopped early (budget, failures) still
-    exports its finished jobs, then raises. `on_engine` sees the engine once it is built."""
+    exports its finished jobs, then raises. `on_engine` sees the engine once it is built. `workers` > 1 runs
+    the jobs in that many processes (`synthesis.pool`); this process keeps the lock and exports, once."""
     from .llm.gateway import shutdown
     from .runner import RunStopped
     from .runner.outdir import claimed
     from .synthesis.run import Engine
 
+    if workers < 1:
+        raise InputError(f"workers must be at least 1 (1 = this process alone), not {workers}")
+
     async def run(engine: Engine) -> Any:
         try:
-            return await engine.run(on_progress, light=True)  # job summaries: the export streams the journal
+            return await engine.run(on_progress, light=True, workers=workers)  # job summaries: the export streams the journal
         finally:
             await shutdown()
 
@@ -103,13 +107,15 @@ def load_folder(out: str | Path, cache_dir: str | Path | None = None) -> Dataset
 
 def generate(num_dialogues: int | None = None, out: str | Path | None = None, seed: int | None = None,
              config: str | Path | RunConfig | None = None, *, model: str | None = None, force: bool = False,
-             allow_config_change: bool = False, cache_dir: str | Path | None = None, **overrides: Any) -> DatasetDict:
+             allow_config_change: bool = False, cache_dir: str | Path | None = None, workers: int = 1,
+             **overrides: Any) -> DatasetDict:
     """Generate validated dialogues into the dataset folder `out` and return its configs.
 
     `config` is a YAML run configuration (default: the shipped one) or a `RunConfig`; keyword
     overrides are its top-level keys (`catalog`, `personas`, `scenarios`, `decision_styles`, `llm`,
     ...). `model` sets the litellm model of every role (default: the offline backend, no network).
-    Calling it again on the same `out` resumes, as `utcgen generate` does.
+    Calling it again on the same `out` resumes, as `utcgen generate` does. `workers` > 1 runs the jobs in
+    that many processes, as `utcgen generate --workers` does (same dataset).
 
     >>> from utcgen import generate
     >>> ds = generate(num_dialogues=3, out="out/demo", seed=7)                      # doctest: +SKIP
@@ -120,7 +126,7 @@ def generate(num_dialogues: int | None = None, out: str | Path | None = None, se
     """
     settings = build_config(config, model=model, num_dialogues=num_dialogues,
                             out=str(out) if out is not None else None, seed=seed, **overrides)
-    summary = run_generation(settings, force=force, allow_config_change=allow_config_change)
+    summary = run_generation(settings, force=force, allow_config_change=allow_config_change, workers=workers)
     return load_folder(summary.out_dir, cache_dir)
 
 

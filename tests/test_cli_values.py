@@ -28,6 +28,8 @@ BAD = [
     (["generate", "--max-cost", "0"], "--max-cost", "0"),
     (["generate", "--max-cost", "inf"], "--max-cost", "inf"),
     (["generate", "--seed", "1.5"], "--seed", "1.5"),
+    (["generate", "--workers", "0"], "--workers", "0"),
+    (["generate", "--workers", "-2"], "--workers", "-2"),
     (["eval", "build", "--from", "a", "--out", "b", "--holdout", "1"], "--holdout", "1"),
     ([*RUN, "--max-turns", "0"], "--max-turns", "0"),
     ([*RUN, "--limit", "-2"], "--limit", "-2"),

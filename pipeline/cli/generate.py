@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
-from .checks import check_catalog_nesting, check_tokenizer, choices, field, quiet_progress_bars
+from .checks import check_catalog_nesting, check_tokenizer, choices, field, number, quiet_progress_bars
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop before the run's spend (resumes included) would pass this many US dollars")
     p.add_argument("--max-tokens", type=field(lambda: BudgetSettings, "max_tokens"), metavar="N",
                    help="stop before the run's prompt + completion tokens (resumes included) would pass N")
+    p.add_argument("--workers", type=number(int, [("ge", 1)]), default=1, metavar="N",
+                   help="run seed jobs in N processes (default 1: this one alone), for CPU-bound runs such as the "
+                        "offline backend; the dataset is the same as with one. Each worker has its own "
+                        "llm.max_in_flight call slots")
     p.add_argument("--estimate", action="store_true",
                    help=f"run {ESTIMATE_JOBS} seed jobs in a temporary folder and print the expected calls, tokens "
                         "and cost of the whole run; writes nothing into --out")
@@ -96,9 +100,13 @@ def _generate(args: argparse.Namespace, config: RunConfig) -> int:
 
     start = time.monotonic()
     print(f"utcgen: {config.num_dialogues} dialogues -> {config.out} "
-          f"(backend {config.backend()}, catalog {config.catalog})", file=sys.stderr)
+          f"(backend {config.backend()}, catalog {config.catalog}"
+          + (f", {args.workers} worker processes" if args.workers > 1 else "") + ")", file=sys.stderr)
+
+    engines = []
 
     def started(engine) -> None:
+        engines.append(engine)
         if config.exclude_split:
             print(f"utcgen: {engine.excluded} held-out tools of {config.exclude_split} removed from the catalog "
                   f"({len(engine.tools)} left)", file=sys.stderr)
@@ -106,10 +114,13 @@ def _generate(args: argparse.Namespace, config: RunConfig) -> int:
     bar = _Bar(config.num_dialogues, enabled=not args.no_progress)
     try:  # a run stopped early still exports its finished jobs; the exit status (3 budget, 1) says why
         summary = run_generation(config, force=args.force, allow_config_change=args.allow_config_change,
-                                 on_progress=bar.update, on_engine=started)
+                                 on_progress=bar.update, on_engine=started, workers=args.workers)
         bar.finish(summary.accepted, summary.rejected)  # the bar's last counts are the summary's
     finally:
         bar.close()
+    if engines and engines[0].worker_jobs:
+        print("workers: " + ", ".join(f"pid {pid} ran {jobs} jobs" for pid, jobs in engines[0].worker_jobs.items()),
+              file=sys.stderr)
     print(f"done: {summary.accepted} accepted, {summary.rejected} rejected, {summary.sft_rows} sft rows, "
           f"{summary.preference_rows} preference pairs "
           f"in {time.monotonic() - start:.1f}s -> {summary.out_dir}", file=sys.stderr)

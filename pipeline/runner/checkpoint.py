@@ -6,7 +6,7 @@ allows the change; then the manifest is rewritten, keeping the earlier fingerpri
 Each finished item is written at once, as its own file, atomically: a kill loses at most the
 items in flight, and a re-run skips every finished one. With `sessions`, each process that
 writes also keeps a session file (`session-*.json`: when it started and when it last wrote),
-so the run's wall time is the union of its sessions' intervals: it accumulates over resumes, a
+so the run's wall time is the union of its sessions' intervals (the file names its process, `pid`): it accumulates over resumes, a
 killed session counts up to its last finished item, and concurrent workers of one run (Prefect
 tasks) are not counted twice. Every item passes through `redaction.redact` before it is written,
 so a key a server echoed into an error never lands in the journal.
@@ -20,6 +20,7 @@ under it. Its start-up clean-up therefore removes only temporary files of dead p
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Mapping
@@ -90,7 +91,7 @@ class Checkpoint:
 
     def touch(self) -> None:
         """Records that this session ran until now (each item write does; the export does at the end)."""
-        write_atomic(self._session, json.dumps({"started": self._started, "last": time.time()}))
+        write_atomic(self._session, json.dumps({"started": self._started, "last": time.time(), "pid": os.getpid()}))
 
     def wall_time_s(self) -> float:
         """Seconds covered by the sessions of this run, overlaps counted once."""

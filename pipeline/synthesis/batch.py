@@ -14,6 +14,11 @@ Nothing here knows the orchestrator.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import pickle
+import queue
+import signal
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -106,6 +111,11 @@ class _Runtime:
 RUNTIME = _Runtime()
 
 
+async def _bounded(engine: Engine, bound: asyncio.Semaphore, job: int) -> JobRecord:
+    async with bound:
+        return await engine.run_job(job)
+
+
 async def _run_jobs(engine: Engine, bound: asyncio.Semaphore, jobs: list[int],
                     on_job: Callable[[JobRecord], None] | None) -> BatchOutcome:
     outcome = BatchOutcome(jobs=list(jobs))
@@ -113,11 +123,7 @@ async def _run_jobs(engine: Engine, bound: asyncio.Semaphore, jobs: list[int],
     for job in jobs:
         (outcome.skipped if engine.journal.path(job).exists() else todo).append(job)
 
-    async def one(job: int) -> JobRecord:
-        async with bound:
-            return await engine.run_job(job)
-
-    results = await asyncio.gather(*(one(job) for job in todo), return_exceptions=True)
+    results = await asyncio.gather(*(_bounded(engine, bound, job) for job in todo), return_exceptions=True)
     for job, result in zip(todo, results):
         if isinstance(result, BaseException):
             outcome.errors[job] = f"{type(result).__name__}: {result}"[:500]
@@ -139,3 +145,82 @@ def run_batch(config: RunConfig, jobs: list[int],
     engine, bound = RUNTIME.engine(config)
     future = asyncio.run_coroutine_threadsafe(_run_jobs(engine, bound, jobs, on_job), RUNTIME.loop())
     return future.result()
+
+
+# ---------------------------------------------------------------- a worker process of `utcgen generate --workers`
+
+def portable(exc: BaseException) -> BaseException:
+    """`exc` if it survives pickling (it crosses to the parent as itself: same type, message and exit
+    status), else a `UtcgenError` with its type and message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        from ..errors import UtcgenError
+
+        return UtcgenError(f"{type(exc).__name__}: {exc}")
+
+
+PARENT_CHECK_S = 1.0  # how often an idle worker looks whether its parent still runs
+
+
+def serve(config_json: str, inbox: Any, outbox: Any, worker: int, parent: int) -> None:
+    """The main function of a worker process (`synthesis.pool.WorkerPool`): runs the seed jobs it is sent,
+    several at once on this process's loop (`run_batch`'s engine and bound), journals each, and answers
+    `(worker, "done", job, JobSummary)` or `(worker, "error", job, exception)`; `(worker, "failed", None,
+    exception)` when the engine cannot be built. Messages in: a job number, `("cancel", job)`, or None to
+    stop. Ctrl-C is the parent's to handle; a worker whose parent is gone (killed) stops by itself."""
+    from .schedule import JobSummary
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.getLogger("utcgen.catalog").setLevel(logging.ERROR)  # the parent already showed the catalog's warnings
+    try:
+        from ..config import RunConfig
+
+        engine, bound = RUNTIME.engine(RunConfig.model_validate_json(config_json))
+    except BaseException as exc:  # reported to the parent, which stops the run with it
+        outbox.put((worker, "failed", None, portable(exc)))
+        return
+    loop = RUNTIME.loop()
+    running: dict[int, Any] = {}
+
+    def report(job: int, future: Any) -> None:
+        running.pop(job, None)
+        if future.cancelled():
+            return
+        if (exc := future.exception()) is not None:
+            outbox.put((worker, "error", job, portable(exc)))
+        else:
+            outbox.put((worker, "done", job, JobSummary.of(future.result())))
+
+    try:
+        while True:
+            try:
+                message = inbox.get(timeout=PARENT_CHECK_S)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    return
+                continue
+            if message is None:
+                return
+            if isinstance(message, tuple):  # ("cancel", job)
+                if (future := running.get(message[1])) is not None:
+                    future.cancel()
+                continue
+            future = asyncio.run_coroutine_threadsafe(_bounded(engine, bound, message), loop)
+            running[message] = future
+            future.add_done_callback(lambda f, job=message: report(job, f))
+    finally:
+        for future in list(running.values()):
+            future.cancel()
+        _close(loop)
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    from ..llm.gateway import shutdown
+
+    RUNTIME.clear()
+    try:
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
+    except Exception:  # leaving anyway
+        pass
