@@ -167,8 +167,8 @@ class Engine:
                     started += 1
                     running[asyncio.ensure_future(synthesize(self.seed_for(job, started), self.config,
                                                              self.gateway))] = started
-                # while attempts remain unstarted, look again at the slots every HEDGE_CHECK_S
-                wait = HEDGE_CHECK_S if started < last and self._speculates() else None
+                # a job that may hedge (a rejected attempt, attempts unstarted) looks again every HEDGE_CHECK_S
+                wait = HEDGE_CHECK_S if done and started < last and self._speculates() else None
                 finished, _ = await asyncio.wait(running, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     done[running.pop(task)] = task.result()
@@ -185,7 +185,7 @@ class Engine:
 
     def _journal(self, record: JobRecord) -> None:
         self.journal.write(record)
-        self._billed.add(Usage.total(d.generation.usage for d in record.dialogues))
+        self._billed.add(job_usage(record))
         self.journal.write_counters(self.counters())
 
     def counters(self) -> CallCounters:

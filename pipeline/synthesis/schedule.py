@@ -272,12 +272,12 @@ class SeedJobs:
         return dict(summaries(self.journal)) if self.light else dict(self.journal.load())
 
     def plan(self, records: Mapping[int, Job], in_flight: Collection[int], limit: int | None) -> list[int]:
-        jobs = pending(records, self.target, in_flight, limit)
-        if limit is None or len(jobs) < limit:
-            self.tail = True
-        if self.tail and self.speculate:
-            jobs = pending(records, self.target, in_flight, limit, spare=True)
-        return jobs
+        if not self.tail:  # once in the tail, one walk of the prefix per plan is enough
+            jobs = pending(records, self.target, in_flight, limit)
+            self.tail = limit is None or len(jobs) < limit
+            if not (self.tail and self.speculate):
+                return jobs
+        return pending(records, self.target, in_flight, limit, spare=self.speculate)
 
     def complete(self, records: Mapping[int, Job]) -> bool:
         return leading_accepted(records, self.target) >= self.target
