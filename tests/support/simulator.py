@@ -82,15 +82,31 @@ def _record(request: Request, messages: list[dict[str, Any]]) -> None:
                 f.write(json.dumps({"key": key, "request": request.model_dump(mode="json")}) + "\n")
 
 
+_sending: dict[tuple[int, str], Any] = {}  # (event loop, prompt key) -> the lock of the call sending it
+
+
 def _install() -> None:
-    """Wraps `Gateway.chat` once per process so every request is recorded before it is sent."""
+    """Wraps `Gateway.chat` once per process so every request is recorded before it is sent.
+
+    The server knows a request by its prompt alone, so two calls with the same prompt but different
+    typed requests (two attempts of one job run at once, whose goal prompts match but whose seeds do
+    not) must not be in flight together: the second waits for the first's reply."""
     if getattr(Gateway.chat, "_records", False):
         return
     original = Gateway.chat
 
     async def chat(self: Gateway, request: Request, messages: list[dict], **kwargs: Any):
-        record(request, messages)
-        return await original(self, request, messages, **kwargs)
+        import asyncio
+
+        slot = (id(asyncio.get_running_loop()), prompt_key(messages))
+        lock = _sending.setdefault(slot, asyncio.Lock())
+        try:
+            async with lock:
+                record(request, messages)
+                return await original(self, request, messages, **kwargs)
+        finally:
+            if not lock.locked() and _sending.get(slot) is lock:
+                del _sending[slot]
 
     chat._records = True  # type: ignore[attr-defined]
     Gateway.chat = chat  # type: ignore[method-assign]
