@@ -44,6 +44,10 @@ def tool_name(tool: ToolLike) -> str:
     return str(_field(tool, "name") or "")
 
 
+def tool_description(tool: ToolLike) -> str:
+    return str(_field(tool, "description") or "")
+
+
 def _stem_words(text: str) -> list[tuple[str, str]]:
     """(stem, word) for each content word of `text` (the shared stop words left out)."""
     return [(stem(w), w) for w in content_words(text, STOP)]
@@ -52,7 +56,7 @@ def _stem_words(text: str) -> list[tuple[str, str]]:
 def vocab_words(tool: ToolLike) -> dict[str, str]:
     """Each stem of vocab(tool) -> the first word it came from (description first, then name, then
     parameters), so a caller can say the stem as a word."""
-    texts: list[str] = [str(_field(tool, "description") or ""), tool_name(tool)]
+    texts: list[str] = [tool_description(tool), tool_name(tool)]
     params = _field(tool, "parameters") or {}
     properties = params.get("properties") if isinstance(params, Mapping) else None
     for key, schema in (properties or {}).items():

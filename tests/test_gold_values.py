@@ -147,6 +147,18 @@ def test_values_have_the_shape_their_key_means() -> None:
             assert "issue" not in v.lower().split() and "create" not in v.lower().split(), v
 
 
+def test_a_renamed_key_holds_what_its_original_name_means() -> None:
+    """The OpenAPI importer renames a query parameter and a body field that share a name
+    (`query_ids`, titled by the original name): its values are ids, not search phrases."""
+    schema = {"title": "Spotify Track IDs", "type": "string",
+              "description": "A comma-separated list of the Spotify IDs. Maximum: 50 IDs."}
+    rng = random.Random(4)
+    for _ in range(10):
+        value = values.generate("query_ids", schema, PERSONAS[0], rng, SPOTIFY)
+        assert re.fullmatch(r"[0-9A-Za-z]{22}(,[0-9A-Za-z]{22})*", value), value
+    assert values.generate("query", {"type": "string", "title": "Query"}, PERSONAS[0], rng, SPOTIFY).count(" ") >= 1
+
+
 def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     """The old generator gave ~78% of string values to 3+ unrelated parameters (stock phrases)."""
     keys: dict[str, set[str]] = defaultdict(set)
@@ -162,7 +174,7 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
 
 
 @pytest.mark.parametrize("key,schema,expected", [
-    ("query_ids", {"title": "IDs"}, "IDs"), ("q", {"description": "Search query using code search syntax"}, "search query"),
+    ("query_ids", {"title": "IDs"}, "IDs"), ("ids", {"title": "Ids"}, "IDs"), ("q", {"description": "Search query using code search syntax"}, "search query"),
     ("base", {"description": "The name of the branch you want the changes pulled into"}, "base branch"),
     ("closes", {"description": "Issue number this pull request closes"}, "issue number"),
     ("since", {}, "start time"), ("cost_center_code", None, "code for the cost center"), ("po_number", None, "purchase order number"),
@@ -174,8 +186,9 @@ def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected:
 
 
 def test_copula_agrees_with_the_label() -> None:
-    assert [values.copula(x) for x in ("IDs", "tags", "status", "address", "code for the cost centers", "track IDs")] == \
-        ["are", "are", "is", "is", "is", "are"]
+    assert [values.copula(x) for x in ("IDs", "tags", "status", "address", "code for the cost centers", "track IDs",
+                                       "ids", "KPIs", "VAT", "analytics")] == \
+        ["are", "are", "is", "is", "is", "are", "are", "are", "is", "is"]
     for key, schema in SCHEMAS.items():
         assert "_" not in values.label(key, schema) and not re.search(r"[a-z][A-Z]", values.label(key, schema)), key
 

@@ -71,7 +71,7 @@ def test_no_plural_label_takes_is_and_articles_fit(tools, personas):
         for key, schema in (tool["parameters"].get("properties") or {}).items():
             name = values.label(key, schema)
             said = phrasing.state(name, "X-1", rng, form="is")
-            assert not (phrasing.plural(name) and " is X-1" in said), said
+            assert not (values.is_plural(name) and " is X-1" in said), said
     for i in range(60):
         for turn in _turns(tools, personas, i):
             assert not re.search(r"\b[Aa] [aeiou]\w+", turn.replace("a one", "")), turn

@@ -23,14 +23,12 @@ audit` prints beside it. All but `acceptance` are over the accepted dialogues:
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
+from ..nearness import Embed, default_embed, tool_text, unit
 from ..records import Dialogue, Tool
 from ..said import user_said
 from ..shortcuts import recited
@@ -41,7 +39,6 @@ SHARED_BY = 3  # unrelated parameters a string value may not fill
 WHOLE_WORDS = frozenset("count counts number numbers num id ids page pages limit size quantity qty".split())
 
 COUNTS = frozenset({"repeated_runs", "non_whole"})  # figures that are counts, not shares
-Embed = Callable[[Sequence[str]], np.ndarray]
 
 # figure -> (comparison, target); `utcgen audit` marks each figure pass or fail against it
 TARGETS: dict[str, tuple[str, float]] = {
@@ -74,23 +71,6 @@ def _candidates(d: Dialogue) -> list[Tool]:
     return out
 
 
-def tool_text(tool: Tool) -> str:
-    """What a user could match a tool by: its name read aloud and its description."""
-    return f"{spoken(tool.name)}. {tool.description}".strip()
-
-
-@functools.lru_cache(maxsize=1)
-def _embedder() -> Any:
-    from ..retrieval.embeddings import Embedder
-
-    return Embedder()
-
-
-def default_embed(texts: Sequence[str]) -> np.ndarray:
-    """The project's sentence embedder (L2-normalised MiniLM vectors, disk-cached)."""
-    return _embedder().encode(list(texts))
-
-
 def seed_closest(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> tuple[float | None, int]:
     """(share of dialogues whose seed is the candidate closest to the user's words before the call, dialogues measured)."""
     cases: list[tuple[str, list[str]]] = []
@@ -105,8 +85,7 @@ def seed_closest(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> t
         return None, 0
     texts = sorted({t for said, tools in cases for t in [said, *tools]})
     index = {t: i for i, t in enumerate(texts)}
-    vectors = np.asarray((embed or default_embed)(texts), dtype=np.float32)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    vectors = unit((embed or default_embed)(texts))
     hits = 0
     for said, tools in cases:
         scores = vectors[[index[t] for t in tools]] @ vectors[index[said]]

@@ -88,7 +88,8 @@ def label(key: str, schema: dict | None = None) -> str:
     """How people refer to a parameter (rules in the module docstring): never the raw key."""
     title = str((schema or {}).get("title") or "").strip()
     if title:
-        return " ".join(w if w.isupper() or re.search(r"[A-Z].*[A-Z]", w) else w.lower() for w in title.split())
+        return " ".join(w if w.isupper() or re.search(r"[A-Z].*[A-Z]", w) else
+                        {"id": "ID", "ids": "IDs", "url": "URL"}.get(w.lower(), w.lower()) for w in title.split())
     ws = words(key).split()
     if not ws:
         return "value"
@@ -111,19 +112,22 @@ def label(key: str, schema: dict | None = None) -> str:
 
 
 _SINGULAR_S = frozenset("alias canvas news series species gas bias atlas lens chassis physics analytics status "
-                        "address process class access business".split())
+                        "address process class access business basis".split())
 
 
 def is_plural(spoken: str) -> bool:
-    """Whether a label's head noun is plural ("IDs", "tags", "code for the cost centers" is singular)."""
+    """Whether a label names several things, by its head noun: "IDs", "ids", "KPIs", "tags" and
+    "start dates" are plural; "VAT", "status" and "code for the cost centers" are not."""
     head = re.split(r" (?:for|of|it|in|on|to) ", spoken.strip(), maxsplit=1)[0].split()
     if not head:
         return False
     w = head[-1]
     low = w.lower()
-    if w.endswith("IDs") or low in ("ids", "people", "children", "criteria", "media"):
+    if w.endswith(("Ds", "Is")) or low in ("ids", "people", "children", "criteria", "media"):
         return True
-    return (len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is"))
+    if w.isupper():  # an abbreviation: "VAT", "SKU"
+        return False
+    return (len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is", "ics"))
             and low not in _SINGULAR_S)
 
 

@@ -19,26 +19,11 @@ SEP = "; "  # between two statements in one sentence (never inside an unquoted v
 FORMS = ("is", "colon", "use", "for")
 _QUOTE_NEEDED = re.compile(r"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s")
 _QUOTE_ITEM = re.compile(r"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,|\sand\s")
-_SINGULAR_S = ("ss", "us", "is", "ics", "news", "series", "species", "status", "basis")
-
-
-def plural(name: str) -> bool:
-    """Whether a label names several things ("IDs", "start dates"), judged by its head noun."""
-    head = re.split(r"\s+(?:for|of|it)\s+", name.strip())[0].split()
-    if not head:
-        return False
-    word = head[-1]
-    if word.isupper():  # an abbreviation: "IDs" is plural, "VAT" is not
-        return False
-    if word.endswith("Ds") or word.endswith("Is"):
-        return True
-    low = word.lower()
-    return low.endswith("s") and len(low) > 3 and not low.endswith(_SINGULAR_S)
 
 
 def verb(name: str) -> str:
     """'is' or 'are', agreeing with the label."""
-    return "are" if plural(name) else "is"
+    return values.copula(name)
 
 
 def article(phrase: str) -> str:

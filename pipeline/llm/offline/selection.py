@@ -11,6 +11,9 @@ narrows: candidates the user's words ruled out are dropped), and when the user's
 added nothing it offers fewer alternatives or asks for one concrete fact. When turns run out
 the engine stops the dialogue: the assistant never guesses.
 
+It also asks when the user's words, read as a whole, point nearer to another candidate than to
+the one a word set apart (`pipeline.nearness`): a careful listener checks before acting.
+
 Ranking: candidates are ordered by how many others the user's words separate them from, then by
 weighted word overlap (`scores`), then by their order in the pool.
 """
@@ -21,7 +24,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from ... import grounding, shortcuts, text
+from ... import grounding, nearness, shortcuts, text
 from ...said import user_said
 from .nounphrases import noun_phrases
 from .policies import STOP, tokens, tool_words
@@ -252,6 +255,19 @@ def _rivals(candidates: list[dict], history: list[dict], best: dict) -> list[str
     return [c["name"] for c in candidates if c["name"] != a and seps[a].get(c["name"], 0) <= seps[c["name"]].get(a, 0)]
 
 
+def _nearer(candidates: list[dict], history: list[dict], best: dict) -> list[str]:
+    """The names of the candidates that what the user said, read as a whole, points nearer to than
+    `best` (`nearness`): one word may set `best` apart while the request reads as another's."""
+    said = user_said(history, until="call", sep=" ").strip()
+    others = [c for c in candidates if c["name"] != best["name"]]
+    if not said or not others:
+        return []
+    tools = [best, *others]
+    vectors = nearness.unit(nearness.default_embed([said, *(nearness.tool_text(t) for t in tools)]))
+    scores = vectors[1:] @ vectors[0]
+    return [c["name"] for c, score in zip(others, scores[1:]) if score > scores[0]]
+
+
 def _option_lists(play: list[dict], unsure: bool) -> list[list[dict]]:
     """Option lists to try, preferred first: the best candidate with its closest rivals (three, then
     two; two only when the user was unsure), then the best with each other rival, then any pair."""
@@ -306,6 +322,8 @@ def _decide(candidates: list[dict], history: list[dict], seed: int, earlier: lis
     best = order[0]
     rivals = _rivals(candidates, history, best)
     asked_before = any(m["role"] == "assistant" for m in history)
+    nearer = [] if rivals else _nearer(candidates, history, best)  # grounded by a word, but reads as another
+    rivals = rivals or nearer
     if not rivals and (asked_before or not ask_first or len(candidates) < 2):
         thought = (f"What the user said sets {best['name']} apart from every other candidate. I will use it."
                    if len(candidates) > 1 else f"{best['name']} is the only tool offered. I will use it.")
@@ -321,6 +339,8 @@ def _decide(candidates: list[dict], history: list[dict], seed: int, earlier: lis
     leads = LEADS_UNSURE if unsure else LEADS_AGAIN if asked_before else LEADS_FIRST
     lead = rng.choice([x for x in leads if x.strip() not in asked] or leads)
     thought = (f"{best['name']} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
+               f"The user's words set {best['name']} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
+               if nearer else
                f"Still possible: {', '.join([best['name'], *rivals])}; nothing the user said yet sets "
                f"{best['name']} apart from {', '.join(rivals)}. I must ask, not guess.")
     return Decision(thought=thought, question=lead + text, options=options)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ... import grounding, shortcuts, text
+from ... import grounding, nearness, shortcuts, text
 from ...said import user_said
 from . import gold_values as values
 from . import phrasing
@@ -29,6 +29,7 @@ from .voice import Voice, closing, emoji, finish, greeting
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
 VAGUE_DETAIL = 0.1        # share of distinguishing answers that use only words the distractors share
 EARLY_VALUE = 0.3         # share of distinguishing answers that also give one value
+DRAFTS = 6                # ways of saying the detail weighed; the one pointing nearest the seed is said
 
 
 def _last_assistant(history: list[dict]) -> str:
@@ -75,12 +76,27 @@ def user_text(state: dict) -> str:
         if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
             return _safe(state, _vague(rng, voice))  # a real user often misses the deciding detail at first
         vague = answers == 0 and rng.random() < VAGUE_DETAIL
-        said = composed(state, lambda r: detail(state, r, voice, vague=vague), len(history), "detail")
+        drafts = [composed(state, lambda r, k=k: detail(state, r, voice, vague=vague, params=k % 2 == 0), len(history), "detail", k)
+                  for k in range(1 if vague else DRAFTS)]
+        said = _nearest(state, list(dict.fromkeys(drafts)))
         if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
             early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
             said = early if _safe(state, early) == early else said
         return said
     return _values_answer(state, rng, voice)
+
+
+def _nearest(state: dict, drafts: list[str]) -> str:
+    """The draft after which all the user has said sets the seed apart (`grounding`) and points
+    nearest to it (`nearness`): how a person who knows what they want says it. The first on ties."""
+    if len(drafts) == 1:
+        return drafts[0]
+    tool, others = state["tool"], state.get("distractors") or []
+    before = user_said(state["history"], until="call", sep=" ")
+    heard = [f"{before} {d}".strip() for d in drafts]
+    closeness = nearness.margins(heard, tool, others)
+    grounded = [grounding.grounded(grounding.said_stems([{"role": "user", "content": h}]), tool, others) for h in heard]
+    return drafts[max(range(len(drafts)), key=lambda i: (grounded[i], closeness[i], -i))]
 
 
 def _values_answer(state: dict, rng: random.Random, voice: Voice) -> str:
@@ -236,7 +252,7 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
         role = None
     company = (persona.get("attributes") or {}).get("company")
     countable = topic is not None and not topic.lower().endswith(UNCOUNTABLE)
-    about = (f"{rng.choice(['the', 'our', 'some'] if phrasing.plural(topic) or not countable else ['the', 'our', 'a'])} {topic}"
+    about = (f"{rng.choice(['the', 'our', 'some'] if values.is_plural(topic) or not countable else ['the', 'our', 'a'])} {topic}"
              if topic else rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"]))
     if about.startswith("a "):
         about = f"{phrasing.article(about[2:])} {about[2:]}"
@@ -272,13 +288,17 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
     return f"{said} {end}".strip()
 
 
-def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False) -> str:
-    """What singles the need out, in its own words, never a tool name's word nor a run of a description."""
-    picked = separators(state, rng, vague)
+def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False, params: bool = True) -> str:
+    """What singles the need out, in its own words, never a tool name's word nor a run of a description
+    (`params`: its parameters' labels may serve too)."""
+    picked = separators(state, rng, vague, params)
     if not picked:
         return finish(voice, "It's the usual one we use, I'm afraid I can't describe it better.")
     listed = _listing(picked)
+    act = _action(state)
     if voice.terse:
+        if act and (rng.random() < 0.5 or _act_separates(state, act)):
+            return rng.choice([f"Need to {act} {listed}.", f"To {act} {listed}.", f"I want to {act} {listed}."])
         return rng.choice([f"The one about {listed}.", f"Mainly {listed}.", f"It's {listed} that matter."
                            if len(picked) > 1 else f"It's {listed} that matters."])
     lead = rng.choice(["", "Good question. ", "Sure. ", "Right, so ", "Let me be clearer: ", "Ah, sorry. "]
@@ -320,11 +340,13 @@ def composed(state: dict, make: Callable[[random.Random], str], *parts: Any) -> 
 
 
 def _action(state: dict) -> str | None:
-    """The verb the seed's description opens with ('Compares ...' -> 'compare'), unless a name says it."""
+    """The verb the seed's description opens with ('Compares ...' -> 'compare'), unless a name says
+    it; a common verb ('remove', 'check') only when it is what sets the seed apart ('save')."""
     first = (re.findall(r"[A-Za-z]+", state["tool"].get("description", ""))[:1] or [""])[0]
     verb = imperative(first).strip()
-    if len(verb) < 4 or verb in shortcuts.GENERIC or shortcuts.stem(verb) in _banned(state, answering=bool(state.get("history"))) \
-            or verb in STOP:
+    if len(verb) < 3 or shortcuts.stem(verb) in _banned(state, answering=bool(state.get("history"))) or verb in STOP:
+        return None
+    if verb in shortcuts.GENERIC and not (state.get("history") and _act_separates(state, verb)):
         return None
     return verb
 

@@ -22,6 +22,7 @@ import string
 from faker import Faker
 
 from ... import person_names
+from ...catalog.importers.openapi_args import RENAME_PREFIXES
 from ...text import STOP, split_words, without_codes
 from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
 
@@ -252,6 +253,9 @@ def meaning_key(key: str, schema: dict) -> str:
     """The key, with the description's first noun phrase added when the key alone names no thing
     (`closes` -> "closes issue number"), so the value is chosen by what the parameter holds."""
     ws = split_words(key)
+    if len(ws) > 1 and ws[0] in RENAME_PREFIXES and schema.get("title"):
+        ws = ws[1:]  # an importer's rename (`query_ids`, titled "IDs"): what it holds is the original name's
+        key = " ".join(ws)
     if len(ws) == 1 and (ws[0] in AMBIGUOUS or len(ws[0]) <= 2):
         return " ".join([ws[0], SINGLE.get(ws[0], ""), noun_phrase(str(schema.get("description") or ""))]).strip()
     return key

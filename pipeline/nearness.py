@@ -1,0 +1,56 @@
+"""Semantic nearness: which candidate tool do the user's words, taken as a whole, point to?
+
+The grounding rule (`grounding`) is lexical: one word that fits the chosen tool and not another
+is enough. A reader judges the whole request, so a request that says "saved tracks" but never
+"remove" points at the tool that saves them, whatever word separated the two. Nearness is the
+cosine of sentence embeddings (the project's MiniLM model) between what the user said and each
+candidate's text, its name read aloud and its description. Measured by `export.quality`
+(`seed_closest`), aimed at by the offline user when it chooses how to say what it needs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .grounding import ToolLike, tool_description, tool_name
+from .text import spoken
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def tool_text(tool: ToolLike) -> str:
+    """What a user could match a tool by: its name read aloud and its description."""
+    return f"{spoken(tool_name(tool))}. {tool_description(tool)}".strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _embedder() -> Any:
+    from .retrieval.embeddings import Embedder
+
+    return Embedder()
+
+
+def default_embed(texts: Sequence[str]) -> np.ndarray:
+    """The project's sentence embedder (L2-normalised MiniLM vectors, disk-cached), one per process."""
+    return _embedder().encode(list(texts))
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (a zero row stays zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def margins(saids: Sequence[str], chosen: ToolLike, others: Sequence[ToolLike], embed: Embed | None = None) -> list[float]:
+    """For each text of `saids`: its cosine to `chosen` minus its highest cosine to one of `others`
+    (positive: `chosen` is the nearest candidate; no others: 1.0 each)."""
+    if not others:
+        return [1.0] * len(saids)
+    tools = [tool_text(chosen), *(tool_text(o) for o in others)]
+    vectors = unit((embed or default_embed)([*tools, *saids]))
+    scores = vectors[len(tools):] @ vectors[:len(tools)].T
+    return [float(row[0] - row[1:].max()) for row in scores]

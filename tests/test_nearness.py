@@ -1,0 +1,75 @@
+"""Semantic nearness (`pipeline.nearness`): which candidate the user's words point to, as the offline
+assistant weighs it before committing and the offline user when choosing how to say its need."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from utcgen.pipeline import grounding, nearness
+from utcgen.pipeline.llm.offline import selection, user
+from utcgen.pipeline.text import split_words
+
+
+def tool(name: str, description: str, **params: dict) -> dict:
+    return {"name": name, "description": description,
+            "parameters": {"type": "object", "properties": params, "required": list(params)}}
+
+
+IDS = {"type": "string", "description": "A comma-separated list of track IDs."}
+REMOVE = tool("remove_saved_tracks", "Remove one or more tracks from the current user's music library.", ids=IDS)
+SAVE = tool("save_tracks", "Save one or more tracks to the current user's music library.", ids=IDS)
+CHECK = tool("check_saved_tracks", "Check if one or more tracks is already saved in the current user's music library.",
+             ids=IDS)
+
+
+def _bag_of_words(texts: list[str]) -> np.ndarray:
+    vocab = sorted({w for t in texts for w in split_words(t)})
+    out = np.zeros((len(texts), len(vocab)), dtype=np.float32)
+    for i, t in enumerate(texts):
+        for w in split_words(t):
+            out[i, vocab.index(w)] += 1
+    return out
+
+
+def test_margins_are_the_chosen_tools_cosine_minus_the_nearest_others() -> None:
+    saids = ["remove tracks from my library", "save tracks to my library"]
+    near, far = nearness.margins(saids, REMOVE, [SAVE, CHECK], embed=_bag_of_words)
+    assert near > 0 > far
+    assert nearness.margins(saids, REMOVE, [], embed=_bag_of_words) == [1.0, 1.0]
+    assert nearness.tool_text(REMOVE).startswith("remove saved tracks. Remove one")
+
+
+def test_the_assistant_asks_when_a_word_sets_one_apart_but_the_request_reads_as_another() -> None:
+    """'already' fits CHECK and not GET, so the grounding rule holds for CHECK; yet the request reads
+    as asking for the list of saved tracks, and a careful listener asks before acting."""
+    get = tool("get_saved_tracks", "Get a list of the tracks saved in the current user's music library.", ids=IDS)
+    history = [{"role": "user", "content": "Hi, about my music library."}, {"role": "assistant", "content": "Which?"},
+               {"role": "user", "content": "Could you show me the tracks already saved in my music library?"}]
+    assert grounding.grounded(grounding.said_stems(history), CHECK, [get])
+    assert not grounding.grounded(grounding.said_stems(history), get, [CHECK])
+    decision = selection.decide([CHECK, get], history)
+    assert decision.tool is None and decision.question.endswith("?"), decision
+    assert "read closer to get_saved_tracks" in decision.thought
+    # said plainly, the same choice is made at once
+    plain = [*history[:2], {"role": "user", "content": "Check if these tracks are already saved in my library, yes or no."}]
+    assert selection.decide([CHECK, get], plain).tool["name"] == "check_saved_tracks"
+
+
+def test_the_user_says_what_it_needs_in_the_words_that_point_nearest_its_tool() -> None:
+    """Asked which one, the offline user weighs several ways of saying its need and says the one after
+    which its words, as a whole, point nearest the seed: 'check' here, which the others do not do."""
+    persona = {"name": "Ana", "role": "music student", "style": "", "attributes": {}}
+    history = [{"role": "user", "content": "Hi, something about my music library."},
+               {"role": "assistant", "content": "Are you after saved tracks, or the library?"},
+               {"role": "user", "content": "Not sure what it's called."},  # a second answer is never vague
+               {"role": "assistant", "content": "No problem. Which one, then?"}]
+    for seed in range(4):
+        state = {"phase": "tool_selection", "tool": CHECK, "distractors": [REMOVE, SAVE], "history": history,
+                 "persona": persona, "gold_arguments": {}, "seed": seed}
+        said = json.loads(user.user(state, []))["message"]
+        heard = f"{history[0]['content']} {said}"
+        assert nearness.margins([heard], CHECK, [REMOVE, SAVE])[0] > 0, said
+        assert re.search(r"\bcheck\b", said.lower()), said
