@@ -6,7 +6,8 @@ otherwise asks) and the offline user (which says what makes the rule hold). The 
 
 * vocab(tool): stems (`text.stems`) of the content words of the tool's description, of its
   name, of its parameters' keys (split into words), their descriptions and their enum values
-  (array parameters: their items' enum values too);
+  (array parameters: their items' enum values too); words found only inside codes (URLs, link
+  targets, example ids: `text.code_words`) are no one's words and do not count;
 * said: the content stems of every user turn before the first assistant turn that carries a
   tool call (`said.user_turns(..., until="call")`);
 * two stems *match* when they are equal, or when the shorter has 5 or more letters and is a
@@ -29,7 +30,7 @@ from typing import Any
 
 from .records import Message, Tool
 from .said import Until, user_said
-from .text import STOP, content_words, stem
+from .text import STOP, code_words, content_words, stem
 
 PREFIX_MIN = 5  # a stem this long or longer also matches the stems it is a prefix of
 
@@ -70,8 +71,10 @@ def vocab_words(tool: ToolLike) -> dict[str, str]:
             texts += [str(v) for v in enums if v is not None]
     out: dict[str, str] = {}
     for text in texts:
+        codes = code_words(text)
         for s, w in _stem_words(text):
-            out.setdefault(s, w)
+            if w not in codes:
+                out.setdefault(s, w)
     return out
 
 

@@ -42,8 +42,11 @@ from .text import STOP, split_words, spoken, stem
 
 RECITE_N = 6
 RECITE_CONTENT = 3
+REPEAT_N = 8  # words in a run two assistant turns may not share (a re-asked question or option list)
 PLAUSIBLE_YEARS = (2015, 2032)
 PLAUSIBLE_DATES = (dt.date(2015, 1, 1), dt.date(2032, 12, 31))
+BIRTH_DATES = (dt.date(1900, 1, 1), dt.date(2025, 12, 31))  # a person's date of birth: never in the future
+BIRTH_WORDS = frozenset({"birth", "birthday", "birthdate", "dob", "born"})
 
 # words that many tool names carry: saying them picks out nothing
 GENERIC = set(
@@ -211,6 +214,12 @@ def key_hits(text: str, keys: list[str], descriptions: Mapping[str, str] | None 
     return out
 
 
+def word_runs(text: str, n: int = REPEAT_N) -> set[tuple[str, ...]]:
+    """Every run of `n` consecutive words of `text` (`split_words`: case and punctuation ignored)."""
+    words = split_words(text)
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
 def normal_question(text: str) -> str:
     """A question reduced to its words, so two wordings that differ only in case and punctuation match."""
     return spoken(text)
@@ -328,12 +337,13 @@ def implausible(key: str, value: Any, schema: dict | None = None, context: str =
     if not text:
         return "empty value"
     fmt = schema.get("format")
-    if fmt in ("date", "date-time") or ("date" in ws and _DATE.match(text)):
+    if fmt in ("date", "date-time") or (("date" in ws or BIRTH_WORDS & set(ws)) and _DATE.match(text)):
         d = _parse_date(text)
         if d is None:
             return f"'{text}' is not a real date"
-        if not (PLAUSIBLE_DATES[0] <= d <= PLAUSIBLE_DATES[1]):
-            return f"date {text} is outside {PLAUSIBLE_DATES[0]} to {PLAUSIBLE_DATES[1]}"
+        low, high = BIRTH_DATES if BIRTH_WORDS & set(ws) else PLAUSIBLE_DATES
+        if not (low <= d <= high):
+            return f"date {text} is outside {low} to {high}"
     if m := _YEAR_MONTH.match(text):
         year, month = int(m[1]), int(m[2])
         if not (PLAUSIBLE_YEARS[0] <= year <= PLAUSIBLE_YEARS[1]) or not 1 <= month <= 12:

@@ -32,12 +32,13 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
-_CODE = re.compile(r"https?://\S+|\S*\d\S*|\S*[a-z]\S*[A-Z]\S*[A-Z]\S*")
+# a URL, a markdown link's target, a token holding a digit, an id in mixed case
+_CODE = re.compile(r"https?://\S+|\]\([^)\s]*\)|\S*\d\S*|\S*[a-z]\S*[A-Z]\S*[A-Z]\S*")
 
 
 def code_words(text: str) -> frozenset[str]:
-    """Words (`split_words`) found only inside codes of `text` (URLs, tokens holding digits, ids in
-    mixed case such as an example id '1301WleyT98MSx'): no one says them as words."""
+    """Words (`split_words`) found only inside codes of `text` (URLs and link targets, tokens holding
+    digits, ids in mixed case such as an example id '1301WleyT98MSx'): no one says them as words."""
     codes = {w for token in _CODE.findall(text) for w in split_words(token)}
     return frozenset(codes - set(split_words(_CODE.sub(" ", text))))
 

@@ -154,6 +154,13 @@ def _value_text(arguments: dict[str, Any]) -> str:
     return ", ".join(f"{k.replace('_', ' ')} is {v}" for k, v in arguments.items())
 
 
+# a different question each selection turn (two turns sharing eight words fail `repetition`)
+_QUESTIONS = ["Do you want to create a new {subject} or change an existing one?",
+              "Is this {subject} one you already have, or one to set up from scratch?",
+              "Should I start a fresh {subject}, or work on one on file?",
+              "Are we making a {subject} today, or editing an earlier one?"]
+
+
 def make_messages(
     seed: Tool,
     gold: dict[str, Any],
@@ -192,7 +199,7 @@ def make_messages(
             messages.append(
                 Message(
                     role="assistant",
-                    content=f"Do you want to create a new {subject} or change an existing one? (turn {t})",
+                    content=_QUESTIONS[t % len(_QUESTIONS)].format(subject=subject),
                     thought="Several candidates still fit; ask what separates them.",
                     phase="tool_selection",
                 )

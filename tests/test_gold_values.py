@@ -159,6 +159,13 @@ def test_a_renamed_key_holds_what_its_original_name_means() -> None:
     assert values.generate("query", {"type": "string", "title": "Query"}, PERSONAS[0], rng, SPOTIFY).count(" ") >= 1
 
 
+def test_a_date_of_birth_is_in_the_past() -> None:
+    rng = random.Random(5)
+    for key in ("date_of_birth", "dob", "birthday", "birth_date"):
+        born = values.generate(key, {"type": "string", "format": "date"}, PERSONAS[0], rng)
+        assert "1955" <= born[:4] <= "2004", (key, born)
+
+
 def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     """The old generator gave ~78% of string values to 3+ unrelated parameters (stock phrases)."""
     keys: dict[str, set[str]] = defaultdict(set)
@@ -174,7 +181,8 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
 
 
 @pytest.mark.parametrize("key,schema,expected", [
-    ("query_ids", {"title": "IDs"}, "IDs"), ("ids", {"title": "Ids"}, "IDs"), ("q", {"description": "Search query using code search syntax"}, "search query"),
+    ("query_ids", {"title": "IDs"}, "IDs"), ("ids", {"title": "Ids"}, "IDs"),
+    ("id", {"title": "Get an Episode", "description": "The Spotify ID for the episode."}, "ID"), ("q", {"description": "Search query using code search syntax"}, "search query"),
     ("base", {"description": "The name of the branch you want the changes pulled into"}, "base branch"),
     ("closes", {"description": "Issue number this pull request closes"}, "issue number"),
     ("since", {}, "start time"), ("cost_center_code", None, "code for the cost center"), ("po_number", None, "purchase order number"),

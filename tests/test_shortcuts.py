@@ -75,12 +75,24 @@ def test_repetition_catches_a_question_asked_twice() -> None:
     assert not v.passed and v.details["rule"] == "repeated_question"
 
 
+def test_repetition_catches_an_option_list_offered_again_in_another_frame() -> None:
+    turns = [i for i, m in enumerate(GOOD.messages) if m.role == "assistant" and not m.tool_calls]
+    d = say(GOOD, turns[0], "Glad to help. Are you after saved albums and albums, or saved tracks and tracks?")
+    again = say(d, turns[1], "Okay. Is it more saved albums and albums, or saved tracks and tracks?")
+    v = repetition.check_repetition(again)
+    assert not v.passed and v.details["rule"] == "repeated_run"
+    assert "albums and albums or saved tracks and tracks" in v.reason
+    # seven shared words are a new question
+    assert repetition.check_repetition(say(d, turns[1], "Is it more saved albums, or saved tracks and tracks?")).passed
+
+
 @pytest.mark.parametrize("key,value,bad", [
     ("last_name", "Farah Tanaka", True), ("last_name", "van der Berg", False), ("last_name", "Tanaka", False),
     ("pay_period", "4986-50", True), ("pay_period", "2026-05", False),
     ("fiscal_year", 2095, True), ("fiscal_year", 2026, False),
     ("contact_phone", "P-91574", True), ("contact_phone", "+49 301 555 0199", False),
     ("start_date", "2091-01-01", True), ("start_date", "2026-03-02", False),
+    ("date_of_birth", "2027-03-01", True), ("date_of_birth", "1984-03-01", False), ("dob", "2031-01-09", True),
     ("quantity", -4, True), ("quantity_delta", -4, False), ("discount_percent", 140, True),
 ])
 def test_implausible_values(key: str, value: Any, bad: bool) -> None:

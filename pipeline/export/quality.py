@@ -31,10 +31,10 @@ from typing import Any
 from ..nearness import Embed, default_embed, tool_text, unit
 from ..records import Dialogue, Tool
 from ..said import user_said
-from ..shortcuts import recited
+from ..shortcuts import REPEAT_N, recited, word_runs
 from ..text import split_words, spoken, word_tokens
 
-RUN = 8  # words in a run that counts as echoed or repeated
+RUN = REPEAT_N  # words in a run that counts as echoed or repeated
 SHARED_BY = 3  # unrelated parameters a string value may not fill
 WHOLE_WORDS = frozenset("count counts number numbers num id ids page pages limit size quantity qty".split())
 
@@ -93,11 +93,6 @@ def seed_closest(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> t
     return hits / len(cases), len(cases)
 
 
-def _runs(text: str, n: int = RUN) -> set[tuple[str, ...]]:
-    words = split_words(text)
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
-
-
 def _public_turns(d: Dialogue) -> list[str]:
     return [m.content for m in d.messages if m.role == "assistant" and m.content.strip()]
 
@@ -117,7 +112,7 @@ def repeated_runs(dialogues: Sequence[Dialogue]) -> tuple[int, int]:
     """(dialogues where two assistant turns share a run of RUN words, pairs of such turns)."""
     dialogues_hit = pairs = 0
     for d in dialogues:
-        runs = [_runs(t) for t in _public_turns(d)]
+        runs = [word_runs(t, RUN) for t in _public_turns(d)]
         mine = sum(bool(runs[i] & runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs)))
         dialogues_hit += mine > 0
         pairs += mine

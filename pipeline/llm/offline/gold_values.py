@@ -84,9 +84,14 @@ KEEP_ORDER = frozenset("of for in on to by per at with from into than can could 
                        "will may allow allows include includes use uses".split())
 
 
+_OPERATION_VERBS = frozenset("get list create update delete search find fetch retrieve remove add check save".split())
+
+
 def label(key: str, schema: dict | None = None) -> str:
     """How people refer to a parameter (rules in the module docstring): never the raw key."""
     title = str((schema or {}).get("title") or "").strip()
+    if title and title.split()[0].lower() in _OPERATION_VERBS:
+        title = ""  # an operation's title copied onto its parameter ("Get an Episode" on an `id`)
     if title:
         return " ".join(w if w.isupper() or re.search(r"[A-Z].*[A-Z]", w) else
                         {"id": "ID", "ids": "IDs", "url": "URL"}.get(w.lower(), w.lower()) for w in title.split())

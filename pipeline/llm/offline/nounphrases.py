@@ -75,7 +75,7 @@ def _close(run: list[str], out: list[str]) -> None:
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run[-3:])
-    if phrase and phrase not in out:
+    if phrase and phrase.lower() not in {p.lower() for p in out}:  # 'Saved Albums' and 'saved albums' are one
         out.append(phrase)
 
 

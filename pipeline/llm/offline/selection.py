@@ -285,6 +285,7 @@ def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[s
     said = evidence(history) | frozenset(grounding.said_stems(
         [{"role": "user", "content": m["content"]} for m in history if m["role"] == "assistant"]))
     asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
+    before = set().union(*(shortcuts.word_runs(m["content"]) for m in history if m["role"] == "assistant"))
     best = ranked(candidates, history)[0]
     playing = [c["name"] for c in in_play(candidates, history)]
     by_name = {c["name"]: c for c in candidates}
@@ -295,7 +296,8 @@ def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[s
             continue
         text, named = _question(options, said, rng, asked)
         key = frozenset(c["name"] for c in named)
-        if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates):
+        if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates) \
+                and not shortcuts.word_runs(text) & before:
             return text, tuple(sorted(key))
     fresh = [q for q in OPEN if q not in asked] or OPEN
     return rng.choice(fresh), ()

@@ -237,9 +237,22 @@ def _area(state: dict) -> str:
 
 _WHY = ["It's for a review later this week.", "A colleague asked me to handle it.", "It's holding up the rest of the team.",
         "We need it sorted before month-end.", "It landed on my desk this morning.", "My manager is waiting on it.",
-        "It's been on my list since Monday.", "A customer is waiting on this."]
+        "It's been on my list since Monday.", "A customer is waiting on this.", "I promised an answer by tonight.",
+        "The deadline is tomorrow morning.", "It came up in this morning's stand-up.", "I keep putting it off.",
+        "Someone flagged it in yesterday's meeting.", "It's blocking the next thing on my plate.",
+        "I'd rather get it right the first time.", "I'm covering for a colleague this week.",
+        "It has to be done before the weekend.", "We're short-handed today, so it's on me."]
 _CHAT = ["It's been a busy week over here.", "Sorry, I'm juggling a few things at once.",
          "I tried to figure it out myself first, no luck.", "Long story, but it ended up with me."]
+
+
+def _role_in_sentence(role: str) -> str:
+    """A role as said inside a sentence: a description ('Music app developer') in lower case, a
+    job title in title case ('HR Coordinator') and abbreviations ('DJ and music collector') kept."""
+    words = role.split()
+    if len(words) > 1 and any(w[:1].islower() for w in words[1:]) and not words[0].isupper():
+        return words[0].lower() + role[len(words[0]):]
+    return role
 
 
 def opening(state: dict, rng: random.Random, voice: Voice) -> str:
@@ -263,21 +276,31 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
     who = ""
     if role and rng.random() < 0.7:
         at = f" at {company}" if company and rng.random() < 0.6 else ""
-        who = rng.choice([f"I'm {phrasing.article(role)} {role}{at}. ", f"{role} here{at}. ",
-                          f"I work as {phrasing.article(role)} {role}{at}. "])
+        city = (persona.get("attributes") or {}).get("city")
+        said = _role_in_sentence(role)
+        who = rng.choice([f"I'm {phrasing.article(said)} {said}{at}. ", f"{role[:1].upper() + role[1:]} here{at}. ",
+                          f"I work as {phrasing.article(said)} {said}{at}. ",
+                          *([f"I'm {phrasing.article(said)} {said} based in {city}. "] if city else [])])
     elif rng.random() < 0.5 and area != "day-to-day":
         who = rng.choice([f"I look after {area} work here. ", f"I'm on the {area} side. "])
     if voice.formal:
         frames = [f"I would like to ask for your assistance with {about}.", f"May I ask for help regarding {about}?",
-                  f"I am writing about {about}, on which I require some help."]
+                  f"I am writing about {about}, on which I require some help.", f"I would appreciate your support with {about}.",
+                  f"Could you kindly assist me with {about}?", f"I should be grateful for guidance on {about}."]
     elif voice.anxious:
         frames = [f"I'm not completely sure how to go about {about}.", f"Could you help me with {about}? I don't want to get it wrong.",
-                  f"I have to deal with {about} and I'm a bit nervous about it."]
+                  f"I have to deal with {about} and I'm a bit nervous about it.", f"Sorry to bother you, it's about {about}.",
+                  f"I think I need help with {about}, but I'm not sure what to ask.", f"I've never handled {about} before."]
     else:
         frames = [f"Could you help me with something about {about}?", f"I need a hand with {about}.",
                   f"I've got a question about {about}.", f"There's something I need to sort out with {about}.",
                   f"Can you take care of a thing involving {about}?", f"I'm trying to get {about} sorted.",
-                  f"Something came up with {about} and I need your help.", f"I have to deal with {about} today."]
+                  f"Something came up with {about} and I need your help.", f"I have to deal with {about} today.",
+                  f"I was hoping you could look into {about} for me.", f"Got a minute? It's about {about}.",
+                  f"I'm stuck on {about}.", f"Could we go over {about} together?", f"Wondering if you can help with {about}.",
+                  f"I'd like some help with {about}, if you have a moment.", f"I'm looking into {about} and could use a hand.",
+                  f"Mind helping me out with {about}?", f"Can I get your help on {about}?",
+                  f"{about[:1].upper() + about[1:]} needs some attention and I'm not sure where to start."]
     parts = [_joined(greeting(voice, rng), who + rng.choice(frames), role)]
     if rng.random() < (0.8 if voice.chatty else 0.35):
         parts.append(rng.choice(_WHY))

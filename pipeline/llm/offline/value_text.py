@@ -23,6 +23,7 @@ from faker import Faker
 
 from ... import person_names
 from ...catalog.importers.openapi_args import RENAME_PREFIXES
+from ...shortcuts import BIRTH_WORDS
 from ...text import STOP, split_words, without_codes
 from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
 
@@ -321,6 +322,8 @@ def string_value(key: str, schema: dict, persona: dict, rng: random.Random, tool
     attrs = persona.get("attributes") or {}
     fake = faker_for(persona, rng)
     ws = split_words(meaning_key(key, schema))
+    if kind == "date" and BIRTH_WORDS & set(split_words(key)):
+        return (dt.date(1955, 1, 1) + dt.timedelta(days=rng.randint(0, 50 * 365))).isoformat()  # born 1955-2004
     if kind == "date":
         return _date(rng)
     if kind == "datetime":
