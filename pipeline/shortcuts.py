@@ -294,7 +294,7 @@ def _text_fault(key: str, text: str, schema: dict, context: str) -> str | None:
     if looks_like_person_name(text) and not means_person(key, description) and "phone" not in ws:
         return f"'{text}' is a person's name, but '{key}' is not about a person"
     head = ws[-2] if len(ws) >= 2 and ws[-1] == "name" else ws[-1] if ws else ""
-    if head in SHAPED and " " in text and _PHRASE.fullmatch(text) and not (means_person(key, description) and looks_like_person_name(text)):
+    if head in SHAPED and " " in text and (_PHRASE.fullmatch(text) or len(text.split()) >= 4) and not (means_person(key, description) and looks_like_person_name(text)):
         article = "an" if head[:1] in "aeiou" else "a"
         return f"'{text}' is a phrase of words, not {article} {head} ('{key}' takes a token without spaces)"
     if head in SEARCH or ws == ["q"]:

@@ -156,6 +156,11 @@ def test_a_renamed_key_holds_what_its_original_name_means() -> None:
     for _ in range(10):
         value = values.generate("query_ids", schema, PERSONAS[0], rng, SPOTIFY)
         assert re.fullmatch(r"[0-9A-Za-z]{22}(,[0-9A-Za-z]{22})*", value), value
+    body = {"title": "IDs", "type": "array", "items": {"type": "string"},
+            "description": "A JSON array of the Spotify IDs. A maximum of 50 items can be specified in one request."}
+    for _ in range(5):
+        items = values.generate("body_ids", body, PERSONAS[0], rng, SPOTIFY)
+        assert items and all(re.fullmatch(r"[0-9A-Za-z]{22}", v) for v in items), items
     assert values.generate("query", {"type": "string", "title": "Query"}, PERSONAS[0], rng, SPOTIFY).count(" ") >= 1
 
 

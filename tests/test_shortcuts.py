@@ -92,6 +92,8 @@ def test_repetition_catches_an_option_list_offered_again_in_another_frame() -> N
     ("fiscal_year", 2095, True), ("fiscal_year", 2026, False),
     ("contact_phone", "P-91574", True), ("contact_phone", "+49 301 555 0199", False),
     ("start_date", "2091-01-01", True), ("start_date", "2026-03-02", False),
+    ("ids", ["Adding context on the present business: the Osaka office relies on it."], True),
+    ("ids", ["2ZWeqhFWCEPyYngFb51yBM"], False),
     ("date_of_birth", "2027-03-01", True), ("date_of_birth", "1984-03-01", False), ("dob", "2031-01-09", True),
     ("quantity", -4, True), ("quantity_delta", -4, False), ("discount_percent", 140, True),
 ])

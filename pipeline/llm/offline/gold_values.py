@@ -279,8 +279,8 @@ def generate(key: str, schema: dict, persona: dict, rng: random.Random, tool: di
         return _number(key, schema, rng)
     if kind == "array":
         items = schema.get("items") or {"type": "string"}
-        item_schema = items if items.get("description") or not schema.get("description") else \
-            {**items, "description": schema["description"]}
+        # an item says what it holds by the list's words when it has none of its own
+        item_schema = {**{k: schema[k] for k in ("title", "description") if schema.get(k)}, **items}
         n = rng.randint(max(1, schema.get("minItems", 1)), max(1, min(schema.get("maxItems", 3), 3)))
         values: list[Any] = []
         for _ in range(n * 4):

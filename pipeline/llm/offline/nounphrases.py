@@ -46,11 +46,22 @@ def _nounish(word: str) -> bool:
         and word not in _ADJECTIVES
 
 
+# words of a sentence about the API rather than the tool's job ("This endpoint is in beta; please
+# share any feedback"): its phrases would set a tool apart by its documentation, not its use
+META = frozenset("endpoint endpoints beta feedback deprecated warning api apis".split())
+
+
+def about(description: str) -> str:
+    """`description` without its sentences about the API itself (`META`)."""
+    sentences = re.split(r"(?<=[.!?])\s+|\n+", description)
+    return " ".join(s for s in sentences if not META & {w.lower().strip("_*`") for w in re.findall(r"[\w*`]+", s)})
+
+
 def noun_phrases(description: str, banned: set[str]) -> list[str]:
     """Short noun phrases of a description (at most 3 words, ending in a noun-like word), never a
     clause's leading verb, nor a word after 'to', 'that' or 'which' (a verb there), nor a banned word."""
     out: list[str] = []
-    for clause in re.split(r"[,.;:()/\[\]\"]| - ", text.without_codes(description)):
+    for clause in re.split(r"[,.;:()/\[\]\"]| - ", text.without_codes(about(description))):
         words = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
         run: list[str] = []
         for i, raw in enumerate(words):

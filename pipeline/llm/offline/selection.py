@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from ... import grounding, nearness, shortcuts, text
+from ...catalog.importers.openapi_args import RENAME_PREFIXES
 from ...said import user_said
 from .nounphrases import noun_phrases
 from .policies import STOP, tokens, tool_words
@@ -41,7 +42,8 @@ VAGUE = set(
     "default provided value values field fields parameter parameters object objects string number integer boolean "
     "array type format example e.g eg deprecated info information details detail data item items result results "
     "response request optionally maximum minimum max min limit offset page cursor comma separated identified "
-    "identifier unique vary varies ensure except accepts accept perform correct numeric such specified whose".split()
+    "identifier unique vary varies ensure except accepts accept perform correct numeric such specified whose "
+    "first next previous last index available unavailable".split()
 )
 
 
@@ -124,8 +126,9 @@ def _speakable(tool: dict) -> dict[str, str]:
 
 def _naming(tool: dict) -> set[str]:
     """Stems of the words that name things in a tool: its name's and its parameter keys' words."""
-    keys = " ".join((tool.get("parameters") or {}).get("properties") or {})
-    return {shortcuts.stem(w) for w in shortcuts.split_words(f"{tool['name']} {keys}")}
+    keys = [shortcuts.split_words(k) for k in (tool.get("parameters") or {}).get("properties") or {}]
+    keys = [k[1:] if len(k) > 1 and k[0] in RENAME_PREFIXES else k for k in keys]  # `query_ids` names ids
+    return {shortcuts.stem(w) for w in [*shortcuts.split_words(tool["name"]), *(w for k in keys for w in k)]}
 
 
 def _verbish(word: str, description: str) -> bool:
