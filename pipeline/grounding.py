@@ -28,10 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .catalog.importers.openapi_args import RENAME_PREFIXES
 from .records import Message, Tool
 from .said import Until, user_said
-from .text import STOP, code_words, content_words, split_words, stem
+from .text import STOP, code_words, content_words, key_words, stem
 
 PREFIX_MIN = 5  # a stem this long or longer also matches the stems it is a prefix of
 
@@ -62,10 +61,7 @@ def vocab_words(tool: ToolLike) -> dict[str, str]:
     params = _field(tool, "parameters") or {}
     properties = params.get("properties") if isinstance(params, Mapping) else None
     for key, schema in (properties or {}).items():
-        words = split_words(str(key))
-        if len(words) > 1 and words[0] in RENAME_PREFIXES and isinstance(schema, Mapping) and schema.get("title"):
-            words = words[1:]  # an importer's rename (`query_ids`): 'query' is where it goes, not what it is
-        texts.append(" ".join(words))
+        texts.append(" ".join(key_words(str(key), schema)))
         if isinstance(schema, Mapping):
             texts.append(str(schema.get("description") or ""))
             items = schema.get("items")

@@ -53,6 +53,19 @@ def split_words(text: str) -> list[str]:
     return _WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").lower())
 
 
+# where an OpenAPI argument lives: the importer renames two arguments sharing a name to
+# `<where>_<name>` (`query_ids`, `body_ids`) and titles each by the name (catalog/importers/openapi_args.py)
+RENAME_PREFIXES = frozenset({"path", "query", "body"})
+
+
+def key_words(key: str, schema: object = None) -> list[str]:
+    """The words of a parameter key (`split_words`), an importer's location prefix left out when the
+    key was renamed (a titled schema): `query_ids` holds ids, and 'query' is where it goes."""
+    words = split_words(key)
+    titled = isinstance(schema, dict) and bool(schema.get("title"))
+    return words[1:] if titled and len(words) > 1 and words[0] in RENAME_PREFIXES else words
+
+
 def spoken(identifier: str) -> str:
     """An identifier as words read aloud: `costCenter_id` -> "cost center id"."""
     return " ".join(split_words(identifier))

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from utcgen.pipeline import text
+from utcgen.pipeline.catalog.importers import openapi_args
 from utcgen.pipeline.catalog.reader import CatalogError, load_catalog, read_catalog
 from utcgen.pipeline.catalog.report import Notice, kind, warning_lines
 from utcgen.pipeline.cli import main
@@ -156,6 +158,9 @@ def test_openapi_renames_carry_the_original_words_as_title_and_vendor_keys_are_g
     assert vendor == {"x-field"}  # a property named x-field is a field, not a vendor keyword
     assert props["species"]["properties"]["genus"] == {"type": "string"}
     assert len(catalog.warnings) == 1  # the rename; dropping vendor keys warns of nothing
+    # what a rename is called is known beyond the importer: its words are the original name's
+    assert set(openapi_args._LABEL) == text.RENAME_PREFIXES
+    assert text.key_words("query_ids", props["query_ids"]) == ["ids"] and text.key_words("query_ids") == ["query", "ids"]
 
 
 def test_a_title_the_document_gives_is_kept(tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ import re
 
 import numpy as np
 
-from utcgen.pipeline import grounding, nearness
+from utcgen.pipeline import grounding
 from utcgen.pipeline.llm.offline import selection, user
+from utcgen.pipeline.retrieval import nearness
 from utcgen.pipeline.text import split_words
 
 

@@ -28,8 +28,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..nearness import Embed, default_embed, tool_text, unit
 from ..records import Dialogue, Tool
+from ..retrieval.nearness import Embed, default_embed, tool_text, unit
 from ..said import user_said
 from ..shortcuts import REPEAT_N, recited, word_runs
 from ..text import split_words, spoken, word_tokens

@@ -16,7 +16,6 @@ from typing import Any
 from ..common import Note, spoken_label, type_names
 
 _LABEL = {"path": "path parameter", "query": "query parameter", "body": "request body field"}
-RENAME_PREFIXES = frozenset(_LABEL)  # a renamed argument's key is `<where>_<name>`, titled by the name
 # Keywords that describe a value rather than constrain it: agreeing arguments may differ in them.
 _ANNOTATIONS = frozenset(
     {"description", "examples", "title", "default", "format", "deprecated", "readOnly", "writeOnly", "$comment"}

@@ -24,8 +24,8 @@ import random
 import re
 from dataclasses import dataclass
 
-from ... import grounding, nearness, shortcuts, text
-from ...catalog.importers.openapi_args import RENAME_PREFIXES
+from ... import grounding, shortcuts, text
+from ...retrieval import nearness
 from ...said import user_said
 from .nounphrases import noun_phrases
 from .policies import STOP, tokens, tool_words
@@ -126,8 +126,7 @@ def _speakable(tool: dict) -> dict[str, str]:
 
 def _naming(tool: dict) -> set[str]:
     """Stems of the words that name things in a tool: its name's and its parameter keys' words."""
-    keys = [shortcuts.split_words(k) for k in (tool.get("parameters") or {}).get("properties") or {}]
-    keys = [k[1:] if len(k) > 1 and k[0] in RENAME_PREFIXES else k for k in keys]  # `query_ids` names ids
+    keys = [text.key_words(k, s) for k, s in ((tool.get("parameters") or {}).get("properties") or {}).items()]
     return {shortcuts.stem(w) for w in [*shortcuts.split_words(tool["name"]), *(w for k in keys for w in k)]}
 
 

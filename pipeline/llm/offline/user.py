@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ... import grounding, nearness, shortcuts, text
+from ... import grounding, shortcuts, text
+from ...retrieval import nearness
 from ...said import user_said
 from . import gold_values as values
 from . import phrasing

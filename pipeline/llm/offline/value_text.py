@@ -22,9 +22,8 @@ import string
 from faker import Faker
 
 from ... import person_names
-from ...catalog.importers.openapi_args import RENAME_PREFIXES
 from ...shortcuts import BIRTH_WORDS
-from ...text import STOP, split_words, without_codes
+from ...text import STOP, key_words, split_words, without_codes
 from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
 
 # words that say what kind of field something is, not what it is about
@@ -253,10 +252,8 @@ SINGLE = {"since": "start time", "until": "end time", "before": "cut-off time", 
 def meaning_key(key: str, schema: dict) -> str:
     """The key, with the description's first noun phrase added when the key alone names no thing
     (`closes` -> "closes issue number"), so the value is chosen by what the parameter holds."""
-    ws = split_words(key)
-    if len(ws) > 1 and ws[0] in RENAME_PREFIXES and schema.get("title"):
-        ws = ws[1:]  # an importer's rename (`query_ids`, titled "IDs"): what it holds is the original name's
-        key = " ".join(ws)
+    ws = key_words(key, schema)  # an importer's rename (`query_ids`, titled "IDs") holds what the name means
+    key = " ".join(ws) if ws != split_words(key) else key
     if len(ws) == 1 and (ws[0] in AMBIGUOUS or len(ws[0]) <= 2):
         return " ".join([ws[0], SINGLE.get(ws[0], ""), noun_phrase(str(schema.get("description") or ""))]).strip()
     return key

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .grounding import ToolLike, tool_description, tool_name
-from .text import spoken
+from ..grounding import ToolLike, tool_description, tool_name
+from ..text import spoken
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -29,7 +29,7 @@ def tool_text(tool: ToolLike) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _embedder() -> Any:
-    from .retrieval.embeddings import Embedder
+    from .embeddings import Embedder
 
     return Embedder()
 
