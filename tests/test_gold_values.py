@@ -164,6 +164,21 @@ def test_a_renamed_key_holds_what_its_original_name_means() -> None:
     assert values.generate("query", {"type": "string", "title": "Query"}, PERSONAS[0], rng, SPOTIFY).count(" ") >= 1
 
 
+def test_a_thing_without_a_shape_takes_an_example_its_description_gives() -> None:
+    """BFCL-style parameters name their examples in prose: a value is one of them, not a made-up
+    'spring specialization'; a place described as a city is a city."""
+    rng = random.Random(6)
+    cases = {"specialization": ("Medical specialization. For example, 'Cardiology', 'Orthopedics'.", {"Cardiology", "Orthopedics"}),
+             "platform": ("The gaming platform e.g. Xbox, Playstation, PC", {"Xbox", "Playstation", "PC"}),
+             "location": ("The city and state, e.g. Chicago, IL.", {"Chicago, IL"}),
+             "competition": ("The name of the competition (for example, 'UEFA Champions League').", {"UEFA Champions League"})}
+    for key, (description, allowed) in cases.items():
+        assert values.generate(key, {"type": "string", "description": description}, PERSONAS[0], rng) in allowed, key
+    city = values.generate("location", {"type": "string", "description": "The city that you want the forecast for."},
+                           PERSONAS[0], rng)
+    assert not any(ch.isdigit() for ch in city), city  # a city, not a street address
+
+
 def test_a_date_of_birth_is_in_the_past() -> None:
     rng = random.Random(5)
     for key in ("date_of_birth", "dob", "birthday", "birth_date"):

@@ -290,7 +290,8 @@ def kind_of(key: str, schema: dict) -> str:
         ("branch", bool(ws & {"branch", "ref", "head", "base"})),
         ("dir", bool(ws & {"dir", "directory", "folder"})), ("file", bool(ws & {"filename"}) or {"file", "name"} <= ws),
         ("path", bool(ws & {"path", "file", "filepath"})),
-        ("city", "city" in ws), ("postcode", bool(ws & {"zip", "postcode", "postal"})),
+        ("city", "city" in ws or (bool(ws & {"location", "origin", "destination", "source", "place", "area"})
+                                  and "city" in split_words(desc))), ("postcode", bool(ws & {"zip", "postcode", "postal"})),
         ("address", bool(ws & {"address", "street", "location", "site", "office"})),
         ("company", bool(ws & {"company", "employer"})),
         ("query", bool(ws & {"q", "query", "search", "keyword", "keywords", "term", "terms"})),
@@ -313,9 +314,35 @@ def _sentence(key: str, schema: dict, persona: dict, tool: dict | None, rng: ran
     return text[:1].upper() + text[1:]
 
 
+_EXAMPLE_LEAD = re.compile(r"(?:\be\.g\.|\bfor example|\bfor instance|\bsuch as)[,:]?\s+", re.IGNORECASE)
+_QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+# kinds a description's own example serves better than a made-up phrase
+_BY_EXAMPLE = frozenset({"phrase", "title", "tag", "address", "city", "company", "body", "identifier"})
+
+
+def examples(description: str) -> list[str]:
+    """The example values a description gives ("e.g. 'Cardiology', 'Orthopedics'", "e.g. Chicago, IL",
+    "for example, Xbox, Playstation, PC"): what the parameter holds, in its author's words."""
+    match = _EXAMPLE_LEAD.search(description)
+    if not match:
+        return []
+    rest = description[match.end():]
+    quoted = [a or b for a, b in _QUOTED.findall(rest.split("\n")[0])]
+    if quoted:
+        return quoted
+    phrase = re.split(r"[.;)\n]|\s(?:for|to|in)\s", rest)[0].strip()
+    if re.fullmatch(r"[A-Z][\w .'-]*, [A-Z]{2}", phrase):  # a city and its state
+        return [phrase]
+    items = [i.strip() for i in re.split(r",\s*|\s+or\s+", phrase) if i.strip()]
+    return [i for i in items if 0 < len(i.split()) <= 4 and not re.search(r"[{}<>=`\d]", i)]  # no codes
+
+
 def string_value(key: str, schema: dict, persona: dict, rng: random.Random, tool: dict | None = None) -> str:
-    """A realistic value for string parameter `key`, by what `kind_of` says it holds."""
+    """A realistic value for string parameter `key`, by what `kind_of` says it holds; for a kind
+    with no shape of its own, one of the examples its description gives when it gives some."""
     kind = kind_of(key, schema)
+    if kind in _BY_EXAMPLE and (given := examples(str(schema.get("description") or ""))):
+        return rng.choice(given)
     attrs = persona.get("attributes") or {}
     fake = faker_for(persona, rng)
     ws = split_words(meaning_key(key, schema))
