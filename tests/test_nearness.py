@@ -74,3 +74,12 @@ def test_the_user_says_what_it_needs_in_the_words_that_point_nearest_its_tool() 
         heard = f"{history[0]['content']} {said}"
         assert nearness.margins([heard], CHECK, [REMOVE, SAVE])[0] > 0, said
         assert re.search(r"\bcheck\b", said.lower()), said
+
+
+def test_the_user_can_restate_its_need_in_its_own_words_but_never_recites() -> None:
+    answering = {"tool": CHECK, "distractors": [REMOVE, SAVE], "history": [{"role": "user", "content": "Hi."}]}
+    assert user.restated(answering) == "I need to check if a few tracks are already saved in my music library."
+    recites = tool("calculate_area", "Calculate the area of a triangle given its base and height.")
+    assert user.restated({**answering, "tool": recites, "distractors": []}) is None  # 6 words of the description
+    heading = tool("get_album", "Get Album Tracks.")
+    assert user.restated({**answering, "tool": heading, "distractors": []}) is None  # a Title Case heading

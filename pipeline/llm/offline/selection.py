@@ -33,6 +33,7 @@ from .policies import STOP, tokens, tool_words
 MAX_OPTIONS = 3
 WORDS_PER_OPTION = 2
 MAX_RUN = 4  # at most this many consecutive words of a description in a question
+NEAR_MARGIN = 0.015  # how much nearer (cosine) the user's words must be to the best candidate than to any other
 
 # words that describe no difference a user could recognise
 VAGUE = set(
@@ -259,7 +260,8 @@ def _rivals(candidates: list[dict], history: list[dict], best: dict) -> list[str
 
 def _nearer(candidates: list[dict], history: list[dict], best: dict) -> list[str]:
     """The names of the candidates that what the user said, read as a whole, points nearer to than
-    `best` (`nearness`): one word may set `best` apart while the request reads as another's."""
+    `best`, or about as near (within NEAR_MARGIN: values said later may tip a tie) (`nearness`):
+    one word may set `best` apart while the request reads as another's."""
     said = user_said(history, until="call", sep=" ").strip()
     others = [c for c in candidates if c["name"] != best["name"]]
     if not said or not others:
@@ -267,7 +269,7 @@ def _nearer(candidates: list[dict], history: list[dict], best: dict) -> list[str
     tools = [best, *others]
     vectors = nearness.unit(nearness.default_embed([said, *(nearness.tool_text(t) for t in tools)]))
     scores = vectors[1:] @ vectors[0]
-    return [c["name"] for c, score in zip(others, scores[1:]) if score > scores[0]]
+    return [c["name"] for c, score in zip(others, scores[1:]) if score > scores[0] - NEAR_MARGIN]
 
 
 def _option_lists(play: list[dict], unsure: bool) -> list[list[dict]]:

@@ -22,8 +22,8 @@ from ...retrieval import nearness
 from ...said import user_said
 from . import gold_values as values
 from . import phrasing
+from .nounphrases import BASE_VERBS, UNCOUNTABLE, about, noun_phrases
 from .nounphrases import BLAND as _BLAND
-from .nounphrases import UNCOUNTABLE, noun_phrases
 from .policies import STOP, _rng, imperative
 from .voice import Voice, closing, emoji, finish, greeting
 
@@ -77,9 +77,13 @@ def user_text(state: dict) -> str:
         if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
             return _safe(state, _vague(rng, voice))  # a real user often misses the deciding detail at first
         vague = answers == 0 and rng.random() < VAGUE_DETAIL
-        drafts = [composed(state, lambda r, k=k: detail(state, r, voice, vague=vague, params=k % 2 == 0), len(history), "detail", k)
+        # asked again, a person says more of what they need: later drafts carry more of it
+        drafts = [composed(state, lambda r, k=k: detail(state, r, voice, vague=vague, params=k % 2 == 0,
+                                                        most=3 + (k >= DRAFTS // 2) * min(answers, 2)),
+                           len(history), "detail", k)
                   for k in range(1 if vague else DRAFTS)]
-        said = _nearest(state, list(dict.fromkeys(drafts)))
+        need = None if vague else restated(state)
+        said = _nearest(state, list(dict.fromkeys([*drafts, *([need] if need else [])])))
         if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
             early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
             said = early if _safe(state, early) == early else said
@@ -114,13 +118,34 @@ def _values_answer(state: dict, rng: random.Random, voice: Voice) -> str:
     chosen = wanted[:3] if wanted else remaining[: rng.choice([1, 2])]
     body = values_sentence(tool, gold, chosen, rng)
     if voice.terse:
-        return body
+        return _still_pointing(state, body, rng)
     lead = rng.choice(_LEADS["formal" if voice.formal else "anxious" if voice.anxious else
                              "upbeat" if voice.upbeat else "plain"])
     tail = rng.choice(["Does that look right?", "Let me know if that's wrong.", ""]) if voice.anxious else ""
     if voice.emoji and rng.random() < 0.5:
         tail = (tail + " " + emoji(tool.get("description", ""), rng)).strip()
-    return (finish(voice, lead) + body + (" " + tail if tail else "")).strip()
+    return _still_pointing(state, (finish(voice, lead) + body + (" " + tail if tail else "")).strip(), rng)
+
+
+def _still_pointing(state: dict, said: str, rng: random.Random) -> str:
+    """`said` (values), or `said` with a reminder of what they are for when the values alone would
+    leave the user's words pointing nearer another candidate than the seed: ids and labels can pull
+    a request towards a neighbour ('the album IDs' towards listing saved albums, not saving them)."""
+    tool, others = state["tool"], state.get("distractors") or []
+    if not others:
+        return said
+    act, picked = _action(state), separators(state, rng, params=False)
+    if not picked:
+        return said
+    listed = _listing(picked[:2])
+    reminders = ([f"That's to {act} {listed}.", f"Again, I need to {act} {listed}."] if act else []) + \
+        [f"That's for {listed}.", f"These are for {listed}, as I said."]
+    drafts = [said, *(f"{said} {r}" for r in reminders if _safe(state, f"{said} {r}") == f"{said} {r}")]
+    before = user_said(state["history"], until="call", sep=" ")
+    closeness = nearness.margins([f"{before} {d}".strip() for d in drafts], tool, others)
+    if closeness[0] >= 0:
+        return said
+    return drafts[max(range(len(drafts)), key=lambda i: (closeness[i], -i))]
 
 
 _LEADS = {"plain": ["", "", "Sure. ", "Of course. ", "Here you go: ", "OK. ", "Right, "],
@@ -160,9 +185,10 @@ def _joined(lead: str, rest: str, role: str | None = None) -> str:
     return lead + rest
 
 
-def separators(state: dict, rng: random.Random, vague: bool = False, params: bool = True) -> list[str]:
+def separators(state: dict, rng: random.Random, vague: bool = False, params: bool = True, most: int = 3) -> list[str]:
     """Phrases that, said together, set the seed apart from every distractor: noun phrases of its
-    description first (they carry its meaning), then its parameters' labels, then enum values."""
+    description first (they carry its meaning), then its parameters' labels, then enum values;
+    topped up to `most` phrases of the description."""
     tool, distractors = state["tool"], state.get("distractors") or []
     banned = _banned(state, answering=bool(state.get("history")))  # an opening says no name word
     bags = [grounding.vocab(d) for d in distractors]
@@ -202,11 +228,40 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
                 break
     # topped up to three phrases of the description, most distinctive first: the need in its own words
     for phrase in sorted(pool, key=lambda p: (-does(p), -len(covers(p)), -len(p.split()), rng.random())):
-        if len(chosen) >= 3:
+        if len(chosen) >= most:
             break
         if phrase not in chosen and covers(phrase):
             chosen.append(phrase)
     return chosen
+
+
+# a description's wording, as a person says the same about their own need
+_SWAPS = [(r"\bone or more\b", "a few"), (r"\b(?:the|a) current (?:\w+ )?user'?s?'s\b", "my"),
+          (r"\b(?:the|a) user's\b", "my"), (r"\bthe current user\b", "me"), (r"\bthe specified\b", "a given"),
+          (r"\ba list of\b", "the list of"), (r"\bis already\b", "are already"), (r"\s*'Your Music'\s*", " ")]
+
+
+def restated(state: dict) -> str | None:
+    """The seed's job said as the user's own need ('I need to check if a few tracks are already saved
+    in my library'): the first sentence of its description that starts with a verb, in the first
+    person, cut short; None when none does or when it would recite the description or leak a name."""
+    description = text.without_codes(about(state["tool"].get("description", "")))
+    for sentence in re.split(r"(?<=[.!?])\s+", description.strip()):
+        words = sentence.rstrip(".!?").split()
+        if len(words) < 4 or not _action_word(words[0]) or sum(w[:1].isupper() for w in words) * 2 > len(words):
+            continue  # not a verb's clause, or a Title Case heading
+        said = imperative(" ".join(words[:16]))
+        for pattern, swap in _SWAPS:
+            said = re.sub(pattern, swap, said, flags=re.IGNORECASE)
+        said = f"I need to {' '.join(said.split())}."
+        return said if _safe(state, said) == said else None
+    return None
+
+
+def _action_word(word: str) -> bool:
+    """Whether a description's first word is a verb ('Check', 'Returns', 'Calculate')."""
+    verb = imperative(word).lower()
+    return verb in BASE_VERBS or verb in shortcuts.GENERIC or (word.lower().endswith("s") and verb != word.lower())
 
 
 def _topic(state: dict) -> str | None:
@@ -312,10 +367,11 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
     return f"{said} {end}".strip()
 
 
-def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False, params: bool = True) -> str:
+def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False, params: bool = True,
+           most: int = 3) -> str:
     """What singles the need out, in its own words, never a tool name's word nor a run of a description
-    (`params`: its parameters' labels may serve too)."""
-    picked = separators(state, rng, vague, params)
+    (`params`: its parameters' labels may serve too; `most`: phrases said at most)."""
+    picked = separators(state, rng, vague, params, most)
     if not picked:
         return finish(voice, "It's the usual one we use, I'm afraid I can't describe it better.")
     listed = _listing(picked)

@@ -329,7 +329,7 @@ def examples(description: str) -> list[str]:
     rest = description[match.end():]
     quoted = [a or b for a, b in _QUOTED.findall(rest.split("\n")[0])]
     if quoted:
-        return quoted
+        return [q for q in quoted if not re.search(r"[{}<>=`\d]", q)]  # an example id is the generator's to draw
     phrase = re.split(r"[.;)\n]|\s(?:for|to|in)\s", rest)[0].strip()
     if re.fullmatch(r"[A-Z][\w .'-]*, [A-Z]{2}", phrase):  # a city and its state
         return [phrase]
