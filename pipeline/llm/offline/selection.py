@@ -208,7 +208,11 @@ OPEN = ["Could you tell me one concrete thing you expect to get out of this?",
         "What is the one detail that matters most to you here?",
         "What should be different once this is done? One concrete example is enough.",
         "Can you name one thing this should touch or give you back?",
-        "What would you look at first to check it worked?"]
+        "What would you look at first to check it worked?",
+        "Could you walk me through what you would do by hand?", "Who will use the result, and for what?",
+        "Is there something you want changed, or only something you want to see?",
+        "What happened just before you needed this?", "If this went wrong, what would you notice?",
+        "Which word would you use for it with a colleague?"]
 
 
 def _fresh(forms: list[str], asked: str, rng: random.Random) -> str:
