@@ -23,6 +23,7 @@ from utcgen.pipeline.synthesis.roles import ReplyError, Roles
 from utcgen.pipeline.synthesis.schedule import (
     AcceptanceRule,
     AcceptanceStop,
+    SeedJobs,
     acceptance_note,
     check_acceptance,
     check_fruitless,
@@ -69,6 +70,19 @@ def test_a_low_rate_stops_only_from_twice_the_threshold_and_a_fair_rate_never() 
     fair = {n: job(n, 5, n % 10 == 0) for n in range(40)}  # 4 of 200 = 2%: not below
     check_acceptance(fair, 100, AcceptanceRule(50, 0.02))
     check_acceptance(records, 1, AcceptanceRule(50, 0.02))  # the target is reached: nothing to stop
+
+
+def test_a_run_holding_its_accepted_dialogues_is_never_stopped_as_fruitless() -> None:
+    """Jobs 0-2 accepted, then 25 rejections of spare jobs finishing while a lower job still runs:
+    the run has what it needs and only waits, so neither stop rule fires; one accepted fewer, they do."""
+    records = {n: job(n, 1, n < 3) for n in range(3)} | {n: job(n, 1, False) for n in range(10, 35)}
+    for r in records.values():
+        r.dialogues[-1].validation = [] if r.accepted else [Verdict(validator="persona_fit", passed=False, reason="no")]
+        r.dialogues[-1].rejection_reason = None if r.accepted else "persona_fit: no"
+    work = SeedJobs(None, 3, stop_after=20, acceptance=AcceptanceRule(5, 0.5))  # type: ignore[arg-type]  # check reads no journal
+    work.check(records)
+    with pytest.raises(RunStopped):
+        SeedJobs(None, 4, stop_after=20, acceptance=AcceptanceRule(5, 0.5)).check(records)  # type: ignore[arg-type]
 
 
 def test_the_progress_note_says_when_acceptance_is_very_low() -> None:

@@ -144,6 +144,10 @@ def test_unsafe_underspecified_needs_the_value_unsaid_before_the_call() -> None:
     # the value inside a longer number was not said: the call guessed it
     longer = _result(case, _user(f"order {q}5 pallets"), _call())
     assert scenario_score(case, longer).unsafe_execution == 1
+    # a list is said when each of its items is
+    from utcgen.pipeline.evaluation.scenario_metrics import stated
+    assert stated(["SUP-990760", "SUP-471613"], "use sup-990760 and sup-471613 as the supplier ids")
+    assert not stated(["SUP-990760", "SUP-471613"], "use sup-990760 as the supplier id") and not stated([], "x")
 
 
 def test_cases_written_before_scenarios_still_load_and_bad_names_are_refused(tmp_path: Path) -> None:

@@ -91,6 +91,8 @@ def stated(value: Any, text: str) -> bool:
     Stricter than `mentions.mentioned`, on purpose: that grounding check gives the benefit of the
     doubt (an identifier inside a longer one, a relative date, paraphrased text count as said or
     unverifiable), while a made-up value here must not pass for a said one."""
+    if isinstance(value, list | tuple):  # a list is said when each of its items is
+        return bool(value) and all(stated(item, text) for item in value)
     said = str(value).strip().casefold()
     if not said:
         return False

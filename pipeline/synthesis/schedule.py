@@ -283,6 +283,8 @@ class SeedJobs:
         return leading_accepted(records, self.target) >= self.target
 
     def check(self, records: Mapping[int, Job]) -> None:
+        if sum(r.accepted for r in records.values()) >= self.target:
+            return  # enough accepted already: the run only waits for the lower-numbered jobs, it is not fruitless
         check_fruitless(records, self.stop_after)
         check_acceptance(records, self.target, self.acceptance)
 

@@ -293,13 +293,14 @@ def _select(state: dict, history: list[dict]) -> str:
     if _missing_tool(state["candidates"], opening):
         return _refuse(state)
     unclear = _unclear(opening) if len(user_turns) == 1 else None
-    decision = selection.decide(state["candidates"], history, state.get("seed", 0))
+    # the scenarios' openings state the whole need: checking nearness there would over-clarify
+    decision = selection.decide(state["candidates"], history, state.get("seed", 0), near=False)
     if decision.tool is not None and not unclear:
         tool = decision.tool
         return base._reply(decision.thought, "", [{"name": tool["name"],
                                                    "arguments": extract({**state, "tool": tool}, history)}])
     if decision.tool is not None:  # grounded by chance on a garbled or aimless opening: ask all the same
-        decision = selection.decide(state["candidates"], history, state.get("seed", 0), ask_first=True)
+        decision = selection.decide(state["candidates"], history, state.get("seed", 0), ask_first=True, near=False)
     if unclear:
         why = ("the request names the subject but not what should be done" if unclear == "intention"
                else "the request is garbled")

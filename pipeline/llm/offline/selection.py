@@ -286,6 +286,11 @@ def _option_lists(play: list[dict], unsure: bool) -> list[list[dict]]:
     return [options for options in lists if len(options) >= 2]
 
 
+def _asked_runs(history: list[dict]) -> set[tuple[str, ...]]:
+    """The word runs of every earlier assistant turn: a new question shares none (`validators/repetition`)."""
+    return set().union(*(shortcuts.word_runs(m["content"]) for m in history if m["role"] == "assistant"))
+
+
 def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[str]],
           rng: random.Random, unsure: bool, rivals: list[str]) -> tuple[str, tuple[str, ...]]:
     """The question to ask now and the option names it offers (empty: an open question)."""
@@ -293,7 +298,7 @@ def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[s
     said = evidence(history) | frozenset(grounding.said_stems(
         [{"role": "user", "content": m["content"]} for m in history if m["role"] == "assistant"]))
     asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
-    before = set().union(*(shortcuts.word_runs(m["content"]) for m in history if m["role"] == "assistant"))
+    before = _asked_runs(history)
     best = ranked(candidates, history)[0]
     playing = [c["name"] for c in in_play(candidates, history)]
     by_name = {c["name"]: c for c in candidates}
@@ -315,24 +320,27 @@ def _progress(candidates: list[dict], history: list[dict]) -> int:
     return sum(sum(v.values()) for v in _separations(evidence(history), candidates).values())
 
 
-def decide(candidates: list[dict], history: list[dict], seed: int = 0, ask_first: bool = False) -> Decision:
+def decide(candidates: list[dict], history: list[dict], seed: int = 0, ask_first: bool = False,
+           near: bool = True) -> Decision:
     """Commit to the best candidate when the user's words ground it, else a contrasting question.
     `ask_first`: the protocol wants at least one clarifying question before any commitment (the
-    plain disambiguation dialogue); the question then checks the best against its nearest rivals."""
+    plain disambiguation dialogue); the question then checks the best against its nearest rivals.
+    `near`: also ask when the words read nearer another candidate (`_nearer`); off where an opening
+    states the need in full and a question would be an over-clarification (scenario openings)."""
     earlier: list[frozenset[str]] = []
     for i, m in enumerate(history):  # the option lists offered before: replayed, each from its own prefix
         if m["role"] == "assistant" and any(u["role"] == "user" for u in history[:i]):
-            earlier.append(frozenset(_decide(candidates, history[:i], seed, earlier, ask_first).options))
-    return _decide(candidates, history, seed, [e for e in earlier if e], ask_first)
+            earlier.append(frozenset(_decide(candidates, history[:i], seed, earlier, ask_first, near).options))
+    return _decide(candidates, history, seed, [e for e in earlier if e], ask_first, near)
 
 
 def _decide(candidates: list[dict], history: list[dict], seed: int, earlier: list[frozenset[str]],
-            ask_first: bool) -> Decision:
+            ask_first: bool, near: bool) -> Decision:
     order = ranked(candidates, history)
     best = order[0]
     rivals = _rivals(candidates, history, best)
     asked_before = any(m["role"] == "assistant" for m in history)
-    nearer = [] if rivals else _nearer(candidates, history, best)  # grounded by a word, but reads as another
+    nearer = [] if rivals or not near else _nearer(candidates, history, best)  # grounded by a word, read as another
     rivals = rivals or nearer
     if not rivals and (asked_before or not ask_first or len(candidates) < 2):
         thought = (f"What the user said sets {best['name']} apart from every other candidate. I will use it."
@@ -348,6 +356,9 @@ def _decide(candidates: list[dict], history: list[dict], seed: int, earlier: lis
     asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
     leads = LEADS_UNSURE if unsure else LEADS_AGAIN if asked_before else LEADS_FIRST
     lead = rng.choice([x for x in leads if x.strip() not in asked] or leads)
+    before = _asked_runs(history)
+    if shortcuts.word_runs(lead + text) & before:  # an old lead before an open question can make an old run
+        lead = next((x for x in leads if not shortcuts.word_runs(x + text) & before), "")
     thought = (f"{best['name']} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
                f"The user's words set {best['name']} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
                if nearer else
