@@ -332,11 +332,11 @@ def opening(state: dict, rng: random.Random, voice: Voice) -> str:
     who = ""
     if role and rng.random() < 0.7:
         at = f" at {company}" if company and rng.random() < 0.6 else ""
-        city = (persona.get("attributes") or {}).get("city")
+        city = str((persona.get("attributes") or {}).get("city") or "")
         said = _role_in_sentence(role)
-        who = rng.choice([f"I'm {phrasing.article(said)} {said}{at}. ", f"{role[:1].upper() + role[1:]} here{at}. ",
-                          f"I work as {phrasing.article(said)} {said}{at}. ",
-                          *([f"I'm {phrasing.article(said)} {said} based in {city}. "] if city else [])])
+        forms = [f"I'm {phrasing.article(said)} {said}{at}. ", f"{role[:1].upper() + role[1:]} here{at}. ",
+                 f"I work as {phrasing.article(said)} {said}{at}. "]
+        who = rng.choice(forms + ([f"I'm {phrasing.article(said)} {said} based in {city}. "] if city else []))
     elif rng.random() < 0.5 and area != "day-to-day":
         who = rng.choice([f"I look after {area} work here. ", f"I'm on the {area} side. "])
     if voice.formal:
