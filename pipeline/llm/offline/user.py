@@ -97,11 +97,17 @@ def _nearest(state: dict, drafts: list[str]) -> str:
     if len(drafts) == 1:
         return drafts[0]
     tool, others = state["tool"], state.get("distractors") or []
-    before = user_said(state["history"], until="call", sep=" ")
-    heard = [f"{before} {d}".strip() for d in drafts]
-    closeness = nearness.margins(heard, tool, others)
+    heard, closeness = _heard(state, drafts)
     grounded = [grounding.grounded(grounding.said_stems([{"role": "user", "content": h}]), tool, others) for h in heard]
     return drafts[max(range(len(drafts)), key=lambda i: (grounded[i], closeness[i], -i))]
+
+
+def _heard(state: dict, drafts: list[str]) -> tuple[list[str], list[float]]:
+    """For each draft: all the user will have said before the call with it, and how much nearer
+    that points to the seed than to any distractor (`nearness.margins`)."""
+    before = user_said(state["history"], until="call", sep=" ")
+    heard = [f"{before} {d}".strip() for d in drafts]
+    return heard, nearness.margins(heard, state["tool"], state.get("distractors") or [])
 
 
 def _values_answer(state: dict, rng: random.Random, voice: Voice) -> str:
@@ -131,8 +137,7 @@ def _still_pointing(state: dict, said: str, rng: random.Random) -> str:
     """`said` (values), or `said` with a reminder of what they are for when the values alone would
     leave the user's words pointing nearer another candidate than the seed: ids and labels can pull
     a request towards a neighbour ('the album IDs' towards listing saved albums, not saving them)."""
-    tool, others = state["tool"], state.get("distractors") or []
-    if not others:
+    if not state.get("distractors"):
         return said
     act, picked = _action(state), separators(state, rng, params=False)
     if not picked:
@@ -141,8 +146,7 @@ def _still_pointing(state: dict, said: str, rng: random.Random) -> str:
     reminders = ([f"That's to {act} {listed}.", f"Again, I need to {act} {listed}."] if act else []) + \
         [f"That's for {listed}.", f"These are for {listed}, as I said."]
     drafts = [said, *(f"{said} {r}" for r in reminders if _safe(state, f"{said} {r}") == f"{said} {r}")]
-    before = user_said(state["history"], until="call", sep=" ")
-    closeness = nearness.margins([f"{before} {d}".strip() for d in drafts], tool, others)
+    _, closeness = _heard(state, drafts)
     if closeness[0] >= 0:
         return said
     return drafts[max(range(len(drafts)), key=lambda i: (closeness[i], -i))]
@@ -238,7 +242,8 @@ def separators(state: dict, rng: random.Random, vague: bool = False, params: boo
 # a description's wording, as a person says the same about their own need
 _SWAPS = [(r"\bone or more\b", "a few"), (r"\b(?:the|a) current (?:\w+ )?user'?s?'s\b", "my"),
           (r"\b(?:the|a) user's\b", "my"), (r"\bthe current user\b", "me"), (r"\bthe specified\b", "a given"),
-          (r"\ba list of\b", "the list of"), (r"\bis already\b", "are already"), (r"\s*'Your Music'\s*", " ")]
+          (r"\ba list of\b", "the list of"), (r"\bis already\b", "are already"),
+          (r"\s*'[A-Z][^'\n]{0,30}'\s*", " ")]  # a product's quoted name ('Your Music') goes unsaid
 
 
 def restated(state: dict) -> str | None:
