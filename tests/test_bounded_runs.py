@@ -32,7 +32,10 @@ def test_a_hopeless_catalog_stops_within_a_minute_with_its_work_exported(tmp_pat
     done = generate(tmp_path, out, "--config", str(config), "--catalog", str(catalog), "--num-dialogues", "10")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert done.returncode == 1, done.stderr
-    assert re.search(r"stopped: none of (5\d) attempts was accepted", done.stderr) and "Traceback" not in done.stderr
+    stopped = re.search(r"stopped: none of (\d+) attempts was accepted", done.stderr)
+    assert stopped and "Traceback" not in done.stderr, done.stderr
+    # judged from 50 attempts; jobs finishing together (4 in flight, 5 attempts each) may add up to 19 more
+    assert 50 <= int(stopped[1]) < 50 + 4 * 5, stopped[0]
     # CPU seconds, start-up included: on a shared machine the wall time says more about the neighbours
     # (about 20 s of wall time on an idle 2-core machine)
     assert (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) < 60
