@@ -45,12 +45,16 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
+def cosines(saids: Sequence[str], tools: Sequence[ToolLike], embed: Embed | None = None) -> np.ndarray:
+    """(len(saids), len(tools)): the cosine of each text of `saids` to each tool's text (`tool_text`)."""
+    texts = [tool_text(t) for t in tools]
+    vectors = unit((embed or default_embed)([*texts, *saids]))
+    return vectors[len(texts):] @ vectors[:len(texts)].T
+
+
 def margins(saids: Sequence[str], chosen: ToolLike, others: Sequence[ToolLike], embed: Embed | None = None) -> list[float]:
     """For each text of `saids`: its cosine to `chosen` minus its highest cosine to one of `others`
     (positive: `chosen` is the nearest candidate; no others: 1.0 each)."""
     if not others:
         return [1.0] * len(saids)
-    tools = [tool_text(chosen), *(tool_text(o) for o in others)]
-    vectors = unit((embed or default_embed)([*tools, *saids]))
-    scores = vectors[len(tools):] @ vectors[:len(tools)].T
-    return [float(row[0] - row[1:].max()) for row in scores]
+    return [float(row[0] - row[1:].max()) for row in cosines(saids, [chosen, *others], embed)]

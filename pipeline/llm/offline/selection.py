@@ -270,9 +270,7 @@ def _nearer(candidates: list[dict], history: list[dict], best: dict) -> list[str
     others = [c for c in candidates if c["name"] != best["name"]]
     if not said or not others:
         return []
-    tools = [best, *others]
-    vectors = nearness.unit(nearness.default_embed([said, *(nearness.tool_text(t) for t in tools)]))
-    scores = vectors[1:] @ vectors[0]
+    scores = nearness.cosines([said], [best, *others])[0]
     return [c["name"] for c, score in zip(others, scores[1:]) if score > scores[0] - NEAR_MARGIN]
 
 
