@@ -114,7 +114,11 @@ def _prefixes(stems: frozenset[str]) -> frozenset[str]:
 
 def fits(word: str, stems: Iterable[str]) -> bool:
     """Whether stem `word` matches one of `stems` (`match`)."""
-    pool = stems if isinstance(stems, frozenset) else frozenset(stems)
+    return _fits(word, stems if isinstance(stems, frozenset) else frozenset(stems))
+
+
+@lru_cache(maxsize=1 << 16)  # the offline assistant asks of the same vocabularies at every turn
+def _fits(word: str, pool: frozenset[str]) -> bool:
     if word in pool:
         return True
     if len(word) >= PREFIX_MIN and word in _prefixes(pool):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 STOP = frozenset(
     "a an the of for to and or in on by with is are be was were it its this that these those from as at "
@@ -71,6 +72,7 @@ def spoken(identifier: str) -> str:
     return " ".join(split_words(identifier))
 
 
+@lru_cache(maxsize=1 << 16)  # the offline policies stem the same words millions of times a run
 def stem(word: str, width: int = 6) -> str:
     """A crude stemmer: one plural or verb ending off, then at most `width` letters."""
     w = word.lower()

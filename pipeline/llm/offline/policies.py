@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from functools import lru_cache
 from typing import Any
 
 from ...text import STOP as SHARED_STOP
@@ -35,8 +36,13 @@ def tokens(said: str) -> list[str]:
     return stems(said, STOP)
 
 
-def tool_words(tool: dict) -> set[str]:
-    return set(tokens(tool["name"])) | set(tokens(tool.get("description", "")))
+def tool_words(tool: dict) -> frozenset[str]:
+    return _tool_words(tool["name"], tool.get("description", ""))
+
+
+@lru_cache(maxsize=4096)
+def _tool_words(name: str, description: str) -> frozenset[str]:
+    return frozenset(tokens(name)) | frozenset(tokens(description))
 
 
 ACTION_WORDS = {"list", "get", "create", "update", "delete", "search", "find", "view", "show", "check",
