@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 
 from .records import Dialogue, Message
+from .text import identifier_re
 
 _REFUSAL = re.compile(
     r"\b(none of (the|my) tools|no tool (i|that)|not able to (do|help with) th|cannot do th|can't do th|"
@@ -54,7 +55,7 @@ def action_of(m: Message) -> str:
 
 def _named(m: Message, tools: Iterable[str]) -> list[str]:
     said = f"{m.thought or ''}\n{m.content}"
-    return [t for t in tools if re.search(rf"(?<![A-Za-z0-9_]){re.escape(t)}(?![A-Za-z0-9_])", said)]
+    return [t for t in tools if identifier_re(t, ignore_case=False).search(said)]
 
 
 def label_turn(m: Message, candidates: list[str]) -> Message:

@@ -38,7 +38,7 @@ import jsonschema
 from .person_names import looks_like_person_name, means_person
 from .records import Message
 from .said import user_turns
-from .text import STOP, split_words, spoken, stem
+from .text import STOP, identifier_re, phrase_re, split_words, spoken, stem
 
 RECITE_N = 6
 RECITE_CONTENT = 3
@@ -75,7 +75,7 @@ def distinctive_name_tokens(seed: str, others: list[str]) -> set[str]:
 
 def names_written(text: str, names: list[str]) -> list[str]:
     """The names of `names` that `text` writes as identifiers (case-insensitive, whole identifier)."""
-    return [n for n in names if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text, re.IGNORECASE)]
+    return [n for n in names if identifier_re(n).search(text)]
 
 
 def full_name_hit(text: str, name: str) -> str | None:
@@ -84,7 +84,7 @@ def full_name_hit(text: str, name: str) -> str | None:
     if names_written(text, [name]):
         return name
     words = spoken(name)
-    if len(words.split()) >= 2 and re.search(rf"\b{re.escape(words)}\b", spoken(text)):
+    if len(words.split()) >= 2 and phrase_re(words).search(spoken(text)):
         return words
     return None
 
@@ -192,7 +192,7 @@ def distinctive_key_words(key: str, description: str = "") -> str | None:
         return None
     content = [w for w in ws if w not in STOP]
     said = " ".join(split_words(description))
-    if len(content) <= 3 and re.search(rf"\b{re.escape(phrase)}\b", said):
+    if len(content) <= 3 and phrase_re(phrase).search(said):
         return None
     return phrase
 
@@ -205,11 +205,11 @@ def key_hits(text: str, keys: list[str], descriptions: Mapping[str, str] | None 
     low = " | ".join(" ".join(split_words(clause)) for clause in re.split(r"[,.;:!?()\[\]\n]", text))
     out = []
     for key in keys:
-        if identifier_like(key) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
+        if identifier_like(key) and identifier_re(key).search(text):
             out.append(key)
             continue
         spoken = distinctive_key_words(key, (descriptions or {}).get(key, ""))
-        if spoken and re.search(rf"\b{re.escape(spoken)}\b", low):
+        if spoken and phrase_re(spoken).search(low):
             out.append(key)
     return out
 

@@ -49,6 +49,19 @@ def without_codes(text: str) -> str:
     return _CODE.sub(" ", text)
 
 
+@lru_cache(maxsize=4096)
+def identifier_re(name: str, ignore_case: bool = True) -> re.Pattern[str]:
+    """`name` written as a whole identifier: no letter, digit or underscore on either side. Compiled
+    once per name (the checks ask of the same names at every turn)."""
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", re.IGNORECASE if ignore_case else 0)
+
+
+@lru_cache(maxsize=4096)
+def phrase_re(phrase: str) -> re.Pattern[str]:
+    """`phrase` as whole words (`\\b` on both ends), compiled once."""
+    return re.compile(rf"\b{re.escape(phrase)}\b")
+
+
 def split_words(text: str) -> list[str]:
     """Lower-case words of `text`, identifiers split on `_`, `-` and camelCase."""
     return _WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").lower())

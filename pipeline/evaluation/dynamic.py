@@ -20,7 +20,6 @@ truthfully. A refusal ends a scenario dialogue, as it does in generation.
 
 from __future__ import annotations
 
-import re
 import time
 
 from .. import shortcuts
@@ -29,6 +28,7 @@ from ..llm.gateway import Gateway
 from ..llm.offline.gold_values import label
 from ..records import Message, Usage
 from ..scenarios import get as scenario_type
+from ..text import identifier_re, phrase_re
 from .cases import Case, CaseResult
 from .checker import check_dialogue
 from .models import ModelUnderTest
@@ -58,17 +58,17 @@ def proxy_phase(case: Case, assistant_text: str, phase: str) -> str:
         return phase  # a choice between candidates quoting what they do: still tool selection
     for key in telling_parameters(case):
         spoken = [" ".join(shortcuts.split_words(key)), " ".join(shortcuts.split_words(label(key)))]
-        if key in assistant_text or any(s and re.search(rf"\b{re.escape(s)}\b", low) for s in spoken):
+        if key in assistant_text or any(s and phrase_re(s).search(low) for s in spoken):
             return "argument_filling"
     return phase
 
 
 def _names(text: str, low: str, name: str) -> bool:
     """`text` names the tool: its identifier, or all its words in order (`low`: the text's words)."""
-    if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, re.IGNORECASE):
+    if identifier_re(name).search(text):
         return True
     spoken = " ".join(shortcuts.split_words(name))
-    return len(spoken.split()) >= 2 and re.search(rf"\b{re.escape(spoken)}\b", low) is not None
+    return len(spoken.split()) >= 2 and phrase_re(spoken).search(low) is not None
 
 
 async def evaluate_dynamic(case: Case, model: ModelUnderTest, proxy: UserProxy, *, rubric: Gateway | None = None,

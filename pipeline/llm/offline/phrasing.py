@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import lru_cache
 from typing import Any
 
 from . import gold_values as values
@@ -80,15 +81,16 @@ _END = r"(?=;\s|\.\s|\.$|\.?\n|\.?$|\?|!|\s+\()"
 _CLAUSE = r"(?:^|(?<=[;.!?:\n(])\s*|(?<=\s)(?:but|and|so|also|then|oh|ok|sure|right|said|told|say|think|guess|believe)[,]?\s+|(?<=,)\s+)"
 
 
-def _patterns(name: str) -> list[re.Pattern[str]]:
+@lru_cache(maxsize=1024)
+def _patterns(name: str) -> tuple[re.Pattern[str], ...]:
     n = re.escape(name)
     value = rf'({_Q}(?:(?:,\s*|\s+and\s+){_Q})*|(?:(?!;\s|\.\s)[^\n])+?)'
-    return [re.compile(p, re.IGNORECASE) for p in (
+    return tuple(re.compile(p, re.IGNORECASE) for p in (
         rf"{_CLAUSE}the {n} (?:is|are) {value}{_END}",
         rf"{_CLAUSE}(?:\d+[.)]\s*)?{n}: {value}{_END}",
         rf"\buse {value} as the {n}{_END}",
         rf"{_CLAUSE}for the {n}, (?:it is |go with )?{value}{_END}",
-    )]
+    ))
 
 
 def _unquote(text: str, schema: dict) -> Any:

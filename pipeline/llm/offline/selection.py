@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ... import grounding, shortcuts, text
 from ...retrieval import nearness
@@ -78,10 +79,14 @@ def evidence(history: list[dict]) -> frozenset[str]:
 
 def _separations(said: frozenset[str], candidates: list[dict]) -> dict[str, dict[str, int]]:
     """name -> {other name: how many said stems fit it and not the other} for the others it is separated from."""
-    vocabs = {c["name"]: grounding.vocab(c) for c in candidates}
+    return _separated(said, tuple((c["name"], grounding.vocab(c)) for c in candidates))
+
+
+@lru_cache(maxsize=4096)  # asked again at each step of one decision, and by ranked and in_play alike
+def _separated(said: frozenset[str], vocabs: tuple[tuple[str, frozenset[str]], ...]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
-    for a in vocabs:
-        found = {b: len(grounding.separating(said, vocabs[a], vocabs[b])) for b in vocabs if b != a}
+    for a, mine in vocabs:
+        found = {b: len(grounding.separating(said, mine, theirs)) for b, theirs in vocabs if b != a}
         out[a] = {b: n for b, n in found.items() if n}
     return out
 
