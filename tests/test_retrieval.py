@@ -107,3 +107,23 @@ def test_the_hnsw_graph_is_built_the_same_every_time():
     exact = neighbours(build_index(vectors, exact_up_to=len(vectors)), vectors, 5)[1]
     recall = np.mean([len(set(a) & set(e)) / 5 for a, e in zip(first[1], exact)])
     assert recall > 0.9  # random 32-d points are a hard case; the bench measures real embeddings
+
+
+def test_threads_asking_at_once_share_one_model(tmp_path):
+    """A threaded server answering offline calls embeds from many threads at the first request:
+    the model is loaded once, and every thread gets the same vectors."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    class Counting(Embedder):
+        loads = 0
+
+        def _new_model(self):
+            Counting.loads += 1
+            return super()._new_model()
+
+    embedder = Counting(cache_dir=None)
+    texts = [f"check the status of order {i}" for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        vectors = list(pool.map(lambda t: embedder.encode([t])[0], texts))
+    assert Counting.loads == 1
+    assert np.allclose(np.stack(vectors), Embedder(cache_dir=None).encode(texts), atol=1e-5)

