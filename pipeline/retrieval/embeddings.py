@@ -106,7 +106,7 @@ class Embedder:
         self.cache = EmbeddingCache(None if root is None else Path(root), self.model_id)
         self.batch_size = batch_size
         self._model: Any = None
-        self._loading = threading.Lock()
+        self._loading, self._running = threading.Lock(), threading.Lock()
         self.computed = 0  # texts actually run through the model (the rest came from cache)
 
     def _load_model(self) -> Any:
@@ -132,10 +132,11 @@ class Embedder:
 
     def _run(self, texts: list[str], show_progress: bool) -> np.ndarray:
         model = self._load_model()
-        if self.backend != "torch":
-            return model.encode(texts, batch_size=self.batch_size)
-        return model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                            show_progress_bar=show_progress)
+        with self._running:  # the model already uses every core: callers in threads take turns
+            if self.backend != "torch":
+                return model.encode(texts, batch_size=self.batch_size)
+            return model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                                show_progress_bar=show_progress)
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
         keys = [text_key(t) for t in texts]
