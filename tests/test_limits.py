@@ -327,3 +327,30 @@ def test_a_busy_local_server_is_told_apart_from_a_down_one() -> None:
         assert "one request at a time" in problem  # the local-server hint
         for conn in held:
             conn.close()
+
+
+def test_a_freed_slot_goes_to_the_attempt_with_the_fewest_calls_made_then_the_lowest_job() -> None:
+    """A run ends when its last chain of calls does: the attempt furthest from its end goes first."""
+    from utcgen.pipeline.llm.limits import Progress
+
+    async def main() -> list[str]:
+        lim = AdaptiveLimit("m", maximum=1)
+        order: list[str] = []
+        await lim.acquire()
+
+        async def call(name: str, progress: Progress) -> None:
+            PRIORITY.set(progress)
+            async with lim:
+                order.append(name)
+                await asyncio.sleep(0)
+
+        far_along, fresh_late, fresh_early = Progress(1, calls=9), Progress(7, calls=2), Progress(3, calls=2)
+        waiting = [asyncio.ensure_future(call(name, p)) for name, p in
+                   [("job 1, 9 calls made", far_along), ("job 7, 2 calls", fresh_late), ("job 3, 2 calls", fresh_early)]]
+        await asyncio.sleep(0)
+        lim.release()
+        await asyncio.gather(*waiting)
+        assert (far_along.calls, fresh_late.calls, fresh_early.calls) == (10, 3, 3)  # each acquired slot counts
+        return order
+
+    assert asyncio.run(main()) == ["job 3, 2 calls", "job 7, 2 calls", "job 1, 9 calls made"]

@@ -12,9 +12,11 @@ while the retry with backoff already absorbs them. At most one halving per windo
 so a burst of 429s from one overload counts once. The limit stays within [1, maximum], maximum being
 `llm.max_in_flight`. A slot is held per attempt, never across a backoff sleep.
 
-A freed slot goes to the waiting call of lowest `PRIORITY` (set per task; a generation run sets
-its job number), first come first served among equals: the jobs the dataset needs first finish
-first, and jobs planned past them only fill slots nobody nearer the front wants.
+A freed slot goes to the waiting call of lowest `PRIORITY` (set per task), first come first served
+among equals. A generation attempt sets its `Progress`: the attempt with the fewest calls made goes
+first, then the lowest job. Its chain of dependent calls is the longest still to run, and a run
+ends when its last chain does: served oldest-first, the jobs started last would wait behind the
+rest and then run their whole chains alone while the slots drain.
 """
 
 from __future__ import annotations
@@ -35,7 +37,23 @@ RECENT = 40  # answers remembered to tell an overload from sporadic 429s
 OVERLOAD_SHARE = 0.25  # share of 429s among them that means the endpoint is overloaded
 LOG_EVERY_S = 5.0  # at most one log line per endpoint this often (the last change is always kept)
 # Lower goes first when calls wait for a slot (a generation job sets its number; unset: 0).
-PRIORITY: ContextVar[int] = ContextVar("utcgen_call_priority", default=0)
+
+
+@dataclass
+class Progress:
+    """A generation attempt's place in the queue for call slots: the attempt with fewer calls made
+    goes first (it has the longer chain left, and a run ends when its last chain does), then the
+    lower job. Shared by the attempt's calls, validators' included."""
+
+    job: int
+    calls: int = 0
+
+
+PRIORITY: ContextVar[int | Progress] = ContextVar("utcgen_call_priority", default=0)
+
+
+def _key(priority: int | Progress) -> tuple[int, int]:
+    return (priority.calls, priority.job) if isinstance(priority, Progress) else (0, priority)
 
 
 @dataclass(frozen=True)
@@ -65,7 +83,7 @@ class AdaptiveLimit:
         self._tail: deque[Change] = deque(maxlen=TRACE_LIMIT // 2)
         self._dropped = 0
         self._last_log = 0.0
-        self._waiters: list[tuple[int, int, asyncio.Future]] = []  # a heap: (priority, arrival, future)
+        self._waiters: list[tuple[tuple[int, int], int, asyncio.Future]] = []  # a heap: (priority, arrival, future)
         self._arrivals = itertools.count()
         self._recent: deque[bool] = deque(maxlen=RECENT)  # True: a 429
 
@@ -74,7 +92,7 @@ class AdaptiveLimit:
     async def acquire(self) -> None:
         while self.in_flight >= self.limit:
             fut = asyncio.get_running_loop().create_future()
-            heapq.heappush(self._waiters, (PRIORITY.get(), next(self._arrivals), fut))
+            heapq.heappush(self._waiters, (_key(PRIORITY.get()), next(self._arrivals), fut))
             try:
                 await fut
             except asyncio.CancelledError:
@@ -82,6 +100,9 @@ class AdaptiveLimit:
                     self._wake()  # pass the wake-up on to the next waiter
                 raise  # a cancelled future stays in the heap until `_wake` pops and skips it
         self.in_flight += 1
+        priority = PRIORITY.get()
+        if isinstance(priority, Progress):
+            priority.calls += 1
 
     def release(self) -> None:
         self.in_flight -= 1
@@ -181,6 +202,10 @@ class Limits:
 
     def in_flight(self) -> int:
         return sum(limit.in_flight for limit in self._by_key.values())
+
+    def free(self) -> int:
+        """Call slots no call holds or waits for: a call made now would start at once."""
+        return sum(max(0, limit.limit - limit.in_flight - len(limit._waiters)) for limit in self._by_key.values())
 
     def report(self) -> list[dict]:
         return [limit.report() for limit in self._by_key.values()]

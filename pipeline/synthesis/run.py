@@ -21,7 +21,7 @@ from .. import __version__
 from ..config import RunConfig
 from ..errors import InputError
 from ..export.run_info import RunInfo
-from ..llm.limits import PRIORITY
+from ..llm.limits import PRIORITY, Progress
 from ..records import Dialogue, Usage
 from ..resources import shipped
 from ..runner import Budget, Gateways, RunProgress, run_window
@@ -149,10 +149,10 @@ class Engine:
         run one after another or at once. They run one after another while calls wait for slots; when
         the run reaches its tail (every job it expects to need has started, and the last ones are chains of
         rejected attempts) a job with a rejected attempt starts its other attempts without waiting for the
-        current one's verdict, and drops the attempts past the first accepted one (`synthesis.speculate`)."""
-        from .attempt import synthesize
+        current one's verdict, one still waiting for its first verdict starts a second attempt when call
+        slots stand idle, and the attempts past the first accepted one are dropped (`synthesis.speculate`).
+        Each attempt queues for call slots by its `Progress`."""
 
-        PRIORITY.set(job)  # this task's calls (and its validators') wait behind lower-numbered jobs' only
         start = time.monotonic()
         last = self.config.synthesis.max_attempts
         done: dict[int, Dialogue] = {}
@@ -161,14 +161,14 @@ class Engine:
         try:
             while (attempts := _leading(done, last)) is None:
                 # a job whose attempt was rejected is likely to see its next ones rejected too: in the
-                # tail it starts them all at once
-                while started < last and (not running or (done and self._hedging())) \
-                        and not any(d.accepted for d in done.values()):
+                # tail it starts them all at once; one still waiting for its first verdict starts one more
+                # attempt when call slots stand idle (they would otherwise wait for the last chains)
+                while started < last and not any(d.accepted for d in done.values()) and (
+                        not running or (self._hedging() and (done or (len(running) < 2 and self._idle())))):
                     started += 1
-                    running[asyncio.ensure_future(synthesize(self.seed_for(job, started), self.config,
-                                                             self.gateway))] = started
-                # a job that may hedge (a rejected attempt, attempts unstarted) looks again every HEDGE_CHECK_S
-                wait = HEDGE_CHECK_S if done and started < last and self._speculates() else None
+                    running[asyncio.ensure_future(self._attempt(job, started))] = started
+                # a job that may hedge (attempts unstarted) looks again every HEDGE_CHECK_S
+                wait = HEDGE_CHECK_S if started < last and self._speculates() else None
                 finished, _ = await asyncio.wait(running, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     done[running.pop(task)] = task.result()
@@ -182,6 +182,12 @@ class Engine:
                            finished_at=round(time.time(), 3))
         await asyncio.to_thread(self._journal, record)  # fsync off the event loop
         return record
+
+    async def _attempt(self, job: int, attempt: int) -> Dialogue:
+        from .attempt import synthesize
+
+        PRIORITY.set(Progress(job))  # this task's context: its calls and its validators' count here
+        return await synthesize(self.seed_for(job, attempt), self.config, self.gateway)
 
     def _journal(self, record: JobRecord) -> None:
         self.journal.write(record)
@@ -202,6 +208,10 @@ class Engine:
     def _speculates(self) -> bool:
         """`synthesis.speculate`, never for the offline backend (its calls are CPU, not waiting)."""
         return self.config.synthesis.speculate and self.config.backend() != "offline"
+
+    def _idle(self) -> bool:
+        """Whether call slots stand free, no call waiting for them."""
+        return self.gateway.limits.free() > 0
 
     def _hedging(self) -> bool:
         """Whether a job starts its next attempt before its current one is judged: in the run's tail."""
