@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import json
 import multiprocessing as mp
@@ -114,6 +115,8 @@ def _serve(latency: float, conn: Connection, faults: bool = False) -> None:
     from utcgen.pipeline.retrieval import nearness
 
     nearness.default_embed = lexical_embed  # type: ignore[assignment]  # (lexical_embed says why)
+    gc.collect()
+    gc.freeze()  # the policies' tables live as long as the server: its collector need not walk them
 
     with ScriptedOpenAIServer(simulator_responder, latency=latency,
                               faults=_random_faults() if faults else None) as srv:

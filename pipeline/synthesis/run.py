@@ -9,6 +9,7 @@ does not depend on scheduling, concurrency or how many times the run was interru
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import random
@@ -231,10 +232,15 @@ class Engine:
             return JobSummary.of(await self.run_job(job))
 
         self._work = self.work(light)
-        return await run_window(self._work, run_light if light else self.run_job,
-                                window=self.config.jobs_in_flight(),
-                                budget=Budget.of(self.config.budget), meter=Gateways(self.gateway),
-                                on_progress=on_progress)
+        gc.collect()
+        gc.freeze()  # the catalog, index, personas and model live all run: the collector need not walk them
+        try:
+            return await run_window(self._work, run_light if light else self.run_job,
+                                    window=self.config.jobs_in_flight(),
+                                    budget=Budget.of(self.config.budget), meter=Gateways(self.gateway),
+                                    on_progress=on_progress)
+        finally:
+            gc.unfreeze()
 
     async def _run_pooled(self, on_progress: Callable[[RunProgress], None] | None,
                           workers: int) -> Mapping[int, JobSummary]:
