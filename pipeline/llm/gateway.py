@@ -25,7 +25,7 @@ from ..records import Usage
 from ..redaction import watch
 from . import direct, offline, structured
 from .failures import KEPT, Health, LLMError, LLMFatalError, category, describe, is_fatal, is_retryable, retry_after
-from .limits import Limits
+from .limits import AdaptiveLimit, Limits
 from .registry import ModelRegistry, is_local
 from .requests import Request
 
@@ -198,8 +198,7 @@ class Gateway:
         endpoint = f"{model} at {entry.api_base}" if entry.api_base else model
         for attempt in range(retries + 1):
             try:
-                async with limit:  # the slot is held per attempt, not across backoff sleeps
-                    reply = await self._call(request, messages, shape)
+                reply = await self._call(request, messages, shape, limit)
                 limit.success()
                 self.health.ok(endpoint)
                 return reply
@@ -240,7 +239,10 @@ class Gateway:
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
-    async def _call(self, request: Request, messages: list[dict], shape: structured.Shape) -> LLMReply:
+    async def _call(self, request: Request, messages: list[dict], shape: structured.Shape,
+                    limit: AdaptiveLimit) -> LLMReply:
+        """One try of a call. The slot of `limit` is held while the request is out, not while it is built
+        or its reply read, and never across a backoff sleep."""
         import litellm
 
         role = request.role
@@ -251,7 +253,7 @@ class Gateway:
             try:
                 # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
                 # call completes, and the cancelled dialogue then runs on to its end.
-                async with asyncio.timeout(self.settings.timeout + 5):
+                async with limit, asyncio.timeout(self.settings.timeout + 5):
                     if self.direct and direct.serves(kwargs):
                         completion = await self.direct.complete(kwargs)
                     else:
