@@ -163,3 +163,40 @@ def test_run_window_holds_the_same_budget() -> None:
     with pytest.raises(BudgetExceeded, match="--max-tokens 350"):
         asyncio.run(run_window(SeedJobs(journal, 10), run, window=8, budget=Budget(max_tokens=350)))  # type: ignore[arg-type]
     assert started == [0, 1, 2]
+
+
+def test_the_running_ledger_plans_and_stops_as_a_pass_over_every_record_would() -> None:
+    """SeedJobs keeps running totals fed one finished job at a time (O(1) a job, not a pass over every
+    record); at every step of a run with gaps, out-of-order finishes and a same-reason streak, its plan,
+    completeness and stop decision equal those computed from the records afresh."""
+    import random
+
+    from utcgen.pipeline.synthesis.schedule import Ledger, RunStopped, leading_accepted
+
+    rng = random.Random(7)
+    work = SeedJobs(_MemoryJournal(), target=60, stop_after=6)  # type: ignore[arg-type]
+    records: dict = {}
+    stops = 0
+    order = list(range(120))
+    rng.shuffle(order)  # finishes out of job order leave gaps that close later
+    for step, job in enumerate(order):
+        streak = 80 <= step < 86  # six in a row rejected for one reason: the same-reason stop
+        record = _record(job, not streak and rng.random() < 0.6, "toolcall: wrong tool" if streak else "format: x")
+        record.finished_at = float(step)
+        records[job] = record
+        work.tally(SimpleNamespace(accepted=0, rejected=0, usage=Usage(), note=""), record)  # as run_window does
+        fresh = SeedJobs(_MemoryJournal(), target=60, stop_after=6)  # type: ignore[arg-type]
+        assert work.plan(records, [], 8) == fresh.plan(records, [], 8) == pending(records, 60, limit=8)
+        assert work.complete(records) == (leading_accepted(records, 60) >= 60)
+        outcomes = []
+        for judge in (work, fresh):
+            try:
+                judge.check(records)
+                outcomes.append(None)
+            except RunStopped as exc:
+                outcomes.append(str(exc))
+        assert outcomes[0] == outcomes[1]
+        stops += outcomes[0] is not None
+        assert work.ledger is not fresh.ledger and work.ledger.jobs == len(records)  # still the running one
+    assert stops  # the streak was seen as one
+    assert Ledger.of(records).accepted == work.ledger.accepted == sum(r.accepted for r in records.values())
