@@ -36,9 +36,6 @@ TRACE_LIMIT = 200  # changes kept per endpoint for the run stats (first and last
 RECENT = 40  # answers remembered to tell an overload from sporadic 429s
 OVERLOAD_SHARE = 0.25  # share of 429s among them that means the endpoint is overloaded
 LOG_EVERY_S = 5.0  # at most one log line per endpoint this often (the last change is always kept)
-# Lower goes first when calls wait for a slot (a generation job sets its number; unset: 0).
-
-
 @dataclass
 class Progress:
     """A generation attempt's place in the queue for call slots: the attempt with fewer calls made
@@ -49,6 +46,7 @@ class Progress:
     calls: int = 0
 
 
+# Lower goes first when calls wait for a slot (a generation attempt sets its `Progress`; unset: 0).
 PRIORITY: ContextVar[int | Progress] = ContextVar("utcgen_call_priority", default=0)
 
 
@@ -103,6 +101,11 @@ class AdaptiveLimit:
         priority = PRIORITY.get()
         if isinstance(priority, Progress):
             priority.calls += 1
+
+    @property
+    def free(self) -> int:
+        """Slots no call holds or waits for (a cancelled waiter counts until it is skipped)."""
+        return max(0, self.limit - self.in_flight - len(self._waiters))
 
     def release(self) -> None:
         self.in_flight -= 1
@@ -205,7 +208,7 @@ class Limits:
 
     def free(self) -> int:
         """Call slots no call holds or waits for: a call made now would start at once."""
-        return sum(max(0, limit.limit - limit.in_flight - len(limit._waiters)) for limit in self._by_key.values())
+        return sum(limit.free for limit in self._by_key.values())
 
     def report(self) -> list[dict]:
         return [limit.report() for limit in self._by_key.values()]
