@@ -355,25 +355,3 @@ def test_a_freed_slot_goes_to_the_attempt_with_the_fewest_calls_made_then_the_lo
 
     assert asyncio.run(main()) == ["job 3, 2 calls", "job 7, 2 calls", "job 1, 9 calls made"]
 
-
-def test_free_slots_are_those_no_call_holds_or_waits_for() -> None:
-    """What the tail's hedging asks before it starts an extra attempt: a call made now starts at once."""
-
-    async def main() -> list[int]:
-        lim = AdaptiveLimit("m", maximum=2)
-        seen = [lim.free]
-        await lim.acquire()
-        seen.append(lim.free)
-        await lim.acquire()
-        waiter = asyncio.ensure_future(lim.acquire())
-        await asyncio.sleep(0)
-        seen.append(lim.free)
-        lim.release()  # the waiter takes the slot
-        await waiter
-        seen.append(lim.free)
-        lim.release()
-        lim.release()
-        seen.append(lim.free)
-        return seen
-
-    assert asyncio.run(main()) == [2, 1, 0, 0, 2]

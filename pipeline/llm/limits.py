@@ -102,11 +102,6 @@ class AdaptiveLimit:
         if isinstance(priority, Progress):
             priority.calls += 1
 
-    @property
-    def free(self) -> int:
-        """Slots no call holds or waits for (a cancelled waiter counts until it is skipped)."""
-        return max(0, self.limit - self.in_flight - len(self._waiters))
-
     def release(self) -> None:
         self.in_flight -= 1
         self._wake()
@@ -205,10 +200,6 @@ class Limits:
 
     def in_flight(self) -> int:
         return sum(limit.in_flight for limit in self._by_key.values())
-
-    def free(self) -> int:
-        """Call slots no call holds or waits for: a call made now would start at once."""
-        return sum(limit.free for limit in self._by_key.values())
 
     def report(self) -> list[dict]:
         return [limit.report() for limit in self._by_key.values()]

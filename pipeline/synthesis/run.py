@@ -150,8 +150,7 @@ class Engine:
         run one after another or at once. They run one after another while calls wait for slots; when
         the run reaches its tail (every job it expects to need has started, and the last ones are chains of
         rejected attempts) a job with a rejected attempt starts its other attempts without waiting for the
-        current one's verdict, one still waiting for its first verdict starts a second attempt when call
-        slots stand idle, and the attempts past the first accepted one are dropped (`synthesis.speculate`).
+        current one's verdict, and drops the attempts past the first accepted one (`synthesis.speculate`).
         Each attempt queues for call slots by its `Progress`."""
 
         start = time.monotonic()
@@ -162,14 +161,13 @@ class Engine:
         try:
             while (attempts := _leading(done, last)) is None:
                 # a job whose attempt was rejected is likely to see its next ones rejected too: in the
-                # tail it starts them all at once; one still waiting for its first verdict starts one more
-                # attempt when call slots stand idle (they would otherwise wait for the last chains)
-                while started < last and not any(d.accepted for d in done.values()) and (
-                        not running or (self._hedging() and (done or (len(running) < 2 and self._idle())))):
+                # tail it starts them all at once
+                while started < last and (not running or (done and self._hedging())) \
+                        and not any(d.accepted for d in done.values()):
                     started += 1
                     running[asyncio.ensure_future(self._attempt(job, started))] = started
-                # a job that may hedge (attempts unstarted) looks again every HEDGE_CHECK_S
-                wait = HEDGE_CHECK_S if started < last and self._speculates() else None
+                # a job that may hedge (a rejected attempt, attempts unstarted) looks again every HEDGE_CHECK_S
+                wait = HEDGE_CHECK_S if done and started < last and self._speculates() else None
                 finished, _ = await asyncio.wait(running, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     done[running.pop(task)] = task.result()
@@ -209,10 +207,6 @@ class Engine:
     def _speculates(self) -> bool:
         """`synthesis.speculate`, never for the offline backend (its calls are CPU, not waiting)."""
         return self.config.synthesis.speculate and self.config.backend() != "offline"
-
-    def _idle(self) -> bool:
-        """Whether call slots stand free, no call waiting for them."""
-        return self.gateway.limits.free() > 0
 
     def _hedging(self) -> bool:
         """Whether a job starts its next attempt before its current one is judged: in the run's tail."""
