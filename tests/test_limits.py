@@ -354,4 +354,3 @@ def test_a_freed_slot_goes_to_the_attempt_with_the_fewest_calls_made_then_the_lo
         return order
 
     assert asyncio.run(main()) == ["job 3, 2 calls", "job 7, 2 calls", "job 1, 9 calls made"]
-
