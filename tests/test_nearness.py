@@ -4,6 +4,7 @@ assistant weighs it before committing and the offline user when choosing how to 
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import numpy as np
@@ -83,3 +84,53 @@ def test_the_user_can_restate_its_need_in_its_own_words_but_never_recites() -> N
     assert user.restated({**answering, "tool": recites, "distractors": []}) is None  # 6 words of the description
     heading = tool("get_album", "Get Album Tracks.")
     assert user.restated({**answering, "tool": heading, "distractors": []}) is None  # a Title Case heading
+
+
+def test_a_quoted_product_name_is_dropped_before_the_need_is_cut_short() -> None:
+    """The cut to 16 words comes after the product's quoted name is dropped, so the sentence never
+    ends on a half-said phrase ('saved in my.')."""
+    long = tool("check_saved_tracks", "Check if one or more tracks is already saved in the current Spotify user's "
+                                      "'Your Music' library.", ids=IDS)
+    answering = {"tool": long, "distractors": [REMOVE, SAVE], "history": [{"role": "user", "content": "Hi."}]}
+    assert user.restated(answering) == "I need to check if a few tracks are already saved in my library."
+
+
+SHOWS = tool("get_saved_shows", "Get a list of shows saved in the current user's library.", ids=IDS)
+ALBUMS = tool("get_saved_albums", "Get a list of the albums saved in the current user's music library.", ids=IDS)
+
+
+def test_asked_to_choose_the_user_answers_with_the_option_that_fits_its_tool() -> None:
+    """Offered options, a person picks the one that fits: the reply carries the option's words that
+    set the seed apart, and not an option that fits a distractor."""
+    persona = {"name": "Ana", "role": "student", "style": "", "attributes": {}}
+    history = [{"role": "user", "content": "Hi, it's about my library."},
+               {"role": "assistant", "content": "Happy to help. Which fits best: albums, shows, or tracks?"}]
+    state = {"phase": "tool_selection", "tool": SHOWS, "distractors": [ALBUMS, SAVE], "history": history,
+             "persona": persona, "gold_arguments": {}, "seed": 3}
+    picks = user.answers_to_options(state, random.Random(0), user.Voice.of(persona))
+    assert picks and all("shows" in p and "albums" not in p and "tracks" not in p for p in picks), picks
+    # no option fits the seed: nothing to pick
+    state["history"] = [history[0], {"role": "assistant", "content": "Which fits best: albums, or tracks?"}]
+    assert user.answers_to_options(state, random.Random(0), user.Voice.of(persona)) == []
+
+
+def test_a_tie_in_words_is_broken_by_the_request_read_as_a_whole() -> None:
+    """One word each way ('musician' fits the music library, 'shows' fits the shows) is a tie the
+    assistant does not settle by counting. When the request as a whole points clearly nearer one
+    candidate it commits to it; when it does not, it asks."""
+    history = [{"role": "user", "content": "Hi, I'm a musician."}, {"role": "assistant", "content": "Which one?"},
+               {"role": "user", "content": "Get the list of shows saved in my library, the shows please."}]
+    seps = selection._separations(selection.evidence(history), [SHOWS, ALBUMS])
+    assert seps["get_saved_shows"]["get_saved_albums"] == seps["get_saved_albums"]["get_saved_shows"] == 1
+    decision = selection.decide([SHOWS, ALBUMS], history)
+    assert decision.tool is not None and decision.tool["name"] == "get_saved_shows", decision
+    vague = [*history[:2], {"role": "user", "content": "The shows."}]
+    seps = selection._separations(selection.evidence(vague), [SHOWS, ALBUMS])
+    assert seps["get_saved_shows"]["get_saved_albums"] == seps["get_saved_albums"]["get_saved_shows"] == 1
+    assert nearness.margins([user_said_all(vague)], SHOWS, [ALBUMS])[0] < selection.NEAR_MARGIN
+    decision = selection.decide([SHOWS, ALBUMS], vague)
+    assert decision.tool is None and decision.question.endswith("?"), decision
+
+
+def user_said_all(history: list[dict]) -> str:
+    return " ".join(m["content"] for m in history if m["role"] == "user")

@@ -21,7 +21,7 @@ from . import gold_values as values
 STOP = SHARED_STOP | set(
     "help used given specific work day today task usual process routine thing sort hand fit fits best honestly "
     "clearer matter matters part key specifically good question right sure let clear stuck involving something "
-    "get done quick hard say called put option options afraid describe better mean mine role quite bit "
+    "get done quick hard say called put option options afraid better mean mine role quite bit "
     "important hey morning us whatever try thanks am what's it's i'm".split()
 )
 VALUE_SEP = "; "

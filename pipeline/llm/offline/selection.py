@@ -261,10 +261,18 @@ def _names_said(text: str, candidates: list[dict]) -> bool:
 
 def _rivals(candidates: list[dict], history: list[dict], best: dict) -> list[str]:
     """The names of the candidates the user's words do not put `best` ahead of: those it is not
-    separated from, and those with as much evidence against it as it has against them."""
+    separated from, those with more evidence against it than it has against them, and those with as
+    much, unless the request read as a whole points nearer `best` by NEAR_MARGIN (`nearness`)."""
     seps = _separations(evidence(history), candidates)
     a = best["name"]
-    return [c["name"] for c in candidates if c["name"] != a and seps[a].get(c["name"], 0) <= seps[c["name"]].get(a, 0)]
+    rivals = [c for c in candidates if c["name"] != a and seps[a].get(c["name"], 0) <= seps[c["name"]].get(a, 0)]
+    tied = [c for c in rivals if seps[a].get(c["name"], 0)]  # as many words each way ('musician' vs 'shows')
+    if tied:  # the request read as a whole breaks the tie, when it clearly does
+        said = user_said(history, until="call", sep=" ").strip()
+        near = nearness.cosines([said], [best, *tied])[0]
+        settled = {c["name"] for c, score in zip(tied, near[1:]) if score < near[0] - NEAR_MARGIN}
+        rivals = [c for c in rivals if c["name"] not in settled]
+    return [c["name"] for c in rivals]
 
 
 def _nearer(candidates: list[dict], history: list[dict], best: dict) -> list[str]:

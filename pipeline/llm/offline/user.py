@@ -83,7 +83,8 @@ def user_text(state: dict) -> str:
                            len(history), "detail", k)
                   for k in range(1 if vague else DRAFTS)]
         need = None if vague else restated(state)
-        said = _nearest(state, list(dict.fromkeys([*drafts, *([need] if need else [])])))
+        picks = [] if vague else answers_to_options(state, rng, voice)
+        said = _nearest(state, list(dict.fromkeys([*drafts, *([need] if need else []), *picks])))
         if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
             early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
             said = early if _safe(state, early) == early else said
@@ -92,14 +93,16 @@ def user_text(state: dict) -> str:
 
 
 def _nearest(state: dict, drafts: list[str]) -> str:
-    """The draft after which all the user has said sets the seed apart (`grounding`) and points
-    nearest to it (`nearness`): how a person who knows what they want says it. The first on ties."""
+    """The draft after which all the user has said sets the seed apart (`grounding`) from the most
+    candidates, then points nearest to it (`nearness`): how a person who knows what they want says
+    it. The first on ties."""
     if len(drafts) == 1:
         return drafts[0]
     tool, others = state["tool"], state.get("distractors") or []
     heard, closeness = _heard(state, drafts)
-    grounded = [grounding.grounded(grounding.said_stems([{"role": "user", "content": h}]), tool, others) for h in heard]
-    return drafts[max(range(len(drafts)), key=lambda i: (grounded[i], closeness[i], -i))]
+    said = [grounding.said_stems([{"role": "user", "content": h}]) for h in heard]
+    apart = [len(others) - len(grounding.unseparated(s, tool, others)) for s in said]  # grounded: all of them
+    return drafts[max(range(len(drafts)), key=lambda i: (apart[i], closeness[i], -i))]
 
 
 def _heard(state: dict, drafts: list[str]) -> tuple[list[str], list[float]]:
@@ -255,12 +258,43 @@ def restated(state: dict) -> str | None:
         words = sentence.rstrip(".!?").split()
         if len(words) < 4 or not _action_word(words[0]) or sum(w[:1].isupper() for w in words) * 2 > len(words):
             continue  # not a verb's clause, or a Title Case heading
-        said = imperative(" ".join(words[:16]))
-        for pattern, swap in _SWAPS:
+        said = imperative(" ".join(words))
+        for pattern, swap in _SWAPS:  # swapped before the cut: a quoted name cut in half would stay half said
             said = re.sub(pattern, swap, said, flags=re.IGNORECASE)
-        said = f"I need to {' '.join(said.split())}."
+        said = f"I need to {' '.join(said.split()[:16])}."
         return said if _safe(state, said) == said else None
     return None
+
+
+_ASKING = set("does concern deal fits fit best sounds sound right closer need narrow down after which should rather "
+              "are you is it or with".split())  # the words a question asks with, not its options
+_SMALL_TALK = frozenset(text.stem(w) for w in STOP)  # stems no listener takes for evidence
+_OPTION_SPLIT = re.compile(r"\s*(?:[:;]|,?\s+or\s+(?:rather\s+)?(?:with\s+)?|,)\s*")
+
+
+def answers_to_options(state: dict, rng: random.Random, voice: Voice) -> list[str]:
+    """Replies that pick, from the options the assistant's last question offered ('Does it concern
+    description, followed, or full and images?'), the words that fit the seed and set it apart from
+    a candidate: a person asked to choose answers with the choice. Empty when no option does."""
+    asked = _last_assistant(state["history"])
+    question = next((q for q in reversed(re.split(r"(?<=[.!?])\s+", asked)) if q.endswith("?")), "")
+    tool, others = state["tool"], state.get("distractors") or []
+    mine, bags = grounding.vocab(tool), [grounding.vocab(d) for d in others]
+    banned = _banned(state, answering=True)
+    picks: list[tuple[int, str]] = []
+    for piece in _OPTION_SPLIT.split(question.rstrip("?")):
+        words = [w for w in re.findall(r"[A-Za-z][\w'-]*", piece) if w.lower() not in STOP | _ASKING]
+        fit = [w for w in words if grounding.fits(text.stem(w), mine) and text.stem(w) not in banned | _SMALL_TALK]
+        apart = sum(any(not grounding.fits(text.stem(w), bag) for w in fit) for bag in bags)
+        if fit and apart:
+            picks.append((apart, " ".join(fit)))
+    said = []
+    for _, phrase in sorted(picks, key=lambda p: -p[0])[:2]:
+        frames = (["{p}.", "The {p} one."] if voice.terse else
+                  ["It's the {p} one.", "The {p}, I'd say.", "Out of those, the {p}.", "I'd go with the {p}."])
+        reply = rng.choice(frames).format(p=phrase)
+        said.append(finish(voice, reply[:1].upper() + reply[1:]))
+    return [s for s in said if _safe(state, s) == s]
 
 
 def _action_word(word: str) -> bool:
@@ -378,7 +412,7 @@ def detail(state: dict, rng: random.Random, voice: Voice, vague: bool = False, p
     (`params`: its parameters' labels may serve too; `most`: phrases said at most)."""
     picked = separators(state, rng, vague, params, most)
     if not picked:
-        return finish(voice, "It's the usual one we use, I'm afraid I can't describe it better.")
+        return finish(voice, "It's the usual one we use, I'm afraid I can't put it any better.")
     listed = _listing(picked)
     act = _action(state)
     if voice.terse:
@@ -443,7 +477,7 @@ def _safe(state: dict, said: str) -> str:
     allowed = shortcuts.plain_words(tool.get("description", "")) if state.get("history") else frozenset()
     if shortcuts.name_hits(said, tool["name"], [d["name"] for d in others], allowed) or \
             any(shortcuts.recited(said, t.get("description", "")) for t in [tool, *others]):
-        return "Honestly, I'm not sure how to describe it. Could you walk me through the choices?"
+        return "Honestly, I'm not sure how to put it. Could you walk me through the choices?"
     return said
 
 
