@@ -109,6 +109,12 @@ def test_asked_to_choose_the_user_answers_with_the_option_that_fits_its_tool() -
              "persona": persona, "gold_arguments": {}, "seed": 3}
     picks = user.answers_to_options(state, random.Random(0), user.Voice.of(persona))
     assert picks and all("shows" in p and "albums" not in p and "tracks" not in p for p in picks), picks
+    # an option's words are said once; an open question offers nothing to pick
+    state["history"] = [history[0], {"role": "assistant", "content": "Is it albums, or Saved Shows and shows?"}]
+    picks = user.answers_to_options(state, random.Random(0), user.Voice.of(persona))
+    assert picks and all(p.lower().count("shows") == 1 for p in picks), picks
+    state["history"] = [history[0], {"role": "assistant", "content": "What would you check, shows first?"}]
+    assert user.answers_to_options(state, random.Random(0), user.Voice.of(persona)) == []
     # no option fits the seed: nothing to pick
     state["history"] = [history[0], {"role": "assistant", "content": "Which fits best: albums, or tracks?"}]
     assert user.answers_to_options(state, random.Random(0), user.Voice.of(persona)) == []
@@ -134,3 +140,20 @@ def test_a_tie_in_words_is_broken_by_the_request_read_as_a_whole() -> None:
 
 def user_said_all(history: list[dict]) -> str:
     return " ".join(m["content"] for m in history if m["role"] == "user")
+
+
+def test_asked_again_the_user_rephrases_rather_than_repeats_itself() -> None:
+    """An open question after an answer gets a new sentence, not the same one word for word."""
+    persona = {"name": "Ana", "role": "music student", "style": "", "attributes": {}}
+    history = [{"role": "user", "content": "Hi, something about my music library."},
+               {"role": "assistant", "content": "Are you after saved tracks, or the library?"},
+               {"role": "user", "content": "Not sure what it's called."},
+               {"role": "assistant", "content": "No problem. Which one, then?"}]
+    for seed in range(4):
+        state = {"phase": "tool_selection", "tool": CHECK, "distractors": [REMOVE, SAVE], "history": history,
+                 "persona": persona, "gold_arguments": {}, "seed": seed}
+        first = json.loads(user.user(state, []))["message"]
+        again = [*history, {"role": "user", "content": first},
+                 {"role": "assistant", "content": "What would you look at first to check it worked?"}]
+        second = json.loads(user.user({**state, "history": again}, []))["message"]
+        assert second != first, first

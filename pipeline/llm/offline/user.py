@@ -84,7 +84,9 @@ def user_text(state: dict) -> str:
                   for k in range(1 if vague else DRAFTS)]
         need = None if vague else restated(state)
         picks = [] if vague else answers_to_options(state, rng, voice)
-        said = _nearest(state, list(dict.fromkeys([*drafts, *([need] if need else []), *picks])))
+        before = {m["content"] for m in history if m["role"] == "user"}
+        options = list(dict.fromkeys([*drafts, *([need] if need else []), *picks]))
+        said = _nearest(state, [o for o in options if o not in before] or options)  # a person rephrases, not repeats
         if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
             early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
             said = early if _safe(state, early) == early else said
@@ -278,16 +280,21 @@ def answers_to_options(state: dict, rng: random.Random, voice: Voice) -> list[st
     a candidate: a person asked to choose answers with the choice. Empty when no option does."""
     asked = _last_assistant(state["history"])
     question = next((q for q in reversed(re.split(r"(?<=[.!?])\s+", asked)) if q.endswith("?")), "")
+    if not re.search(r"\bor\b", question):
+        return []  # an open question offers nothing to choose from
     tool, others = state["tool"], state.get("distractors") or []
     mine, bags = grounding.vocab(tool), [grounding.vocab(d) for d in others]
     banned = _banned(state, answering=True)
     picks: list[tuple[int, str]] = []
     for piece in _OPTION_SPLIT.split(question.rstrip("?")):
         words = [w for w in re.findall(r"[A-Za-z][\w'-]*", piece) if w.lower() not in STOP | _ASKING]
-        fit = [w for w in words if grounding.fits(text.stem(w), mine) and text.stem(w) not in banned | _SMALL_TALK]
-        apart = sum(any(not grounding.fits(text.stem(w), bag) for w in fit) for bag in bags)
+        fit: dict[str, str] = {}  # stem -> its first word: each once ('Saved Albums and albums')
+        for w in words:
+            if grounding.fits(text.stem(w), mine) and text.stem(w) not in banned | _SMALL_TALK:
+                fit.setdefault(text.stem(w), w)
+        apart = sum(any(not grounding.fits(st, bag) for st in fit) for bag in bags)
         if fit and apart:
-            picks.append((apart, " ".join(fit)))
+            picks.append((apart, " ".join(fit.values())))
     said = []
     for _, phrase in sorted(picks, key=lambda p: -p[0])[:2]:
         frames = (["{p}.", "The {p} one."] if voice.terse else
