@@ -195,7 +195,9 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
     os.environ[SPOOL_ENV] = str(work / f"requests-{tag}.jsonl")
     server = SimulatorProcess(latency, faults)
     try:
-        llm = {"max_in_flight": in_flight, "timeout": max(30.0, 20 * latency)}
+        # the simulator stands in for a remote provider, whose first limit is the maximum; the low
+        # start (then slow start) that a server on this machine gets would time the ramp, not the engine
+        llm = {"max_in_flight": in_flight, "start_in_flight": in_flight, "timeout": max(30.0, 20 * latency)}
         if faults:
             llm.update(timeout=FAULT_TIMEOUT, max_retries=12, backoff_base=0.1, backoff_max=2.0)
         raw = simulator_config(server.base_url, num_dialogues=dialogues, out=str(work / f"out-{tag}"),
