@@ -57,7 +57,7 @@ GENERIC = set(
 # max..rep were met as words of parameter keys in real catalogs (see distinctive_key_words)
 COMMON_SHORT = set("id ids day end due new old top tax fee pay job map key log net raw sum age bay way cap "
                    "vat pin url ip tag lot bin box row gap run api max min pet get set app law win now rep "
-                   "fax zip web car bus sea air gas oil art".split())
+                   "fax zip web car bus sea air gas oil art era add use".split())
 NAME_PARTICLES = {"van", "von", "de", "der", "den", "da", "di", "del", "della", "la", "le", "du", "dos",
                   "das", "al", "el", "bin", "ibn", "ter", "st", "mac", "o"}
 
@@ -174,7 +174,9 @@ def distinctive_key_words(key: str, description: str = "") -> str | None:
 
     * one word (`email`, `quantity`) is plain speech;
     * two words are plain speech ("phone number", "user name", "start date", "API key") unless
-      one is an abbreviation (`abbreviation`: "po number", "gl account", "db name"). The short
+      one is an abbreviation (`abbreviation`: "po number", "gl account", "db name"), and so are
+      two words the key's description writes as one hyphenated word ("add-ons"); so is "X of Y"
+      without an abbreviation ("number of successes", "date of birth"). The short
       words met in real keys that are ordinary words (max, min, pet, app, law, rep, ...) are in
       COMMON_SHORT; the abbreviations (po, rfq, sha, db, gl, cve, av, ev, kg, km) are not;
     * three or more words are a schema's wording ("cost center code", "from cost center") unless
@@ -186,10 +188,12 @@ def distinctive_key_words(key: str, description: str = "") -> str | None:
     if len(ws) < 2:
         return None
     phrase = " ".join(ws)
+    if len(ws) == 2 and re.search(rf"\b{re.escape(ws[0])}-{re.escape(ws[1])}\b", description, re.IGNORECASE):
+        return None  # the description writes them as one hyphenated word ("Add-ons for the concert")
     if any(abbreviation(w) for w in ws):
         return phrase
-    if len(ws) == 2:
-        return None
+    if len(ws) == 2 or (len(ws) == 3 and ws[1] == "of"):
+        return None  # "phone number"; "number of guests", "date of birth"
     content = [w for w in ws if w not in STOP]
     said = " ".join(split_words(description))
     if len(content) <= 3 and phrase_re(phrase).search(said):

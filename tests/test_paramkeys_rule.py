@@ -22,6 +22,9 @@ from utcgen.validators import paramkeys
     ("The expected close date is Friday.", "expected_close_date", "Expected close date of the deal."),
     ("The X component is 4.", "X_component", "The X component of the vector."),
     ("The max price is 40 euros.", "max_price", "Upper limit in EUR."),
+    ("And the number of successes is 230.", "number_of_successes", "The desired number of successful outcomes."),
+    ("I'd like the backstage pass as an add-on, two add-ons in fact.", "add_ons", "Add-ons for the concert."),
+    ("The era name is Jurassic.", "era_name", "Name of the era."),
 ])
 def test_everyday_phrases_pass(text: str, key: str, description: str) -> None:
     assert shortcuts.key_hits(text, [key], {key: description}) == []
@@ -38,6 +41,9 @@ def test_everyday_phrases_pass(text: str, key: str, description: str) -> None:
     # the description says the words, but not as one phrase: still the schema's wording
     ("The access end date is June 1.", "access_end_date", "Date when the access should end."),
     ("Check the userName field.", "userName", ""),
+    ("The add ons are listed.", "add_ons", "Extras for the concert."),  # no hyphenated word to say it as
+    ("Which db of name is it?", "db_of_name", ""),
+    ("The length of side1 is 4.", "side1", "The length of first side of the triangle."),
     ("It goes to cost-center-code 7.", "cost-center-code", ""),
 ])
 def test_schema_wording_and_identifiers_fail(text: str, key: str, description: str) -> None:
@@ -71,3 +77,14 @@ def test_the_validator_lets_a_user_say_api_key_and_reads_the_description() -> No
     assert paramkeys.check_param_keys(said).passed
     verdict = paramkeys.check_param_keys(_with_first_user_turn(base, "The api_key is K-77."))
     assert not verdict.passed and "api_key" in verdict.reason
+
+
+def test_a_numbered_key_is_said_with_an_ordinal_the_rule_lets_pass() -> None:
+    """`side1` is an identifier; its label is "first side", which the rule does not read as the key."""
+    from utcgen.pipeline.llm.offline.gold_values import label
+
+    assert [label(k) for k in ("side1", "array2", "address_line1", "db_name")] == [
+        "first side", "second array", "first address line", "database name"]
+    keys = ["side1", "side2", "address_line1", "db_name"]
+    assert shortcuts.key_hits("The first side is 3, the second side 4; first address line: 1 Main St; database name: "
+                              "sales.", keys) == []

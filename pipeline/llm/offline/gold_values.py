@@ -14,7 +14,8 @@ keys they renamed); else the key's words with abbreviations spelled out, a long 
 ("code for the cost center"). A key that is one bare word naming no thing on its own (a verb
 such as `closes`, an adjective such as `draft`, a modifier such as `base`, a letter such as `q`:
 AMBIGUOUS and one- or two-letter keys) takes the first noun phrase of its description instead
-("search query" for `q`); a modifier key keeps its own word in front ("base branch").
+("search query" for `q`); a modifier key keeps its own word in front ("base branch"). A key
+numbered at its end is said with an ordinal ("first side" for `side1`).
 `copula(label)` gives "is" or "are" for the label's head noun.
 """
 
@@ -68,7 +69,7 @@ def from_pattern(pattern: str, rng: random.Random) -> str:
 
 
 # abbreviations in parameter names, said in full
-SPELLED = {"po": "purchase order", "gl": "ledger", "sku": "stock item", "qty": "quantity", "num": "number",
+SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "stock item", "qty": "quantity", "num": "number",
            "no": "number", "amt": "amount", "dept": "department", "emp": "employee", "mgr": "manager",
            "ref": "reference", "desc": "description", "addr": "address", "org": "organisation", "id": "ID",
            "ids": "IDs", "uom": "unit of measure", "eta": "arrival time", "sla": "service level", "dob": "birth date",
@@ -87,6 +88,9 @@ KEEP_ORDER = frozenset("of for in on to by per at with from into than can could 
 _OPERATION_VERBS = frozenset("get list create update delete search find fetch retrieve remove add check save".split())
 
 
+_ORDINALS = {"1": "first", "2": "second", "3": "third", "4": "fourth", "5": "fifth"}
+
+
 def label(key: str, schema: dict | None = None) -> str:
     """How people refer to a parameter (rules in the module docstring): never the raw key."""
     title = str((schema or {}).get("title") or "").strip()
@@ -98,6 +102,9 @@ def label(key: str, schema: dict | None = None) -> str:
     ws = words(key).split()
     if not ws:
         return "value"
+    numbered = re.fullmatch(r"([a-z]+)([1-9])", ws[-1])
+    if numbered and numbered[2] in _ORDINALS:  # `side1`, `array2`: the first side, the second array
+        ws = [_ORDINALS[numbered[2]], *ws[:-1], numbered[1]]
     description = str((schema or {}).get("description") or "")
     if len(ws) == 1 and ws[0] in SINGLE:
         return SINGLE[ws[0]]
@@ -111,7 +118,7 @@ def label(key: str, schema: dict | None = None) -> str:
     spoken = " ".join(SPELLED.get(w, w) for w in ws).split()
     if ws[0] in ("from", "to") and len(spoken) >= 2:
         return f"{' '.join(spoken[1:])} it {'comes from' if ws[0] == 'from' else 'goes to'}"
-    if len(ws) >= 3 and len(spoken) >= 2 and not KEEP_ORDER.intersection(ws):
+    if len(ws) >= 3 and len(spoken) >= 2 and not KEEP_ORDER.intersection(ws) and not numbered:
         return f"{spoken[-1]} for the {' '.join(spoken[:-1])}"
     return " ".join(spoken)
 
