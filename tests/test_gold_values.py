@@ -266,3 +266,22 @@ def test_one_value_for_two_required_parameters_is_caught() -> None:
     bad = {**good, "base": "feature/retry"}
     v = plausibility.check_plausibility(make_dialogue(seed_tool=tool, gold_arguments=bad))
     assert not v.passed and v.details["rule"] == "shared_value" and "'head'" in v.reason and "'base'" in v.reason
+
+
+def test_two_parameters_of_one_call_never_share_a_value() -> None:
+    """An origin and a destination both drawn as the persona's own city made a trip to nowhere
+    (plausibility rejected them); each parameter gets a value of its own."""
+    import json
+
+    from utcgen.pipeline.llm.offline import policies
+
+    city = {"type": "string", "description": "The city name."}
+    tool = {"name": "flight.book", "description": "Book a direct flight between two cities.",
+            "parameters": {"type": "object", "required": ["origin", "destination"],
+                           "properties": {"origin": {**city, "description": "City of departure."},
+                                          "destination": {**city, "description": "City of arrival."}}}}
+    persona = {"role": "traveller", "attributes": {"city": "Braga", "country": "PT"}}
+    for attempt in range(20):
+        args = json.loads(policies.slots({"tool": tool, "persona": persona, "required": ["origin", "destination"],
+                                          "attempt": attempt, "seed": attempt}, []))["arguments"]
+        assert args["origin"].lower() != args["destination"].lower(), args

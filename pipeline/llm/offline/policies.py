@@ -118,5 +118,14 @@ def slots(state: dict, messages: list[dict]) -> str:
     tool, persona = state["tool"], state["persona"]
     props = tool["parameters"].get("properties") or {}
     rng = _rng(state, tool["name"], "slots", state.get("attempt", 0))
-    args = {k: values.generate(k, props.get(k, {"type": "string"}), persona, rng, tool) for k in state["required"]}
+    args: dict[str, Any] = {}
+    for k in state["required"]:
+        schema = props.get(k, {"type": "string"})
+        value = values.generate(k, schema, persona, rng, tool)
+        for attempt in range(6):  # two parameters, two values: an origin is not its own destination
+            if not (isinstance(value, str) and value.lower() in {str(v).lower() for v in args.values()}):
+                break
+            anyone = persona if attempt < 3 else {**persona, "attributes": {}}  # past the persona's own city
+            value = values.generate(k, schema, anyone, rng, tool)
+        args[k] = value
     return json.dumps({"arguments": args}, ensure_ascii=False)
