@@ -157,3 +157,15 @@ def test_asked_again_the_user_rephrases_rather_than_repeats_itself() -> None:
                  {"role": "assistant", "content": "What would you look at first to check it worked?"}]
         second = json.loads(user.user({**state, "history": again}, []))["message"]
         assert second != first, first
+
+
+def test_an_option_of_two_phrases_is_picked_as_offered() -> None:
+    """'artist and keywords' is answered 'the artist and keywords', not run together."""
+    persona = {"name": "Ana", "role": "student", "style": "", "attributes": {}}
+    artists = tool("get_artist_albums", "Get the albums of an artist, found by keywords.", ids=IDS)
+    state = {"phase": "tool_selection", "tool": artists, "distractors": [ALBUMS, SAVE], "seed": 0,
+             "history": [{"role": "user", "content": "Hi."},
+                         {"role": "assistant", "content": "Is it more artist and keywords, or music library?"}],
+             "persona": persona, "gold_arguments": {}}
+    picks = user.answers_to_options(state, random.Random(0), user.Voice.of(persona))
+    assert picks and all("artist and keywords" in p for p in picks), picks

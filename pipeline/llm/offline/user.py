@@ -287,14 +287,21 @@ def answers_to_options(state: dict, rng: random.Random, voice: Voice) -> list[st
     banned = _banned(state, answering=True)
     picks: list[tuple[int, str]] = []
     for piece in _OPTION_SPLIT.split(question.rstrip("?")):
-        words = [w for w in re.findall(r"[A-Za-z][\w'-]*", piece) if w.lower() not in STOP | _ASKING]
         fit: dict[str, str] = {}  # stem -> its first word: each once ('Saved Albums and albums')
-        for w in words:
-            if grounding.fits(text.stem(w), mine) and text.stem(w) not in banned | _SMALL_TALK:
-                fit.setdefault(text.stem(w), w)
+        parts = []  # the option's own phrases ('artist and keywords'), each kept as the words of it that fit
+        for part in re.split(r"\s+and\s+", piece):
+            said = []
+            for w in re.findall(r"[A-Za-z][\w'-]*", part):
+                st = text.stem(w)
+                if w.lower() not in STOP | _ASKING and st not in fit and grounding.fits(st, mine) \
+                        and st not in banned | _SMALL_TALK:
+                    fit[st] = w
+                    said.append(w)
+            if said:
+                parts.append(" ".join(said))
         apart = sum(any(not grounding.fits(st, bag) for st in fit) for bag in bags)
         if fit and apart:
-            picks.append((apart, " ".join(fit.values())))
+            picks.append((apart, " and ".join(parts)))
     said = []
     for _, phrase in sorted(picks, key=lambda p: -p[0])[:2]:
         frames = (["{p}.", "The {p} one."] if voice.terse else
