@@ -83,9 +83,9 @@ def user_text(state: dict) -> str:
                            len(history), "detail", k)
                   for k in range(1 if vague else DRAFTS)]
         need = None if vague else restated(state)
-        picks = [] if vague else answers_to_options(state, rng, voice)
+        picks: list[str] = [] if vague else answers_to_options(state, rng, voice)
         before = {m["content"] for m in history if m["role"] == "user"}
-        options = list(dict.fromkeys([*drafts, *([need] if need else []), *picks]))
+        options: list[str] = list(dict.fromkeys([*drafts, *([need] if need else []), *picks]))
         said = _nearest(state, [o for o in options if o not in before] or options)  # a person rephrases, not repeats
         if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
             early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
