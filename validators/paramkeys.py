@@ -8,8 +8,8 @@ calls are private and not checked. Rule codes: user_key, assistant_key.
 
 Which words are everyday speech was decided from the keys of real catalogs
 (`shortcuts.distinctive_key_words` has the rule and the figures): an ordinary phrase a user
-may say passes ("API key", "e-mail", "phone number", "user name", "start date", and "date of
-birth" when the parameter's description says it so); a schema's wording fails ("po number",
+may say passes ("API key", "e-mail", "phone number", "user name", "start date", "number of
+successes", "add-ons" when the description writes it so); a schema's wording fails ("po number",
 "gl account", "cost center code", "from cost center"), and so does any key written as an
 identifier, `api_key` included.
 """
