@@ -181,7 +181,7 @@ def distinctive_key_words(key: str, description: str = "") -> str | None:
       COMMON_SHORT; the abbreviations (po, rfq, sha, db, gl, cve, av, ev, kg, km) are not;
     * three or more words are a schema's wording ("cost center code", "from cost center") unless
       the key's own description says them as a phrase and they hold at most three content words
-      and no abbreviation ("date of birth", "check in date", "expected close date"): the words
+      and no abbreviation ("check in date", "expected close date"): the words
       the catalog's author wrote as prose are words a user may say too.
     """
     ws = split_words(key)

@@ -102,8 +102,8 @@ def label(key: str, schema: dict | None = None) -> str:
     ws = words(key).split()
     if not ws:
         return "value"
-    numbered = re.fullmatch(r"([a-z]+)([1-9])", ws[-1])
-    if numbered and numbered[2] in _ORDINALS:  # `side1`, `array2`: the first side, the second array
+    numbered = re.fullmatch(r"([a-z]+)([1-5])", ws[-1])
+    if numbered:  # `side1`, `array2`: the first side, the second array
         ws = [_ORDINALS[numbered[2]], *ws[:-1], numbered[1]]
     description = str((schema or {}).get("description") or "")
     if len(ws) == 1 and ws[0] in SINGLE:

@@ -25,6 +25,7 @@ from . import phrasing
 from .nounphrases import BASE_VERBS, UNCOUNTABLE, about, noun_phrases
 from .nounphrases import BLAND as _BLAND
 from .policies import STOP, _rng, imperative
+from .selection import CHATTER
 from .voice import Voice, closing, emoji, finish, greeting
 
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
@@ -270,7 +271,6 @@ def restated(state: dict) -> str | None:
 
 _ASKING = set("does concern deal fits fit best sounds sound right closer need narrow down after which should rather "
               "are you is it or with".split())  # the words a question asks with, not its options
-_SMALL_TALK = frozenset(text.stem(w) for w in STOP)  # stems no listener takes for evidence
 _OPTION_SPLIT = re.compile(r"\s*(?:[:;]|,?\s+or\s+(?:rather\s+)?(?:with\s+)?|,)\s*")
 
 
@@ -284,21 +284,20 @@ def answers_to_options(state: dict, rng: random.Random, voice: Voice) -> list[st
         return []  # an open question offers nothing to choose from
     tool, others = state["tool"], state.get("distractors") or []
     mine, bags = grounding.vocab(tool), [grounding.vocab(d) for d in others]
-    banned = _banned(state, answering=True)
+    asking, unsaid = STOP | _ASKING, _banned(state, answering=True) | CHATTER  # CHATTER: no listener's evidence
     picks: list[tuple[int, str]] = []
     for piece in _OPTION_SPLIT.split(question.rstrip("?")):
         fit: dict[str, str] = {}  # stem -> its first word: each once ('Saved Albums and albums')
         parts = []  # the option's own phrases ('artist and keywords'), each kept as the words of it that fit
         for part in re.split(r"\s+and\s+", piece):
-            said = []
+            kept = []
             for w in re.findall(r"[A-Za-z][\w'-]*", part):
                 st = text.stem(w)
-                if w.lower() not in STOP | _ASKING and st not in fit and grounding.fits(st, mine) \
-                        and st not in banned | _SMALL_TALK:
+                if w.lower() not in asking and st not in fit and st not in unsaid and grounding.fits(st, mine):
                     fit[st] = w
-                    said.append(w)
-            if said:
-                parts.append(" ".join(said))
+                    kept.append(w)
+            if kept:
+                parts.append(" ".join(kept))
         apart = sum(any(not grounding.fits(st, bag) for st in fit) for bag in bags)
         if fit and apart:
             picks.append((apart, " and ".join(parts)))
