@@ -5,8 +5,11 @@ Usage: python bench/bench_generate.py [--latency 0.3] [--in-flight 1 32] [--dial
 
 Every role is played by ScriptedOpenAIServer + the simulator responder (the offline
 policies behind a socket), in a child process so its work does not share our GIL, with a
-fixed latency per call. The simulator measures nearness with hashed word stems, not MiniLM
-(`lexical_embed`): it must answer within the latency on the same two cores as the engine. For each in-flight bound k (LLM calls; seed jobs at the default of
+fixed latency per call counted from the request line; the policies run in a process of their
+own, so that, as at a remote provider, their CPU does not delay the server's reading of the next
+request (`reply_ms`: how far its replies ran over the latency). The simulator measures nearness
+with hashed word stems, not MiniLM (`lexical_embed`): it must answer within the latency on the
+same two cores as the engine. For each in-flight bound k (LLM calls; seed jobs at the default of
 2k, or `--jobs`) it times `Engine.run` only (engine init and model load are excluded) and reports:
 
 - dialogues/s: accepted dialogues / wall time;
@@ -108,18 +111,39 @@ def lexical_embed(texts: Any) -> Any:
     return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
-def _serve(latency: float, conn: Connection, faults: bool = False) -> None:
-    """Child process: run the simulator server until told to stop, then send back its traffic."""
-    from tests.support.openai_server import ScriptedOpenAIServer
-    from tests.support.simulator import peak_overlap, simulator_responder
+def _responder_setup() -> None:
     from utcgen.pipeline.retrieval import nearness
 
     nearness.default_embed = lexical_embed  # type: ignore[assignment]  # (lexical_embed says why)
     gc.collect()
-    gc.freeze()  # the policies' tables live as long as the server: its collector need not walk them
+    gc.freeze()  # the policies' tables live as long as the process: its collector need not walk them
 
-    with ScriptedOpenAIServer(simulator_responder, latency=latency,
-                              faults=_random_faults() if faults else None) as srv:
+
+def _respond(request: Any) -> Any:
+    from tests.support.simulator import simulator_responder
+
+    return simulator_responder(request)
+
+
+def _serve(latency: float, conn: Connection, faults: bool = False) -> None:
+    """Child process: run the simulator server until told to stop, then send back its traffic.
+
+    The policies answer in a process of their own. A remote provider's compute does not hold up its
+    intake of requests; in one process it would: one thread per connection shares the GIL with the
+    policies' work (about 5 ms of CPU a call), and a request line waited on it before it was read."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tests.support.openai_server import ScriptedOpenAIServer
+    from tests.support.simulator import peak_overlap
+
+    policies = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_responder_setup)
+    policies.submit(gc.collect).result()  # started and set up before the first request
+
+    def responder(request: Any) -> Any:
+        return policies.submit(_respond, request).result()
+
+    with policies, ScriptedOpenAIServer(responder, latency=latency,
+                                        faults=_random_faults() if faults else None) as srv:
         conn.send(srv.base_url)
         conn.recv()  # "stop"
         exchanges = [e for e in srv.exchanges if not _is_warm_up(e.request)]
@@ -129,7 +153,8 @@ def _serve(latency: float, conn: Connection, faults: bool = False) -> None:
             "responder_errors": [repr(e) for e in srv.responder_errors[:3]],
             "peak_concurrency": peak_overlap((e.request.received_at, e.responded_at) for e in exchanges),
             "busy_s": round(sum(e.responded_at - e.request.received_at for e in exchanges), 3),
-            "cpu_s": round(time.process_time(), 3),
+            "reply_ms": _quantiles([1000 * (e.responded_at - e.request.received_at) for e in exchanges]),
+            "cpu_s": round(time.process_time() + policies.submit(time.process_time).result(), 3),
             "concurrency_by_decile": _deciles([(e.request.received_at, e.responded_at) for e in exchanges]),
         }
     conn.send(stats)
@@ -140,6 +165,16 @@ def _is_warm_up(request: Any) -> bool:
 
     found = decoded(request)
     return found is not None and (found[1].get("tool") or {}).get("name") == WARM_UP_TOOL
+
+
+def _quantiles(values: list[float]) -> dict[str, float]:
+    """Median, 90th and 99th percentile and maximum: how far the simulator's replies run over its latency."""
+    if not values:
+        return {}
+    ordered = sorted(values)
+    at = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
+    out = {name: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1) for name, q in at.items()}
+    return {**out, "max": round(ordered[-1], 1)}
 
 
 def _deciles(spans: list[tuple[float, float]]) -> list[float]:
@@ -162,7 +197,8 @@ class SimulatorProcess:
     def __init__(self, latency: float, faults: bool = False) -> None:
         ctx = mp.get_context("spawn")
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(latency, child, faults), daemon=True)
+        # not a daemon: it starts the policies' process; `stop` (or the exit of this one) ends it
+        self._proc = ctx.Process(target=_serve, args=(latency, child, faults))
         self._proc.start()
         if not self._conn.poll(60):
             raise RuntimeError("simulator server did not start within 60 s")
@@ -172,6 +208,8 @@ class SimulatorProcess:
         self._conn.send("stop")
         stats = self._conn.recv() if self._conn.poll(30) else {}
         self._proc.join(10)
+        if self._proc.is_alive():
+            self._proc.terminate()
         return stats
 
 

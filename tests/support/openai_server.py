@@ -109,7 +109,7 @@ class ChatRequest:
     """Case-insensitive request headers."""
     path: str = "/v1/chat/completions"
     received_at: float = 0.0
-    """``time.monotonic()`` when the body had been read."""
+    """``time.monotonic()`` when the request line arrived (its headers and body are read after)."""
 
     @property
     def model(self) -> str:
@@ -361,6 +361,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence per-request logging."""
+
+    def parse_request(self) -> bool:
+        # A request's latency counts from its first line: reading and parsing the rest is the server's work.
+        self.arrived_at = time.monotonic()
+        return super().parse_request()
 
     def do_GET(self) -> None:
         path = self._path()
@@ -673,10 +678,11 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._status_counts[status] += 1
 
-    def _register(self, body: dict[str, Any], headers: Headers, path: str) -> ChatRequest:
+    def _register(self, body: dict[str, Any], headers: Headers, path: str,
+                  arrived_at: float | None = None) -> ChatRequest:
         with self._lock:
             request = ChatRequest(index=len(self._requests), body=body, headers=headers,
-                                  path=path, received_at=time.monotonic())
+                                  path=path, received_at=arrived_at or time.monotonic())
             self._requests.append(request)
         return request
 
@@ -689,7 +695,8 @@ class ScriptedOpenAIServer:
         exchange.delivered = handler.send_raw(status, payload, content_type, headers)
 
     def _handle_chat(self, handler: _Handler, body: dict[str, Any], path: str) -> None:
-        request = self._register(body, Headers(list(handler.headers.items())), path)
+        request = self._register(body, Headers(list(handler.headers.items())), path,
+                                 getattr(handler, "arrived_at", None))
 
         def error(status: int, message: str, type_: str, code: str | None = None,
                   fault: Fault | None = None, headers: Mapping[str, str] | None = None) -> None:
@@ -742,12 +749,12 @@ class ScriptedOpenAIServer:
                 error(500, f"responder returned {type(content).__name__}, expected str or dict",
                       "server_error", "responder_error", fault)
                 return
+        payload = json.dumps(self._completion(request, content)).encode()
         # a reply takes `latency` from receipt, the responder's own time included: a fixed-latency server
         if self.latency and self._stopping.wait(max(0.0, self.latency - (time.monotonic() - request.received_at))):
             handler.close_connection = True
             return
-        self._answer(handler, request, fault, 200,
-                     json.dumps(self._completion(request, content)).encode())
+        self._answer(handler, request, fault, 200, payload)
 
     def _completion(self, request: ChatRequest, content: str | dict[str, Any]) -> dict[str, Any]:
         message = {"role": "assistant", **content} if isinstance(content, dict) \
