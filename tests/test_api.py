@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import write_store_personas
 
 
 @pytest.fixture(scope="module")
@@ -18,8 +19,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from utcgen import generate
 
     root = tmp_path_factory.mktemp("api")
-    personas = root / "personas.jsonl"
-    personas.write_text("".join(json.dumps({"persona": f"A store manager on shift {i}."}) + "\n" for i in range(10)))
+    personas = write_store_personas(root / "personas.jsonl", 10)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("UTCGEN_CACHE_DIR", str(root / "cache"))
         mp.delenv("UTCGEN_MODEL", raising=False)

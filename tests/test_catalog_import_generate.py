@@ -3,7 +3,6 @@ the importer's warnings reach stderr, and --persona-field picks the persona text
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,16 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import STORE_ROLES, write_store_personas
 
 pytestmark = pytest.mark.slow
 
 
 def test_generate_shows_catalog_warnings_and_reads_the_named_persona_field(tmp_path: Path) -> None:
-    personas = tmp_path / "hub.jsonl"
-    personas.write_text("".join(
-        json.dumps({"input_persona": f"A warehouse clerk on shift {i}.", "synthesized text": "x"}) + "\n"
-        for i in range(12)
-    ))
+    personas = write_store_personas(tmp_path / "hub.jsonl", field="input_persona", **{"synthesized text": "x"})
     out = tmp_path / "ds"
     env = {**os.environ, "UTCGEN_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
@@ -37,4 +33,4 @@ def test_generate_shows_catalog_warnings_and_reads_the_named_persona_field(tmp_p
     assert warnings[1].startswith(f"catalog warning: {catalog}: tool #6 'replaceOrder' (PUT /store/order/{{id}}): ")
     rows = pq.read_table(out / "data" / "dialogues" / "train-00000-of-00001.parquet").to_pylist()
     assert len(rows) == 2
-    assert all(row["user_persona"]["text"].startswith("A warehouse clerk on shift") for row in rows)
+    assert all(row["user_persona"]["text"].startswith(STORE_ROLES) for row in rows)

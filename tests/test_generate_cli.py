@@ -58,7 +58,7 @@ def test_generate_offline_end_to_end_loads_with_datasets(tmp_path):
 
 
 def test_kill_9_then_rerun_gives_exactly_the_requested_dialogues(tmp_path):
-    out, n = tmp_path / "ds", 120
+    out, n = tmp_path / "ds", 40
     cmd = [UTCGEN, "generate", "--out", str(out), "--no-progress",
            "--num-dialogues", str(n)]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

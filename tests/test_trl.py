@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.support.cli import UTCGEN
+from tests.support.cli import UTCGEN, write_store_personas
 
 pytestmark = pytest.mark.slow
 
@@ -107,8 +107,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = dict(os.environ, UTCGEN_CACHE_DIR=str(tmp / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
     env.pop("UTCGEN_MODEL", None)
     # A small catalog and persona file keep the embedding work (fresh cache) to seconds.
-    personas = tmp / "personas.jsonl"
-    personas.write_text("".join(json.dumps({"persona": f"A warehouse clerk on shift {i}."}) + "\n" for i in range(12)))
+    personas = write_store_personas(tmp / "personas.jsonl")
     cmd = [UTCGEN, "generate", "--catalog", "tests/fixtures/catalogs/store_openapi.yaml", "--personas",
            str(personas), "--num-dialogues", "3", "--out", str(out), "--no-progress"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,3 +28,19 @@ def generate(tmp_path: Path, out: Path, *extra: str, env: dict[str, str] | None 
     cmd = [UTCGEN, "generate", "--out", str(out), "--no-progress", *extra]
     return subprocess.run(cmd, cwd=REPO, env=env or generate_env(tmp_path), capture_output=True, text=True,
                           timeout=300, **kw)
+
+
+# People of a pet store, for runs on tests/fixtures/catalogs/store_openapi.yaml: the persona_fit check accepts
+# them, so a small run spends its calls on dialogues, not on attempts rejected for a persona that fits no tool.
+STORE_ROLES = (
+    "A pet shop owner who adds new animals to the shop, keeps their records up to date and uploads their photos",
+    "A pet store clerk who looks pets up by their id, marks them sold and handles customer orders",
+    "A regular customer of an online pet store who keeps their user account, avatar and orders in order",
+)
+
+
+def write_store_personas(path: Path, n: int = 12, field: str = "persona", **extra: str) -> Path:
+    """A persona file of `n` pet-store people (text under `field`, plus `extra` keys) at `path`."""
+    rows = ({field: f"{STORE_ROLES[i % len(STORE_ROLES)]} (shift {i}).", **extra} for i in range(n))
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
