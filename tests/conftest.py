@@ -18,6 +18,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_embeddings(tmp_path_factory):
+    """One embedding cache for the session's CLI runs (`tests.support.cli.generate_env` links it in)."""
+    from tests.support.cli import SHARED_EMBEDDINGS_ENV
+
+    path = tmp_path_factory.mktemp("cli-embeddings")
+    os.environ[SHARED_EMBEDDINGS_ENV] = str(path)
+    yield path
+    os.environ.pop(SHARED_EMBEDDINGS_ENV, None)
+
+
 @pytest.fixture(scope="session")
 def embedder(tmp_path_factory):
     """One loaded model for the whole session, with its own fresh disk cache."""

@@ -12,10 +12,22 @@ UTCGEN = str(Path(sys.executable).with_name("utcgen"))
 REPO = Path(__file__).resolve().parents[2]
 
 
+# Set by conftest for the session: the embedding cache every `generate_env` run shares. It is content-addressed
+# (model and text), so sharing changes no vector; without it each run embeds the shipped catalog and personas
+# again, about 15 s of a cold offline run.
+SHARED_EMBEDDINGS_ENV = "UTCGEN_TESTS_SHARED_EMBEDDINGS"
+
+
 def generate_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The environment of an offline `utcgen generate`: its own reply cache under tmp_path, no model override."""
+    """The environment of an offline `utcgen generate`: its own reply cache under tmp_path (the session's
+    embedding cache linked in), no model override."""
     env = dict(os.environ)
-    env.update(UTCGEN_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
+    cache = tmp_path / "cache"
+    shared = os.environ.get(SHARED_EMBEDDINGS_ENV)
+    if shared and not (cache / "embeddings").exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / "embeddings").symlink_to(shared, target_is_directory=True)
+    env.update(UTCGEN_CACHE_DIR=str(cache), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
                **extra)
     env.pop("UTCGEN_MODEL", None)
     env.pop("UTCGEN_API_BASE", None)
