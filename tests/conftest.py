@@ -39,15 +39,17 @@ def embedder(tmp_path_factory):
 
 @pytest.fixture
 def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """For runs against the HTTP simulator: a fresh cache folder (returned), the simulator's
+    """For runs against the HTTP simulator: a fresh cache folder (returned; `fresh_cache`), the simulator's
     dummy key set, and no environment override of models or endpoint."""
+    from tests.support.cli import fresh_cache
     from tests.support.simulator import API_KEY_ENV
 
-    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
+    cache = fresh_cache(tmp_path)
+    monkeypatch.setenv("UTCGEN_CACHE_DIR", str(cache))
     monkeypatch.setenv(API_KEY_ENV, "sk-simulator-dummy")
     monkeypatch.delenv("UTCGEN_MODEL", raising=False)
     monkeypatch.delenv("UTCGEN_API_BASE", raising=False)
-    return tmp_path / "cache"
+    return cache
 
 
 def lines_subset(root: Path, lines: set[str] | tuple[str, ...], persona_share: int = 3) -> tuple[Path, Path]:

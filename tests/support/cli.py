@@ -18,16 +18,21 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED_EMBEDDINGS_ENV = "UTCGEN_TESTS_SHARED_EMBEDDINGS"
 
 
-def generate_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The environment of an offline `utcgen generate`: its own reply cache under tmp_path (the session's
-    embedding cache linked in), no model override."""
-    env = dict(os.environ)
+def fresh_cache(tmp_path: Path) -> Path:
+    """`tmp_path/cache`, a UTCGEN_CACHE_DIR of its own (reply cache, ONNX files) with the session's embedding
+    cache linked in."""
     cache = tmp_path / "cache"
     shared = os.environ.get(SHARED_EMBEDDINGS_ENV)
     if shared and not (cache / "embeddings").exists():
         cache.mkdir(parents=True, exist_ok=True)
         (cache / "embeddings").symlink_to(shared, target_is_directory=True)
-    env.update(UTCGEN_CACHE_DIR=str(cache), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
+    return cache
+
+
+def generate_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of an offline `utcgen generate`: its own cache (`fresh_cache`), no model override."""
+    env = dict(os.environ)
+    env.update(UTCGEN_CACHE_DIR=str(fresh_cache(tmp_path)), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
                **extra)
     env.pop("UTCGEN_MODEL", None)
     env.pop("UTCGEN_API_BASE", None)
