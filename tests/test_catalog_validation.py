@@ -382,3 +382,41 @@ def test_openai_unknown_keys_are_not_dropped_silently(tmp_path: Path) -> None:
         f"{path}: tool #0 'lookup': inputSchema: unknown field in an OpenAI function",
         f"{path}: tool #1 'find': function.args: unknown field in an OpenAI function",
     ]
+
+
+SCHEMAS = [  # (parameters, passes the 2020-12 metaschema)
+    ({"type": "object", "properties": {"a": {"type": "string", "description": "An id."}}, "required": ["a"]}, True),
+    ({"type": "object", "properties": {"b": {"type": "string", "description": "Other."}}, "required": ["b"]}, True),
+    ({"type": "object", "properties": {"a": {"type": "strin", "description": "An id."}}, "required": ["a"]}, False),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]}, False),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a", "b"]}, True),
+    ({"type": "object", "properties": {"a": {"type": "string", "description": 3}}}, False),
+    ({"type": "object", "description": ["not", "text"], "properties": {}}, False),
+    ({"type": "object", "properties": {"description": {"type": "nope"}}}, False),
+    ({"type": "object", "properties": {"properties": {"type": "object", "properties": {"x": {"minimum": "0"}}}}}, False),
+    ({"type": "object", "properties": {"properties": {"type": "object", "properties": {"x": {"minimum": 0}}}}}, True),
+    ({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "bad"}}}}, False),
+    ({"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}}, True),
+    ({"type": "object", "properties": {"code": {"type": "string", "pattern": "[unclosed"}}}, False),
+    ({"type": "object", "properties": {"n": {"type": "number", "default": float("nan")}}}, True),
+]
+
+
+@pytest.mark.parametrize("order", ["as listed", "reversed"])
+def test_the_metaschema_check_by_shape_agrees_with_the_full_check(order: str) -> None:
+    """Catalog loading looks the metaschema's verdict up by the schema's shape (text blanked, names
+    numbered); each schema, in either order and seen twice, gets the full check's verdict and messages."""
+    from jsonschema import Draft202012Validator
+
+    from utcgen.pipeline.catalog import checks
+
+    full = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    checks._shape_check.cache_clear()
+    cases = SCHEMAS if order == "as listed" else SCHEMAS[::-1]
+    for _ in range(2):
+        for params, valid in cases:
+            assert full.is_valid(params) is valid, params
+            errors = checks._metaschema_errors(params)
+            assert (errors == []) is valid, params
+            assert len(errors) == len(list(full.iter_errors(params))), params
+    assert checks._shape_check.cache_info().hits > 0
