@@ -1,5 +1,6 @@
-"""Catalog-scale benchmark: a synthetic 100,000-tool catalog through embedding, indexing,
-k=5 neighbours of every tool and the stats computation, with peak memory.
+"""Catalog-scale benchmark: a synthetic 100,000-tool catalog through loading (read from a file
+and checked), embedding, indexing, k=5 neighbours of every tool and the stats computation, with
+peak memory.
 
 Usage: python bench/bench_catalog.py [--tools 100000] [--k 5] [--embeddings onnx-int8] [--compare 2000]
 Writes bench/out/catalog.json. The catalog path runs with `--embeddings` (the run config's
@@ -26,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.records import Tool
 from utcgen.pipeline.retrieval.embeddings import BACKENDS, Embedder
 from utcgen.pipeline.retrieval.index import ToolIndex, build_index, neighbours, tool_text
@@ -120,6 +122,13 @@ def main() -> None:
     t = time.perf_counter()
     tools = synthetic_catalog(args.tools)
     figures["build_catalog_s"] = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as tmp:  # the same tools as a file, read and checked as a user's would be
+        path = Path(tmp) / "tools.json"
+        path.write_text(json.dumps([tool.model_dump(exclude_none=True) for tool in tools]), encoding="utf-8")
+        t = time.perf_counter()
+        loaded = load_catalog(str(path))
+        figures["load_catalog_s"] = time.perf_counter() - t
+        assert [tool.name for tool in loaded] == [tool.name for tool in tools]
     if args.compare:
         figures.update(backends_vs_torch([tool_text(tool) for tool in tools[:args.compare]], args.k))
     with tempfile.TemporaryDirectory() as cache:
