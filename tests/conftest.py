@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="session", autouse=True)
 def shared_embeddings(tmp_path_factory):
-    """One embedding cache for the session's CLI runs (`tests.support.cli.generate_env` links it in)."""
+    """One embedding cache for the session's CLI runs (`tests.support.cli.fresh_cache` links it in)."""
     from tests.support.cli import SHARED_EMBEDDINGS_ENV
 
     path = tmp_path_factory.mktemp("cli-embeddings")
