@@ -354,6 +354,7 @@ class _Handler(BaseHTTPRequestHandler):
     wbufsize = 1 << 16  # buffered: status line, headers and body leave in one send()
     disable_nagle_algorithm = True  # belt and braces: also set in get_request
     server: _HTTPServer
+    arrived_at = 0.0  # time.monotonic() when the current request's first line was read
 
     def setup(self) -> None:
         self.timeout = self.server.owner.idle_timeout  # closes idle keep-alive sockets
@@ -678,11 +679,10 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._status_counts[status] += 1
 
-    def _register(self, body: dict[str, Any], headers: Headers, path: str,
-                  arrived_at: float | None = None) -> ChatRequest:
+    def _register(self, body: dict[str, Any], headers: Headers, path: str, arrived_at: float) -> ChatRequest:
         with self._lock:
             request = ChatRequest(index=len(self._requests), body=body, headers=headers,
-                                  path=path, received_at=arrived_at or time.monotonic())
+                                  path=path, received_at=arrived_at)
             self._requests.append(request)
         return request
 
@@ -695,8 +695,7 @@ class ScriptedOpenAIServer:
         exchange.delivered = handler.send_raw(status, payload, content_type, headers)
 
     def _handle_chat(self, handler: _Handler, body: dict[str, Any], path: str) -> None:
-        request = self._register(body, Headers(list(handler.headers.items())), path,
-                                 getattr(handler, "arrived_at", None))
+        request = self._register(body, Headers(list(handler.headers.items())), path, handler.arrived_at)
 
         def error(status: int, message: str, type_: str, code: str | None = None,
                   fault: Fault | None = None, headers: Mapping[str, str] | None = None) -> None:
