@@ -122,8 +122,9 @@ def slots(state: dict, messages: list[dict]) -> str:
     for k in state["required"]:
         schema = props.get(k, {"type": "string"})
         value = values.generate(k, schema, persona, rng, tool)
+        taken = {str(v).lower() for v in args.values()}
         for attempt in range(6):  # two parameters, two values: an origin is not its own destination
-            if not (isinstance(value, str) and value.lower() in {str(v).lower() for v in args.values()}):
+            if not (isinstance(value, str) and value.lower() in taken):
                 break
             anyone = persona if attempt < 3 else {**persona, "attributes": {}}  # past the persona's own city
             value = values.generate(k, schema, anyone, rng, tool)
