@@ -201,8 +201,9 @@ class RunConfig(Strict):
     # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
     decision_styles: dict[str, float] = Field(default_factory=dict)
     # How the embedding model runs (`retrieval.embeddings.BACKENDS`): torch (sentence-transformers), onnx
-    # (the same vectors, faster) or onnx-int8 (faster still, slightly different vectors and neighbours).
-    embeddings: Literal["torch", "onnx", "onnx-int8"] = "torch"
+    # (the same vectors, faster), onnx-int8 (faster still, slightly different vectors and neighbours) or
+    # openvino-int8 (the fastest and closer to torch than onnx-int8; the `openvino` extra).
+    embeddings: Literal["torch", "onnx", "onnx-int8", "openvino-int8"] = "torch"
     synthesis: SynthesisSettings = Field(default_factory=lambda: SynthesisSettings.model_validate({}))
     models: Models = Field(default_factory=Models)
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))

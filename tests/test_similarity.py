@@ -3,11 +3,13 @@
 import itertools
 import random
 
+import numpy as np
 import pytest
 
 from utcgen.pipeline.records import Tool
 from utcgen.pipeline.retrieval.similarity import (
     NEAR_DUPLICATE_THRESHOLD,
+    composite_similarities,
     composite_similarity,
     description_similarity,
     lcs_length,
@@ -79,3 +81,21 @@ def test_composite_and_threshold_by_hand():
     far = composite_similarity(tool("reset_password", ["user"]), tool("book_flight", ["origin"]), -0.1)
     assert far < NEAR_DUPLICATE_THRESHOLD
     assert NEAR_DUPLICATE_THRESHOLD == 0.70  # Appendix A.4
+
+
+def test_the_scores_of_many_pairs_at_once_equal_those_pair_by_pair():
+    rng = random.Random(11)
+    letters = "ab_dé日Z9"  # upper case, non-ASCII and wide characters, as tool names may hold
+    lengths = [0, 1, 5, 30, 63, 64, 65, 90]
+    types = [{"type": "string"}, {"type": "integer"}, {"type": "string", "format": "date"}, {"type": ["null", "number"]}]
+    tools = []
+    for i in range(120):
+        name = "".join(rng.choice(letters) for _ in range(rng.choice(lengths))) or ("" if i % 2 else "x")
+        keys = rng.sample(["id", "date", "amount", "owner", "note"], rng.randint(0, 4))
+        tools.append(tool(name, keys, {k: rng.choice(types) for k in keys}))
+    a = [rng.randrange(len(tools)) for _ in range(2000)]
+    b = [rng.randrange(len(tools)) for _ in range(2000)]
+    cosines = [rng.uniform(-1.0, 1.0) for _ in range(2000)]
+    batch = composite_similarities(tools, np.array(a), np.array(b), np.array(cosines))
+    one_by_one = [composite_similarity(tools[i], tools[j], c) for i, j, c in zip(a, b, cosines)]
+    assert batch == pytest.approx(one_by_one, abs=1e-12)

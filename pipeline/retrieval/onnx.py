@@ -17,11 +17,13 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .embeddings import DIMENSION
 
 log = logging.getLogger("utcgen.retrieval")
 
@@ -35,7 +37,7 @@ def model_files(cache: Path, model_dir: Path, quantised: bool) -> Path:
     fp32 = cache / "model.onnx"
     if not fp32.exists():
         log.info("exporting the embedding model to ONNX (once): %s", fp32)
-        _export(model_dir, fp32)
+        export(model_dir, fp32)
     if not quantised:
         return fp32
     int8 = cache / "model.int8.onnx"
@@ -55,11 +57,14 @@ def model_files(cache: Path, model_dir: Path, quantised: bool) -> Path:
     return int8
 
 
-def _export(model_dir: Path, target: Path) -> None:
+def export(model_dir: Path, target: Path, attention: str = "sdpa") -> None:
+    """The model as ONNX (hidden states, dynamic batch and length), written whole or not at all.
+    `attention="eager"` traces the attention as plain operations, which OpenVINO fuses into its own
+    int8 kernel (`retrieval.openvino`); the ONNX Runtime backends keep the default trace."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
+    model = AutoModel.from_pretrained(str(model_dir), attn_implementation=attention).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     sample = tokenizer(["an example", "a second, longer example text"], padding=True, return_tensors="pt")
 
@@ -81,12 +86,40 @@ def _export(model_dir: Path, target: Path) -> None:
     tmp.replace(target)  # whole or absent: a killed export is redone
 
 
+def tokenizer(model_dir: Path) -> Any:
+    """The model's fast tokenizer, truncating at `MAX_TOKENS` and padding each batch to its longest text."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.enable_padding()
+    return tok
+
+
+def batches(tok: Any, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], dict[str, np.ndarray]]]:
+    """(rows, model inputs) of `texts`, shortest first so that a batch pads little."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        encoded = tok.encode_batch([texts[i] for i in rows])
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        yield rows, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+
+def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The model's own pooling: the mean of the token vectors under the mask, L2-normalised."""
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+    return pooled.astype(np.float32, copy=False)
+
+
 class OnnxEncoder:
     """Encodes texts to L2-normalised float32 vectors with an ONNX Runtime session."""
 
     def __init__(self, model_dir: Path, cache: Path, quantised: bool) -> None:
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -94,25 +127,10 @@ class OnnxEncoder:
         options.log_severity_level = 3
         self.session = ort.InferenceSession(str(model_files(cache, model_dir, quantised)), options,
                                             providers=["CPUExecutionProvider"])
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.enable_padding()
+        self.tokenizer = tokenizer(model_dir)
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.empty((len(texts), 0), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            encoded = self.tokenizer.encode_batch([texts[i] for i in rows])
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            hidden = np.asarray(self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                                        "token_type_ids": np.zeros_like(ids)})[0])
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            if out.shape[1] == 0:
-                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
-            out[rows] = pooled
+        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        for rows, inputs in batches(self.tokenizer, texts, batch_size):
+            out[rows] = mean_pooled(np.asarray(self.session.run(None, inputs)[0]), inputs["attention_mask"])
         return out
-
