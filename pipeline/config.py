@@ -64,7 +64,7 @@ class SynthesisSettings(Strict):
     # make every prompt about 250k tokens). The records keep the tool whole.
     max_description_chars: int = Field(2000, ge=100, le=1_000_000)
     max_schema_chars: int = Field(8000, ge=200, le=1_000_000)
-    # Distractors come from an exact index up to this many catalog tools, from an approximate (HNSW)
+    # Distractors come from an exact index up to this many catalog tools, from an approximate (IVF)
     # one above it (`retrieval.index`): faster at 10^5+ tools, and may pick another near neighbour.
     exact_search_up_to: int = Field(50_000, ge=2)
 
