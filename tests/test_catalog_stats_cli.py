@@ -56,3 +56,18 @@ def test_catalog_stats_on_a_bad_catalog_exits_2(tmp_path):
     path.write_text(json.dumps([{"name": "x", "description": ""}]))
     result = run(tmp_path, str(path))
     assert result.returncode == 2 and "description" in result.stderr
+
+
+def test_catalog_stats_with_another_embedding_backend(tmp_path):
+    """`--embeddings onnx` runs the same model through ONNX Runtime: the same vectors, so the same
+    neighbours and figures as torch; a backend the CLI does not know is refused by name."""
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TOOLS))
+    torch_run, onnx_run = (run(tmp_path, str(path), "--json", "--embeddings", backend) for backend in ("torch", "onnx"))
+    assert torch_run.returncode == 0 and onnx_run.returncode == 0, onnx_run.stderr
+    a, b = json.loads(torch_run.stdout), json.loads(onnx_run.stdout)
+    assert a["share_with_near_duplicate"] == b["share_with_near_duplicate"] == 0.5
+    assert abs(a["mean_cosine"] - b["mean_cosine"]) < 1e-5 and a["mean_cosine"] > 0
+    assert list((tmp_path / "cache" / "onnx").glob("*/model.onnx"))  # it did run through ONNX
+    refused = run(tmp_path, str(path), "--embeddings", "gpu")
+    assert refused.returncode == 2 and "invalid choice: 'gpu'" in refused.stderr

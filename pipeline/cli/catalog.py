@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.formats import FORMATS
 from ..errors import InputError
+from ..retrieval.embeddings import BACKENDS
 
 if TYPE_CHECKING:
     from ..catalog.reader import Catalog
@@ -35,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     stats = sub.add_parser("stats", help="summarise a catalog (tools, parameters, lines of business)")
     _common(stats)
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    stats.add_argument("--embeddings", choices=BACKENDS, default="torch",
+                       help="how the embedding model runs, as `embeddings` in a run config (default: torch)")
     stats.set_defaults(func=_stats)
 
     convert = sub.add_parser(
@@ -111,9 +114,11 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from ..retrieval.embeddings import Embedder
     from ..retrieval.stats import catalog_stats
 
-    stats = catalog_stats(_read(args).tools)
+    tools = _read(args).tools
+    stats = catalog_stats(tools, embedder=Embedder(backend=args.embeddings))
     print(stats.model_dump_json(indent=2) if args.json else stats.to_text())
     return 0
 
