@@ -94,8 +94,7 @@ class OpenVinoEncoder:
     batches at once as OpenVINO finds best for the CPU (its throughput hint)."""
 
     def __init__(self, model_dir: Path, cache: Path) -> None:
-        versions()
-        import openvino as ov
+        import openvino as ov  # Embedder checked that the extra is installed (`versions`)
 
         core = ov.Core()
         self.compiled = core.compile_model(str(model_file(cache, model_dir)), "CPU", COMPILE)
