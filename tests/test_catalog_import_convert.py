@@ -142,15 +142,15 @@ def test_stats_prints_warnings_on_stderr_and_keeps_stdout_json(
 ) -> None:
     import utcgen.pipeline.retrieval.stats as stats
 
-    seen: list[int] = []
+    seen: list[tuple[int, str]] = []
 
-    def fake_stats(tools):  # the real one embeds every description; only the wiring is tested here
-        seen.append(len(tools))
+    def fake_stats(tools, embedder):  # the real one embeds every description; only the wiring is tested here
+        seen.append((len(tools), embedder.backend))
         return SimpleNamespace(model_dump_json=lambda indent: json.dumps({"tools": len(tools)}))
 
     monkeypatch.setattr(stats, "catalog_stats", fake_stats)
     src = str(FIXTURES / "store_openapi.yaml")
     assert main(["catalog", "stats", src, "--json", "--verbose"]) == 0
     captured = capsys.readouterr()
-    assert json.loads(captured.out) == {"tools": 10} and seen == [10]
+    assert json.loads(captured.out) == {"tools": 10} and seen == [(10, "torch")]
     assert captured.err.splitlines() == [f"warning: {w}" for w in read_catalog(src).warnings]
