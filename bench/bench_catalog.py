@@ -153,6 +153,7 @@ def main() -> None:
         figures["stats_s"] = time.perf_counter() - t  # reuses the index's vectors and neighbours
         figures["embed_index_knn_stats_s"] = (figures["embed_and_index_s"] + figures["knn_all_s"]  # type: ignore[operator]
                                               + figures["stats_s"])
+        figures["peak_rss_catalog_path_mb"] = peak_rss_mb()  # the comparisons, before it, and the path itself
         figures.update(approximate_vs_exact(index, args.k))
         t = time.perf_counter()
         again = Embedder(cache_dir=cache, backend=args.embeddings)
