@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import tempfile
 import time
@@ -60,6 +61,13 @@ def temporary_file(folder: Path) -> tuple[int, Path]:
     return fd, Path(name)
 
 
+def temporary_folder(folder: Path) -> Path:
+    """A new temporary folder in `folder`, tagged like `temporary_file`: work that becomes a whole folder
+    by one rename (a model made once), and that `remove_stale_temporaries` clears once its writer is dead."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{_host()}-{os.getpid()}-", suffix=TMP_SUFFIX, dir=folder))
+
+
 def _replace(path: Path, data: str | bytes | Callable[[Path], None]) -> None:
     fd, tmp = temporary_file(path.parent)
     try:
@@ -84,8 +92,8 @@ def _replace(path: Path, data: str | bytes | Callable[[Path], None]) -> None:
 
 
 def remove_stale_temporaries(folder: Path) -> None:
-    """Temp files left by a write that a kill interrupted (the data they held is redone): those of a
-    process of this host that no longer runs, and untagged ones older than an hour. A live
+    """Temp files and folders left by a write that a kill interrupted (the data they held is redone):
+    those of a process of this host that no longer runs, and untagged ones older than an hour. A live
     process's file, or one written from another host, is left alone."""
     host, now = _host(), time.time()
     for stale in Path(folder).glob(f"{TMP_PREFIX}*{TMP_SUFFIX}"):
@@ -99,4 +107,7 @@ def remove_stale_temporaries(folder: Path) -> None:
                     continue
             except FileNotFoundError:
                 continue
-        stale.unlink(missing_ok=True)
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)

@@ -15,7 +15,7 @@ import pytest
 
 from utcgen.pipeline.errors import InputError, check_nesting, nesting_depth
 from utcgen.pipeline.export.folder import MANIFEST, DatasetFolder
-from utcgen.pipeline.files import STATE_DIR, TMP_PREFIX, TMP_SUFFIX, remove_stale_temporaries
+from utcgen.pipeline.files import STATE_DIR, TMP_PREFIX, TMP_SUFFIX, remove_stale_temporaries, temporary_folder
 from utcgen.pipeline.runner.lock import HOLDER_FILE, FolderLocked, RunLock
 from utcgen.pipeline.runner.outdir import check_out_folder
 
@@ -96,8 +96,16 @@ def test_start_up_clean_up_spares_live_processes_and_other_hosts(tmp_path: Path)
         path.write_text("partial")
     old = time.time() - 7200
     os.utime(legacy_old, (old, old))
+    # a folder of work that becomes whole by one rename (a quantised model): the same rules
+    live_folder = tmp_path / _tmp_name(host, os.getpid()).replace("abcd", "dir1")
+    gone_folder = tmp_path / _tmp_name(host, dead_pid).replace("abcd", "dir2")
+    for folder in (live_folder, gone_folder):
+        (folder / "inner").mkdir(parents=True)
+        (folder / "inner" / "model.bin").write_bytes(b"half")
     remove_stale_temporaries(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, remote.name, legacy_new.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, remote.name, legacy_new.name, live_folder.name])
+    made = temporary_folder(tmp_path)
+    assert made.is_dir() and made.name.startswith(f"{TMP_PREFIX}{socket.gethostname()}-{os.getpid()}-")
 
 
 def test_nesting_depth_is_counted_without_recursion() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.files import TMP_PREFIX
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
 from utcgen.pipeline.retrieval.index import tool_text
 
@@ -57,7 +58,7 @@ def test_the_export_is_made_once_and_each_backend_has_its_own_cache(tmp_path: Pa
     onnx_run.encode(["warm", "new"])
     assert exported.stat().st_mtime_ns == stamp and onnx_run.computed == 1  # "warm" came from its cache
     assert torch_run.cache.dir != onnx_run.cache.dir and str(default_cache_dir()).startswith(str(tmp_path))
-    assert not list((tmp_path / "onnx").glob("*/*.tmp-*"))
+    assert not list((tmp_path / "onnx").glob(f"*/{TMP_PREFIX}*"))
 
 
 def test_an_unknown_backend_is_refused() -> None:

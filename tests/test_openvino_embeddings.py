@@ -12,6 +12,7 @@ import pytest
 from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.config import RunConfig
 from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.files import TMP_PREFIX
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
 from utcgen.pipeline.retrieval.index import tool_text
 
@@ -77,7 +78,7 @@ def test_the_model_is_quantised_once_and_has_its_own_caches(
     assert "openvino==" in again.model_id and "nncf==" in again.model_id
     assert again.cache.dir not in (Embedder().cache.dir, Embedder(backend="onnx-int8").cache.dir)
     assert str(default_cache_dir()).startswith(str(cache))
-    assert not list((cache / "openvino").glob("*/*.tmp-*")) and not list(model.parent.glob("*.onnx"))
+    assert not list((cache / "openvino").glob(f"*/{TMP_PREFIX}*")) and not list(model.parent.glob("*.onnx"))
     # the model itself, not the vector cache: a text's vector does not depend on the batch it came in
     model = Embedder(cache_dir=None, backend="openvino-int8")._load_model()
     assert np.allclose(model.encode(unseen_texts[:7]), quantised[1][:7], atol=1e-6)

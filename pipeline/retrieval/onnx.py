@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..files import remove_stale_temporaries, write_atomic
 from .embeddings import DIMENSION
 
 log = logging.getLogger("utcgen.retrieval")
@@ -34,6 +35,7 @@ INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 def model_files(cache: Path, model_dir: Path, quantised: bool) -> Path:
     """The ONNX file for the model in `model_dir`, exported (and quantised) into `cache` on first use."""
     cache.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(cache)  # what a killed export or quantisation left
     fp32 = cache / "model.onnx"
     if not fp32.exists():
         log.info("exporting the embedding model to ONNX (once): %s", fp32)
@@ -45,15 +47,14 @@ def model_files(cache: Path, model_dir: Path, quantised: bool) -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         log.info("quantising the ONNX embedding model to int8 (once): %s", int8)
-        tmp = int8.with_suffix(f".tmp-{os.getpid()}.onnx")
         root = logging.getLogger()
         level, root.level = root.level, logging.ERROR  # its advice to pre-process is for vision models
         try:
-            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                             op_types_to_quantize=["MatMul"])
+            write_atomic(int8, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
+                                                            per_channel=True, reduce_range=True,
+                                                            op_types_to_quantize=["MatMul"]))
         finally:
             root.setLevel(level)
-        tmp.replace(int8)
     return int8
 
 
@@ -77,13 +78,15 @@ def export(model_dir: Path, target: Path, attention: str = "sdpa") -> None:
             return self.bert(input_ids=input_ids, attention_mask=attention_mask,
                              token_type_ids=token_type_ids).last_hidden_state
 
-    tmp = target.with_suffix(f".tmp-{os.getpid()}.onnx")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "hidden")}
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the tracer's notes on the model's Python branches
-        torch.onnx.export(Hidden(model), tuple(sample[n] for n in INPUTS), str(tmp), input_names=list(INPUTS),
-                          output_names=["hidden"], dynamic_axes=axes, opset_version=17, dynamo=False)
-    tmp.replace(target)  # whole or absent: a killed export is redone
+
+    def write(tmp: Path) -> None:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the tracer's notes on the model's Python branches
+            torch.onnx.export(Hidden(model), tuple(sample[n] for n in INPUTS), str(tmp), input_names=list(INPUTS),
+                              output_names=["hidden"], dynamic_axes=axes, opset_version=17, dynamo=False)
+
+    write_atomic(target, write)  # whole or absent: a killed export is redone
 
 
 def tokenizer(model_dir: Path) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..files import remove_stale_temporaries, temporary_folder
 from .embeddings import DIMENSION
 from .onnx import batches, export, mean_pooled, tokenizer
 
@@ -67,9 +68,8 @@ def model_file(cache: Path, model_dir: Path) -> Path:
 
     nncf.set_log_level(logging.ERROR)
     log.info("quantising the embedding model to int8 for OpenVINO (once): %s", target)
-    work = cache / f"int8.tmp-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    remove_stale_temporaries(cache)  # what a killed quantisation left
+    work = temporary_folder(cache)
     try:
         export(model_dir, work / "model.onnx", attention="eager")
         texts = calibration_texts()
