@@ -66,3 +66,17 @@ def test_an_unknown_backend_is_refused() -> None:
         Embedder(backend="gpu")
     with pytest.raises(ValueError, match="embeddings"):
         RunConfig.model_validate({"embeddings": "gpu"})
+
+
+def test_every_backend_shows_its_progress_when_asked(texts: list[str], capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """sentence-transformers draws its own bar; the ONNX and OpenVINO backends count the texts they embed
+    (a catalog of many thousand tools takes minutes), and `--no-progress` (TQDM_DISABLE) silences them."""
+    Embedder(cache_dir=None, backend="onnx").encode(texts[:50], show_progress=True)
+    err = capsys.readouterr().err
+    assert "embedding (onnx)" in err and "50/50" in err
+    Embedder(cache_dir=None, backend="onnx").encode(texts[:50])
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    Embedder(cache_dir=None, backend="onnx").encode(texts[:50], show_progress=True)
+    assert capsys.readouterr().err == ""

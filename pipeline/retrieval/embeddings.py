@@ -165,11 +165,29 @@ class Embedder:
             todo = list(missing)
             first = [missing[k][0] for k in todo]
             chunk = 8192  # persist progress in chunks so a kill loses little work
-            for start in range(0, len(todo), chunk):
-                part = todo[start : start + chunk]
-                vecs = self._run([texts[i] for i in first[start : start + chunk]], show_progress).astype(np.float32)
-                self.cache.put_many(part, vecs)
-                for key, vec in zip(part, vecs):
-                    out[missing[key]] = vec
+            # sentence-transformers draws its own bar; the other backends are counted a chunk at a time
+            bar = self._progress_bar(len(todo)) if show_progress and self.backend != "torch" else None
+            try:
+                for start in range(0, len(todo), chunk):
+                    part = todo[start : start + chunk]
+                    vecs = self._run([texts[i] for i in first[start : start + chunk]], show_progress).astype(np.float32)
+                    self.cache.put_many(part, vecs)
+                    for key, vec in zip(part, vecs):
+                        out[missing[key]] = vec
+                    if bar is not None:
+                        bar.update(len(part))
+            finally:
+                if bar is not None:
+                    bar.close()
             self.computed += len(todo)
         return out
+
+    def _progress_bar(self, total: int) -> Any:
+        """A bar on stderr, off under TQDM_DISABLE (as `--no-progress` sets): read here, since tqdm reads
+        it only when first imported."""
+        import sys
+
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit="text", desc=f"embedding ({self.backend})", file=sys.stderr,
+                    disable=os.environ.get("TQDM_DISABLE", "") not in ("", "0"))

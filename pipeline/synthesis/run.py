@@ -63,6 +63,9 @@ def _spend(records: Mapping[int, JobRecord | JobSummary]) -> Usage:
 
 
 HEDGE_CHECK_S = 0.5  # how often a job with attempts left looks whether the run reached its tail
+# A catalog this large shows a bar while its tools are embedded (about 7 s with openvino-int8, 25 s
+# with torch, more on a first run): below it, the run's own start line is enough.
+INDEX_PROGRESS_FROM = 5_000
 
 
 def _leading(done: Mapping[int, Dialogue], last: int) -> list[Dialogue] | None:
@@ -112,7 +115,8 @@ class Engine:
         if embedder is None or embedder.backend != config.embeddings:
             embedder = Embedder(backend=config.embeddings)
         self.embedder: Embedder = embedder
-        self.index = ToolIndex(self.tools, self.embedder, exact_up_to=config.synthesis.exact_search_up_to)
+        self.index = ToolIndex(self.tools, self.embedder, exact_up_to=config.synthesis.exact_search_up_to,
+                               show_progress=len(self.tools) >= INDEX_PROGRESS_FROM)
         # a persona composed for a tool no pooled persona fits stands in only for our own pool:
         # a user who brings personas gets theirs
         ours = config.located(config.personas).resolve() == shipped("catalog", "personas.jsonl").resolve()
