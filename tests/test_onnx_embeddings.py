@@ -77,6 +77,10 @@ def test_every_backend_shows_its_progress_when_asked(texts: list[str], capsys: p
     assert "embedding (onnx)" in err and "50/50" in err
     Embedder(cache_dir=None, backend="onnx").encode(texts[:50])
     assert capsys.readouterr().err == ""
+    torch_run = Embedder(cache_dir=None)
+    torch_run.encode(texts[:50], show_progress=True)
+    assert "Batches" in capsys.readouterr().err  # sentence-transformers' own bar
     monkeypatch.setenv("TQDM_DISABLE", "1")
     Embedder(cache_dir=None, backend="onnx").encode(texts[:50], show_progress=True)
+    torch_run.encode(texts[50:100], show_progress=True)
     assert capsys.readouterr().err == ""

@@ -44,6 +44,12 @@ def _short_hash(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
+def _bars_off() -> bool:
+    """Whether TQDM_DISABLE (`--no-progress`) is set: read at each call, since tqdm reads it only when
+    first imported, which may be before the CLI set it."""
+    return os.environ.get("TQDM_DISABLE", "") not in ("", "0")
+
+
 def text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
@@ -149,7 +155,7 @@ class Embedder:
             if self.backend != "torch":
                 return model.encode(texts, batch_size=self.batch_size)
             return model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=show_progress)
+                                show_progress_bar=show_progress and not _bars_off())
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
         keys = [text_key(t) for t in texts]
@@ -183,11 +189,9 @@ class Embedder:
         return out
 
     def _progress_bar(self, total: int) -> Any:
-        """A bar on stderr, off under TQDM_DISABLE (as `--no-progress` sets): read here, since tqdm reads
-        it only when first imported."""
+        """A bar on stderr, off under TQDM_DISABLE (`_bars_off`)."""
         import sys
 
         from tqdm import tqdm
 
-        return tqdm(total=total, unit="text", desc=f"embedding ({self.backend})", file=sys.stderr,
-                    disable=os.environ.get("TQDM_DISABLE", "") not in ("", "0"))
+        return tqdm(total=total, unit="text", desc=f"embedding ({self.backend})", file=sys.stderr, disable=_bars_off())
