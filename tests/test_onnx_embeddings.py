@@ -3,6 +3,9 @@ tools as the index embeds them."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -72,15 +75,27 @@ def test_every_backend_shows_its_progress_when_asked(texts: list[str], capsys: p
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """sentence-transformers draws its own bar; the ONNX and OpenVINO backends count the texts they embed
     (a catalog of many thousand tools takes minutes), and `--no-progress` (TQDM_DISABLE) silences them."""
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)  # an in-process `--no-progress` of an earlier test sets it
     Embedder(cache_dir=None, backend="onnx").encode(texts[:50], show_progress=True)
     err = capsys.readouterr().err
     assert "embedding (onnx)" in err and "50/50" in err
     Embedder(cache_dir=None, backend="onnx").encode(texts[:50])
     assert capsys.readouterr().err == ""
-    torch_run = Embedder(cache_dir=None)
-    torch_run.encode(texts[:50], show_progress=True)
-    assert "Batches" in capsys.readouterr().err  # sentence-transformers' own bar
     monkeypatch.setenv("TQDM_DISABLE", "1")
     Embedder(cache_dir=None, backend="onnx").encode(texts[:50], show_progress=True)
-    torch_run.encode(texts[50:100], show_progress=True)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("off", [False, True])
+def test_no_progress_silences_the_sentence_transformers_bar(off: bool) -> None:
+    """In a process of its own: tqdm is imported before TQDM_DISABLE is set, as in the CLI, so tqdm's
+    own reading of it at import cannot be what silences the bar."""
+    script = ("import os, sys\nimport tqdm\n"
+              "if sys.argv[1] == 'off':\n    os.environ['TQDM_DISABLE'] = '1'\n"
+              "from utcgen.pipeline.retrieval.embeddings import Embedder\n"
+              "Embedder(cache_dir=None).encode(['one text', 'another text'], show_progress=True)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"}
+    done = subprocess.run([sys.executable, "-c", script, "off" if off else "on"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert ("Batches" in done.stderr) is not off
