@@ -43,7 +43,11 @@ def name_similarity(a: str, b: str) -> float:
 
 def description_similarity(cosine: float) -> float:
     """Rescales a cosine in [-1, 1] to [0, 1]."""
-    return min(1.0, max(0.0, (1.0 + cosine) / 2.0))
+    return float(_description_similarities(np.array(cosine)))
+
+
+def _description_similarities(cosines: np.ndarray) -> np.ndarray:
+    return np.clip((1.0 + np.asarray(cosines, dtype=np.float64)) / 2.0, 0.0, 1.0)
 
 
 def base_type(schema: dict[str, Any]) -> str:
@@ -121,7 +125,7 @@ def composite_similarities(tools: list[Tool], a: np.ndarray, b: np.ndarray, cosi
     tool's name, required keys and their types read once."""
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     names = _name_similarities([tool.name for tool in tools], a, b)
-    desc = np.clip((1.0 + np.asarray(cosines, dtype=np.float64)) / 2.0, 0.0, 1.0)
+    desc = _description_similarities(cosines)
     required = [_required_types(tool) for tool in tools]
     params = np.array([_param_score(required[i], required[j]) for i, j in zip(a.tolist(), b.tolist())], dtype=np.float64)
     return W_NAME * names + W_DESC * desc + W_PARAM * params
