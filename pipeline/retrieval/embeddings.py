@@ -172,26 +172,22 @@ class Embedder:
             first = [missing[k][0] for k in todo]
             chunk = 8192  # persist progress in chunks so a kill loses little work
             # sentence-transformers draws its own bar; the other backends are counted a chunk at a time
-            bar = self._progress_bar(len(todo)) if show_progress and self.backend != "torch" else None
-            try:
+            with self._progress_bar(len(todo), show_progress and self.backend != "torch") as bar:
                 for start in range(0, len(todo), chunk):
                     part = todo[start : start + chunk]
                     vecs = self._run([texts[i] for i in first[start : start + chunk]], show_progress).astype(np.float32)
                     self.cache.put_many(part, vecs)
                     for key, vec in zip(part, vecs):
                         out[missing[key]] = vec
-                    if bar is not None:
-                        bar.update(len(part))
-            finally:
-                if bar is not None:
-                    bar.close()
+                    bar.update(len(part))
             self.computed += len(todo)
         return out
 
-    def _progress_bar(self, total: int) -> Any:
-        """A bar on stderr, off under TQDM_DISABLE (`_bars_off`)."""
+    def _progress_bar(self, total: int, show: bool) -> Any:
+        """A bar on stderr when `show`, and not under TQDM_DISABLE (`_bars_off`); else one that draws nothing."""
         import sys
 
         from tqdm import tqdm
 
-        return tqdm(total=total, unit="text", desc=f"embedding ({self.backend})", file=sys.stderr, disable=_bars_off())
+        return tqdm(total=total, unit="text", desc=f"embedding ({self.backend})", file=sys.stderr,
+                    disable=not show or _bars_off())
