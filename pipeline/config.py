@@ -204,6 +204,10 @@ class RunConfig(Strict):
     # (the same vectors, faster), onnx-int8 (faster still, slightly different vectors and neighbours) or
     # openvino-int8 (the fastest and closer to torch than onnx-int8; the `openvino` extra).
     embeddings: Literal["torch", "onnx", "onnx-int8", "openvino-int8"] = "torch"
+    # A folder of the user's own prompt templates (file names as in prompts/, e.g. user.txt): each file
+    # there replaces the shipped template of its name, the others stay in force (`utcgen prompts export`
+    # writes the shipped ones out to edit). Their texts enter the fingerprint; unset: the shipped ones.
+    prompts_dir: str | None = None
     synthesis: SynthesisSettings = Field(default_factory=lambda: SynthesisSettings.model_validate({}))
     models: Models = Field(default_factory=Models)
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
@@ -252,13 +256,31 @@ class RunConfig(Strict):
         offline = all(is_offline(m) for m in self.models.model_dump().values())
         return "offline" if offline else "litellm"
 
+    def prompts_folder(self) -> Path | None:
+        """`prompts_dir` as this process opens it; None: the shipped templates only."""
+        return self.located(self.prompts_dir) if self.prompts_dir else None
+
+    def fingerprint_settings(self) -> dict[str, Any]:
+        """The settings the fingerprint hashes and a run's manifest records: every setting, and with
+        `prompts_dir` the digests of the user's templates (`fingerprint.TEMPLATES`)."""
+        from .fingerprint import TEMPLATES
+        from .prompts import template_digests
+
+        settings = self.model_dump()
+        if digests := template_digests(self.prompts_folder()):
+            settings[TEMPLATES] = digests
+        return settings
+
     def fingerprint(self) -> str:
         """What must not change when a run resumes: every setting that changes a reply or a record,
-        and the prompt versions; what may change is the table in `fingerprint.MAY_CHANGE`."""
+        the prompt versions and the texts of the user's own templates; what may change is the table in
+        `fingerprint.MAY_CHANGE`."""
         from .fingerprint import fingerprint
-        from .prompts import prompt_versions
+        from .prompts import prompt_versions, prompts_from
 
-        return fingerprint("generate", self.model_dump(), prompt_versions())
+        with prompts_from(self.prompts_folder()):
+            versions = prompt_versions()
+        return fingerprint("generate", self.fingerprint_settings(), versions)
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,

@@ -13,6 +13,11 @@ The settings name input files by path; their content is checked beside the finge
 (`file_digests`, kept by the generation journal in `inputs.json`), so that an edited catalog or
 persona file is refused on resume too, while folders made before the check keep resuming.
 
+A user's own prompt templates (`prompts_dir`) are hashed by text (`TEMPLATES`, added to the
+settings by `RunConfig.fingerprint_settings` only when the folder holds templates), so an edited
+template refuses a resume whatever its version line says, while a run with the shipped templates
+hashes exactly what it hashed before the setting existed.
+
 `FINGERPRINT_VERSION` names this scheme; manifests record it beside the fingerprint. Version 1
 is the scheme every earlier utcgen used (the same values), so existing folders resume.
 A later scheme must raise the version and hash it in, so that an old manifest reads as made
@@ -33,6 +38,7 @@ from typing import Any, Literal
 FINGERPRINT_VERSION = 1
 Kind = Literal["generate", "evaluate"]
 PROMPTS = "prompt_versions"  # the key under which the prompt versions are hashed
+TEMPLATES = "prompt_templates"  # the key under which the texts of a user's own templates are hashed
 
 
 def _offline(s: Mapping[str, Any]) -> bool:
@@ -92,6 +98,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         MayChange("llm.api_base", "the offline backend never calls it", when=_offline),
         MayChange("exclude_split", "unset: runs made before the setting existed", when=lambda s: s.get("exclude_split") is None),
         MayChange("embeddings", "torch: runs made before the setting existed", when=lambda s: s.get("embeddings", "torch") == "torch"),
+        MayChange("prompts_dir", f"where the user's templates are read from: their texts are hashed ({TEMPLATES})"),
         MayChange("skip_invalid", "decides only whether broken tools stop the run; the tools that load are the same"),
         MayChange("synthesis.plan_hint", "off: runs made before the setting existed", when=_no_plan_hint),
         MayChange(f"{PROMPTS}.assistant_hint_*", "the hint prompts are unused without plan_hint", when=_no_plan_hint),

@@ -72,7 +72,7 @@ class Journal(Checkpoint):
 
     def __init__(self, out: Path, config: RunConfig, allow_config_change: bool = False) -> None:
         folder = Path(out) / JOURNAL_DIR
-        super().__init__(folder, folder / "run.json", kind="generate", settings=config.model_dump(),
+        super().__init__(folder, folder / "run.json", kind="generate", settings=config.fingerprint_settings(),
                          fingerprint=config.fingerprint(), settings_key="config", allow_change=allow_config_change,
                          label=Path(out), what="a run", sessions=True)
         self._counters = folder / f"calls-{uuid.uuid4().hex[:12]}.json"

@@ -187,10 +187,14 @@ class Engine:
         return record
 
     async def _attempt(self, job: int, attempt: int) -> Dialogue:
+        from ..prompts import prompts_from
         from .attempt import synthesize
 
         PRIORITY.set(Progress(job))  # this task's context: its calls and its validators' count here
-        return await synthesize(self.seed_for(job, attempt), self.config, self.gateway)
+        # the config's prompts (`prompts_dir` over the shipped ones), for this attempt's task alone: the
+        # engines of other configurations sharing the process (a Dask worker) keep theirs
+        with prompts_from(self.config.prompts_folder()):
+            return await synthesize(self.seed_for(job, attempt), self.config, self.gateway)
 
     def _journal(self, record: JobRecord) -> None:
         self.journal.write(record)
@@ -282,7 +286,16 @@ class Engine:
 def export_run(config: RunConfig, records: Mapping[int, JobRecord] | Journal, wall_time_s: float | None = None,
                llm: dict[str, Any] | None = None):
     """Writes the dataset repository from journal records: the same records always give the same files.
-    Given the journal, its jobs are read one at a time as the export streams them."""
+    Given the journal, its jobs are read one at a time as the export streams them. The sft rows' system
+    prompt and the recorded prompt versions are the config's (`prompts_dir` over the shipped ones)."""
+    from ..prompts import prompts_from
+
+    with prompts_from(config.prompts_folder()):
+        return _export_run(config, records, wall_time_s, llm)
+
+
+def _export_run(config: RunConfig, records: Mapping[int, JobRecord] | Journal, wall_time_s: float | None,
+                llm: dict[str, Any] | None):
     from ..export.dataset import export_dataset
 
     ordered = records.in_order() if isinstance(records, Journal) else in_job_order(records)
