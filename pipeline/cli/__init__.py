@@ -12,7 +12,7 @@ from ..errors import UtcgenError, os_error
 from ..redaction import install_log_filter, redact
 
 # Sub-command modules; each defines `register(subparsers)` and sets `func` on its parser.
-COMMANDS = ["utcgen.pipeline.cli.audit", "utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.eval", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.publish", "utcgen.pipeline.cli.view"]
+COMMANDS = ["utcgen.pipeline.cli.audit", "utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.eval", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.prompts", "utcgen.pipeline.cli.publish", "utcgen.pipeline.cli.view"]
 
 
 def build_parser() -> argparse.ArgumentParser:
