@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from .errors import InputError
 from .records import DEFAULT_SCENARIO
@@ -69,17 +80,104 @@ class SynthesisSettings(Strict):
     exact_search_up_to: int = Field(50_000, ge=2)
 
 
+# Request fields the gateway sets itself: a role's `extra` may not carry them (the sampling ones have
+# their own keys in the role's mapping).
+OWN_REQUEST_FIELDS = frozenset({"model", "messages", "api_base", "api_key", "base_url", "timeout", "num_retries",
+                                "metadata", "stream", "tools", "response_format", "temperature", "max_tokens",
+                                "max_completion_tokens"})
+
+
+class ModelSpec(Strict):
+    """One role's model and, where given, its own endpoint and sampling: each key set here overrides
+    the `llm:` default for that role only; a key left out keeps the default."""
+
+    model: str
+    # Left out: `llm.api_base` / `llm.api_key_env`. Set to null: none for this role (the provider's own
+    # endpoint, the provider's own key variable), whatever `llm:` says.
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=16)
+    timeout: float | None = Field(default=None, gt=0)
+    # More request parameters sent as they are, e.g. {reasoning_effort: low} or {top_p: 0.9}.
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("extra")
+    @classmethod
+    def _not_own(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if clash := sorted(set(value) & OWN_REQUEST_FIELDS):
+            raise ValueError(f"{', '.join(clash)} cannot be set in extra: the gateway sets "
+                             f"{'it' if len(clash) == 1 else 'them'} (temperature and max_tokens have their own keys)")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Only the keys set; a mapping naming nothing but its model is written as the model string, so
+        `{model: X}` and `X` are the same setting (and the same fingerprint)."""
+        explicit = self.model_fields_set & {"api_base", "api_key_env"}  # a null that overrides `llm:`
+        data = {k: v for k, v in handler(self).items() if k == "model" or k in explicit or v not in (None, {})}
+        return data["model"] if len(data) == 1 else data
+
+    def own(self, key: str, default: Any) -> Any:
+        """This role's value of `key` when its mapping sets it (api_base and api_key_env may be set to
+        null), else `default`."""
+        value = getattr(self, key)
+        if key in ("api_base", "api_key_env"):
+            return value if key in self.model_fields_set else default
+        return default if value is None else value
+
+
+# The tags of a role's two forms; a validation error's location leaves them out (`field_path`).
+_STRING, _MAPPING = "model string", "model mapping"
+# A role's model: a string, or a mapping (validated as one only, so an error names the mapping's field).
+RoleModel = Annotated[
+    Annotated[str, Tag(_STRING)] | Annotated[ModelSpec, Tag(_MAPPING)],
+    Discriminator(lambda v: _MAPPING if isinstance(v, dict | ModelSpec) else _STRING),
+]
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as the dotted field name a config file shows (`models.user.temperature`)."""
+    return ".".join(str(p) for p in loc if p not in (_STRING, _MAPPING))
+
+
 class Models(Strict):
-    goal: str = OFFLINE_MODEL
-    slots: str = OFFLINE_MODEL
-    user: str = OFFLINE_MODEL
-    assistant: str = OFFLINE_MODEL
-    relevancy: str = OFFLINE_MODEL
-    critic: str = OFFLINE_MODEL
+    """role -> its model: a litellm model string, or a `ModelSpec` mapping with its own endpoint."""
+
+    goal: RoleModel = OFFLINE_MODEL
+    slots: RoleModel = OFFLINE_MODEL
+    user: RoleModel = OFFLINE_MODEL
+    assistant: RoleModel = OFFLINE_MODEL
+    relevancy: RoleModel = OFFLINE_MODEL
+    critic: RoleModel = OFFLINE_MODEL
+
+    def spec(self, role: str) -> ModelSpec:
+        """The role's setting as a mapping (a bare string is `{model: ...}`)."""
+        value = getattr(self, role)
+        return value if isinstance(value, ModelSpec) else ModelSpec(model=value)
+
+    def specs(self) -> dict[str, ModelSpec]:
+        return {role: self.spec(role) for role in ROLES}
+
+    def names(self) -> dict[str, str]:
+        """role -> litellm model string: what every dialogue records in `generation.models`."""
+        return {role: spec.model for role, spec in self.specs().items()}
 
 
 # The generation roles: the fields of `Models`, their one definition.
 ROLES: tuple[str, ...] = tuple(Models.model_fields)
+# The judges: greedy (temperature 0) unless their own mapping in `models:` sets a temperature.
+JUDGE_ROLES: tuple[str, ...] = ("relevancy", "critic")
+JUDGE_TEMPERATURE = 0.0
+
+
+def model_name(value: Any) -> str:
+    """The litellm model string of a role's setting as written or dumped: a string or a mapping with `model`."""
+    if isinstance(value, ModelSpec):
+        return value.model
+    if isinstance(value, dict):
+        return str(value.get("model", ""))
+    return str(value)
 
 
 class LLMSettings(Strict):
@@ -253,7 +351,7 @@ class RunConfig(Strict):
 
     def backend(self) -> Literal["offline", "litellm"]:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""
-        offline = all(is_offline(m) for m in self.models.model_dump().values())
+        offline = all(is_offline(m) for m in self.models.names().values())
         return "offline" if offline else "litellm"
 
     def prompts_folder(self) -> Path | None:
@@ -284,12 +382,13 @@ class RunConfig(Strict):
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,
-                model: str | None = None, models: dict[str, str] | None = None) -> RunConfig:
+                model: str | None = None, models: dict[str, Any] | None = None) -> RunConfig:
     """The run configuration every entry point uses (the CLI, the flows, the library).
 
     Reads the YAML file (default: the shipped configs/default.yaml), then applies, each over
     the last: `overrides` (top-level keys; None values are skipped), UTCGEN_API_BASE, the model
-    for every role (`model`, else UTCGEN_MODEL), and `models` for single roles."""
+    for every role (`model`, else UTCGEN_MODEL), and `models` for single roles (a model string, or a
+    mapping as in the file's `models:`)."""
     path = Path(path) if path else shipped("configs", "default.yaml")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -316,7 +415,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         config = RunConfig.model_validate(raw)
     except ValidationError as exc:
         problems = [
-            f"{path}: field '{'.'.join(str(p) for p in err['loc'])}': {err['msg']}" for err in exc.errors()
+            f"{path}: field '{field_path(err['loc'])}': {err['msg']}" for err in exc.errors()
         ]
         raise InputError(problems) from exc
     config.catalog = resolve(config.catalog)

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .config import ROLES
+
 FINGERPRINT_VERSION = 1
 Kind = Literal["generate", "evaluate"]
 PROMPTS = "prompt_versions"  # the key under which the prompt versions are hashed
@@ -42,9 +44,9 @@ TEMPLATES = "prompt_templates"  # the key under which the texts of a user's own 
 
 
 def _offline(s: Mapping[str, Any]) -> bool:
-    from .config import is_offline
+    from .config import is_offline, model_name
 
-    return all(is_offline(m) for m in (s.get("models") or {}).values())
+    return all(is_offline(model_name(m)) for m in (s.get("models") or {}).values())
 
 
 def _default_scenarios(s: Mapping[str, Any]) -> bool:
@@ -96,6 +98,9 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
             "abort_failure_rate", "backoff_base",
             "backoff_max", "cache", "cache_dir", "direct_client")),
         MayChange("llm.api_base", "the offline backend never calls it", when=_offline),
+        # a role's own mapping in `models:` (a role written as a string has none of these keys)
+        *(MayChange(f"models.{role}.{key}", _TRANSPORT) for role in ROLES
+          for key in ("api_key_env", "timeout")),
         MayChange("exclude_split", "unset: runs made before the setting existed", when=lambda s: s.get("exclude_split") is None),
         MayChange("embeddings", "torch: runs made before the setting existed", when=lambda s: s.get("embeddings", "torch") == "torch"),
         MayChange("prompts_dir", f"where the user's templates are read from: their texts are hashed ({TEMPLATES})"),
@@ -152,6 +157,10 @@ def counted(kind: Kind, settings: Mapping[str, Any], prompt_versions: Mapping[st
             _drop(data, entry.name)
     for dotted, value in RETIRED[kind].items():
         _set(data, dotted, value)
+    if isinstance(models := data.get("models"), dict):  # a role's mapping left with its model only is that model
+        for role, value in models.items():
+            if isinstance(value, dict) and set(value) == {"model"}:
+                models[role] = value["model"]
     return data
 
 

@@ -203,6 +203,8 @@ class GenerationInfo(BaseModel):
     seed: int
     attempt: int = 1
     usage: Usage = Field(default_factory=Usage)
+    # The same calls role by role (empty in records made before it was kept).
+    usage_by_role: dict[str, Usage] = Field(default_factory=dict)
     created_at: str
 
 

@@ -159,7 +159,28 @@ def _estimate(config) -> int:
     print(f"estimate for {n} accepted dialogues (acceptance {rate:.0%}{rate_note}, about {jobs:.0f} seed jobs): "
           f"{usage.calls * scale:,.0f} calls, {usage.prompt_tokens * scale:,.0f} prompt + "
           f"{usage.completion_tokens * scale:,.0f} completion tokens, ${usage.cost_usd * scale:.2f}")
+    by_role: dict[str, Usage] = {}
+    for r in records:
+        for d in r.dialogues:
+            for role, u in d.generation.usage_by_role.items():
+                by_role.setdefault(role, Usage()).add(u)
+    print(_role_table(by_role, scale, n))
     return 0
+
+
+def _role_table(by_role, scale: float, accepted: int) -> str:
+    """The estimate role by role: calls, tokens and cost for the whole run and per accepted dialogue."""
+    head = ("role", "calls", "prompt tok", "completion tok", "cost $", "calls/dlg", "tokens/dlg", "$/dlg")
+    rows: list[tuple[str, ...]] = [head]
+    for role in sorted(by_role):
+        u = by_role[role]
+        calls, prompt, completion, cost = (u.calls * scale, u.prompt_tokens * scale,
+                                           u.completion_tokens * scale, u.cost_usd * scale)
+        rows.append((role, f"{calls:,.0f}", f"{prompt:,.0f}", f"{completion:,.0f}", f"{cost:.2f}",
+                     f"{calls / accepted:.1f}", f"{(prompt + completion) / accepted:,.0f}", f"{cost / accepted:.4f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in
+                               enumerate(zip(row, widths))) for row in rows)
 
 
 async def _sample(engine, jobs: int):

@@ -35,6 +35,21 @@ def _numeric_distribution(values: list[int]) -> dict[str, Any]:
     return _counted_distribution(Counter(values))
 
 
+def by_role(usage: dict[str, Usage], accepted: int) -> dict[str, dict[str, Any]]:
+    """stats.json's `usage_by_role`: each role's calls, tokens and cost over the exported dialogues (those
+    journaled before roles were counted apart have none), and the same per accepted dialogue (None
+    when none was accepted)."""
+    out: dict[str, dict[str, Any]] = {}
+    for role in sorted(usage):
+        u = usage[role]
+        per = None if not accepted else {
+            "calls": round(u.calls / accepted, 3), "prompt_tokens": round(u.prompt_tokens / accepted, 1),
+            "completion_tokens": round(u.completion_tokens / accepted, 1),
+            "cost_usd": round(u.cost_usd / accepted, 6)}
+        out[role] = {**u.report(), "per_accepted_dialogue": per}
+    return out
+
+
 def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
@@ -137,6 +152,7 @@ class StatsBuilder:
         self.fault_kinds: Counter[str] = Counter()
         self.replaceable: Counter[str] = Counter()
         self.usage = Usage()
+        self.usage_by_role: dict[str, Usage] = {}
         self.distractor_counts: set[int] = set()
 
     def add(self, d: Dialogue) -> None:
@@ -144,6 +160,8 @@ class StatsBuilder:
 
         self.stages.add(d)
         self.usage.add(d.generation.usage)
+        for role, usage in d.generation.usage_by_role.items():
+            self.usage_by_role.setdefault(role, Usage()).add(usage)
         self.distractor_counts.add(len(d.distractor_tools))
         self.scenarios.setdefault(d.scenario, _Scenario()).add(d)
         style = d.scenario_info.decision_style or "(none)"
@@ -225,6 +243,7 @@ class StatsBuilder:
             "scenarios": self.scenario_result(),
             "usage": (run.usage or self.usage).report(),
             "usage_in_dialogues": self.usage.report(),
+            "usage_by_role": by_role(self.usage_by_role, self.accepted),
             "wall_time_s": run.wall_time_s,
             "llm": run.llm,
             "run": {

@@ -4,6 +4,11 @@ Every backend goes through litellm, including the offline one (a litellm custom
 provider), so rendering, transport and parsing are the same code for all of them; the one
 exception is transport to an OpenAI-compatible server (`direct`, `llm.direct_client`), which
 sends litellm's request and raises litellm's errors for a fraction of its CPU per call.
+
+Each role's call goes to its own endpoint with its own sampling (`registry.ModelEntry`). What an
+endpoint refuses is learnt once per run: a response_format it cannot take (`structured`), and a
+request parameter it does not support (a reasoning model's temperature, say: `params`), which is
+then left out of its calls. Usage is counted per role as well as in total.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import os
 import random
 import sqlite3
 import threading
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +30,31 @@ from pydantic import BaseModel
 from ..records import Usage
 from ..redaction import watch
 from . import direct, offline, structured
-from .failures import KEPT, Health, LLMError, LLMFatalError, category, describe, is_fatal, is_retryable, retry_after
+from .failures import (
+    KEPT,
+    Health,
+    LLMError,
+    LLMFatalError,
+    category,
+    describe,
+    is_fatal,
+    is_retryable,
+    retry_after,
+    short,
+)
 from .limits import AdaptiveLimit, Limits
+from .params import Dropped, completion_params, with_prompt_cache
 from .registry import ModelRegistry, is_local
 from .requests import Request
 
-__all__ = ["Gateway", "LLMError", "LLMFatalError", "LLMReply", "ModelRegistry", "ResponseCache", "quiet_litellm",
-           "shutdown"]
+__all__ = ["ROLE_USAGE", "Gateway", "LLMError", "LLMFatalError", "LLMReply", "ModelRegistry", "ResponseCache",
+           "quiet_litellm", "shutdown"]
 
 log = logging.getLogger("utcgen.llm")
+
+# role -> usage of the calls made in this context: a synthesis attempt sets a fresh mapping so that its
+# dialogue records what each role cost (its tasks, the judges' included, share the mapping).
+ROLE_USAGE: ContextVar[dict[str, Usage] | None] = ContextVar("utcgen_role_usage", default=None)
 
 
 class LLMReply(BaseModel):
@@ -89,8 +111,8 @@ _NOT_IN_KEY = ("timeout", "num_retries", "api_key", "max_retries")
 class Gateway:
     """Calls a role's model. One instance per run; share it across all concurrent dialogues.
 
-    Built from the model registry (role -> model entry, and the shared call settings). Calls
-    in flight are bounded per (provider, model, api_base) by an adaptive limit
+    Built from the model registry (role -> model entry with its endpoint and sampling, and the shared
+    call settings). Calls in flight are bounded per (provider, model, api_base) by an adaptive limit
     (`limits.AdaptiveLimit`, at most `llm.max_in_flight`). `on_call(gateway)`, if set, is
     called after every call, cache hit and retry (progress bars read `usage`, `retries`
     and `in_flight()`)."""
@@ -99,9 +121,11 @@ class Gateway:
         quiet_litellm()
         watch(e.api_key_env for e in registry.entries.values())  # their values are redacted wherever text is written
         self.registry = registry
-        self.settings, start = registry.effective()
-        self.limits = Limits(self.settings.max_in_flight, start)
+        self.settings, _ = registry.effective()
+        self.limits = Limits(self.settings.max_in_flight)  # each endpoint's start: `registry.start_in_flight`
         self.usage = Usage()
+        self.usage_by_role: dict[str, Usage] = {}  # this process's calls, role by role
+        self.dropped = Dropped()  # request parameters each endpoint refused, left out of its later calls
         self.retries = 0
         self.retry_reasons: dict[str, int] = {}
         self.gave_up = 0  # calls that failed through all their retries (their dialogues were rejected)
@@ -125,6 +149,12 @@ class Gateway:
         if self.on_call is not None:
             self.on_call(self)
 
+    def _count(self, role: str, usage: Usage) -> None:
+        self.usage.add(usage)
+        self.usage_by_role.setdefault(role, Usage()).add(usage)
+        if (mine := ROLE_USAGE.get()) is not None:
+            mine.setdefault(role, Usage()).add(usage)
+
     def _request_kwargs(self, request: Request, messages: list[dict], shape: structured.Shape) -> dict[str, Any]:
         """Everything a call sends to litellm; the cache key is made from it (see `_key`). Only the
         offline provider gets the typed request (in the call's metadata); a real model never does."""
@@ -132,14 +162,15 @@ class Gateway:
         kwargs: dict[str, Any] = {
             "model": entry.model,
             "messages": messages,
-            "temperature": self.settings.temperature,
-            "max_tokens": self.settings.max_tokens,
-            "timeout": self.settings.timeout,
+            **completion_params(entry.model, entry.temperature, entry.max_tokens),
+            "timeout": entry.timeout,
             "num_retries": 0,
         }
         if entry.offline:
             kwargs["metadata"] = {offline.REQUEST_KEY: request.model_dump(mode="json")}
         else:
+            kwargs["messages"] = with_prompt_cache(entry.model, messages)
+            kwargs.update(entry.extra)
             if entry.api_base:
                 kwargs["api_base"] = entry.api_base
             if entry.api_key_env:
@@ -178,13 +209,13 @@ class Gateway:
         key = self._key(self._request_kwargs(request, messages, shape), nonce) if cache else ""
         if cache and (hit := cache.get(key)) is not None:
             usage = hit.usage.model_copy(update={"cached_calls": 1, "cost_usd": 0.0})
-            self.usage.add(usage)
+            self._count(request.role, usage)
             self._notify()
             return hit.model_copy(update={"usage": usage, "cached": True})
         reply = await self._call_with_retries(request, messages, shape)
         if cache:
             cache.put(key, reply)
-        self.usage.add(reply.usage)
+        self._count(request.role, reply.usage)
         self._notify()
         return reply
 
@@ -194,7 +225,7 @@ class Gateway:
         model = entry.model
         # The offline backend is deterministic: its failures are bugs, never worth a retry.
         retries = 0 if entry.offline else s.max_retries
-        limit = self.limits.get(model, entry.api_base)
+        limit = self.limits.get(model, entry.api_base, self.registry.start_in_flight(entry.api_base))
         endpoint = f"{model} at {entry.api_base}" if entry.api_base else model
         for attempt in range(retries + 1):
             try:
@@ -215,9 +246,9 @@ class Gateway:
                     self.gave_up += 1
                     if (down := self.health.failed(endpoint)) is None:  # a sporadic fault: this dialogue only
                         raise LLMError(f"llm_error: {failure}. Gave up after {tries}") from exc
-                    hint = f"the server is down, overloaded or slower than llm.timeout ({s.timeout:g}s)"
+                    hint = f"the server is down, overloaded or slower than llm.timeout ({entry.timeout:g}s)"
                     if kind == "timeout":
-                        hint = (f"calls took longer than llm.timeout ({s.timeout:g}s): allow fewer calls in flight "
+                        hint = (f"calls took longer than llm.timeout ({entry.timeout:g}s): allow fewer calls in flight "
                                 f"(--max-in-flight, now at most {limit.maximum}) or a longer llm.timeout")
                     raise LLMFatalError(f"{failure}. Gave up after {tries}, and {endpoint} keeps failing: {down}; "
                                         f"{hint}. {KEPT}") from exc
@@ -232,7 +263,7 @@ class Gateway:
                 if kind == "timeout" and is_local(entry.api_base):
                     log.warning("%s: no reply within %gs from the local server at %s, retry %d in %.2fs "
                                 "(%d calls in flight allowed; a single-threaded server answers one at a time: "
-                                "lower --max-in-flight or raise llm.timeout)", role, s.timeout, entry.api_base,
+                                "lower --max-in-flight or raise llm.timeout)", role, entry.timeout, entry.api_base,
                                 attempt + 1, wait, limit.limit)
                 else:
                     log.warning("%s: %s, retry %d in %.2fs", role, kind, attempt + 1, wait)
@@ -247,19 +278,28 @@ class Gateway:
 
         role = request.role
         entry = self.registry.entry(role)
-        kwargs = self._request_kwargs(request, messages, shape)
+        kwargs = self.dropped.apply(entry.endpoint, self._request_kwargs(request, messages, shape))
         mode = self.formats.mode(role, entry.model, entry.api_base) if "response_format" in kwargs else "off"
         while True:
             try:
                 # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that arrives as the
                 # call completes, and the cancelled dialogue then runs on to its end.
-                async with limit, asyncio.timeout(self.settings.timeout + 5):
+                async with limit, asyncio.timeout(entry.timeout + 5):
                     if self.direct and direct.serves(kwargs):
                         completion = await self.direct.complete(kwargs)
                     else:
                         completion = _completion(await litellm.acompletion(**kwargs))
                 break
             except Exception as exc:
+                # A parameter the endpoint does not support: left out of its calls from now on, sent again at once.
+                if (learnt := self.dropped.learn(entry.endpoint, kwargs, exc)) is not None:
+                    param, news = learnt
+                    if news:
+                        log.warning("%s: %s does not support the request parameter '%s': it is no longer sent "
+                                    "in this model's calls for the rest of the run (%s)", role, entry.model, param,
+                                    short(exc, 200))
+                    kwargs = self.dropped.apply(entry.endpoint, kwargs)
+                    continue
                 # `auto` and a server that refuses this response_format: the next form, at once.
                 step = self.formats.refused(role, entry.model, entry.api_base, mode, exc) if mode != "off" else None
                 if step is None:

@@ -184,7 +184,9 @@ class Limits:
         self._by_key: dict[tuple[str, str, str], AdaptiveLimit] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def get(self, model: str, api_base: str | None) -> AdaptiveLimit:
+    def get(self, model: str, api_base: str | None, start: int | None = None) -> AdaptiveLimit:
+        """The endpoint's limit; a new one starts at `start` when given (a local server's low start),
+        else at this run's start."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # futures belong to one loop: a new loop starts fresh waiters
             for limit in self._by_key.values():
@@ -195,7 +197,7 @@ class Limits:
         key = (provider, name, api_base or "")
         if key not in self._by_key:
             label = f"{model}" + (f" at {api_base}" if api_base else "")
-            self._by_key[key] = AdaptiveLimit(label, self.maximum, self.start)
+            self._by_key[key] = AdaptiveLimit(label, self.maximum, self.start if start is None else start)
         return self._by_key[key]
 
     def in_flight(self) -> int:

@@ -29,15 +29,22 @@ def probe_servers(models: ModelRegistry | RunConfig, timeout: float | None = Non
     Connecting takes at most PROBE_TIMEOUT; the answer may take `timeout` (default: PROBE_TIMEOUT,
     LOCAL_PROBE_TIMEOUT for a server on this machine)."""
     registry = registry_of(models)
-    base = registry.llm.api_base
+    roles_at: dict[str, list[str]] = {}
+    for role in registry.remote():
+        if base := registry.entries[role].api_base:
+            roles_at.setdefault(base, []).append(role)
+    problems = []
+    for base, roles in roles_at.items():
+        via = "llm.api_base" if base == registry.llm.api_base else "their api_base"
+        problems += _probe(base, f"models.{'/'.join(roles)} via {via}", timeout)
+    return problems
+
+
+def _probe(base: str, who: str, timeout: float | None) -> list[str]:
     local = is_local(base)
     if timeout is None:
         timeout = LOCAL_PROBE_TIMEOUT if local else PROBE_TIMEOUT
-    roles = registry.remote()
-    if not roles or not base:
-        return []
     url = base.rstrip("/") + "/models"
-    who = f"models.{'/'.join(roles)} via llm.api_base"
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, PROBE_TIMEOUT)),
                           trust_env=False) as client:

@@ -1,20 +1,27 @@
-"""Models looked up by role: one registry of role -> model entry, plus the call settings they share.
+"""Models looked up by role: one registry of role -> model entry, each with its own endpoint and
+sampling, plus the call settings every role shares.
 
 A run builds it from its configuration (`ModelRegistry.from_config`); evaluation builds its
 entries directly (`ModelRegistry.of`). The gateway, the start-up checks and the server probe
 read only this, never a whole run configuration.
+
+An entry is resolved once, here: the role's own keys in `models:` (`config.ModelSpec`), else the
+`llm:` defaults, with two defaults of its own: the judges (`config.JUDGE_ROLES`) sample greedily
+unless their mapping sets a temperature, and a role at a server on this machine gets the longer
+local timeout unless a timeout was set.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from ..config import LLMSettings
+from ..config import JUDGE_ROLES, JUDGE_TEMPERATURE, LLMSettings, ModelSpec
 from . import offline
 
 if TYPE_CHECKING:
@@ -26,8 +33,9 @@ _CREDENTIAL = re.compile(r"KEY|TOKEN|SECRET|PASSWORD")
 
 
 class ModelEntry(BaseModel):
-    """How one role's calls are made: the litellm model string, its server, its key variable and
-    the structured-output mode configured for the role (`auto` is resolved per server at call time)."""
+    """How one role's calls are made: the litellm model string, its server, its key variable, its
+    sampling and timeout, the extra request parameters sent as they are, and the structured-output
+    mode configured for the role (`auto` is resolved per server at call time)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -35,35 +43,56 @@ class ModelEntry(BaseModel):
     api_base: str | None = None  # never set for the offline provider: it has no server
     api_key_env: str | None = None
     structured_output: str = "auto"
+    temperature: float = 0.7
+    max_tokens: int = 1024
+    timeout: float = 60.0
+    extra: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def offline(self) -> bool:
         return offline.is_offline(self.model)
 
+    @property
+    def endpoint(self) -> tuple[str, str | None]:
+        """What calls in flight, learnt request forms and dropped parameters are kept per."""
+        return self.model, self.api_base
+
+
+def resolve(role: str, spec: ModelSpec, llm: LLMSettings) -> ModelEntry:
+    """The role's entry: its own keys over `llm`'s, with the judge and local-server defaults."""
+    defaults = LLMSettings.model_fields
+    if offline.is_offline(spec.model):
+        api_base = key_env = None
+    else:
+        api_base, key_env = spec.own("api_base", llm.api_base), spec.own("api_key_env", llm.api_key_env)
+    temperature = spec.own("temperature", JUDGE_TEMPERATURE if role in JUDGE_ROLES else llm.temperature)
+    local = is_local(api_base) and llm.timeout == defaults["timeout"].default
+    timeout = spec.own("timeout", LOCAL_TIMEOUT if local else llm.timeout)
+    return ModelEntry(model=spec.model, api_base=api_base, api_key_env=key_env,
+                      structured_output=llm.structured_output_roles.get(role, llm.structured_output),
+                      temperature=temperature, max_tokens=spec.own("max_tokens", llm.max_tokens), timeout=timeout,
+                      extra=dict(spec.extra))
+
 
 @dataclass
 class ModelRegistry:
-    """role -> ModelEntry, and the settings every call shares (sampling, timeouts, retries, cache,
-    in-flight limits, tool format), with the local-server defaults applied (see `effective`)."""
+    """role -> ModelEntry, and the settings every call shares (retries, cache, in-flight limits, tool
+    format), with the local-server defaults applied (see `effective`)."""
 
     entries: dict[str, ModelEntry]
     llm: LLMSettings = field(default_factory=lambda: LLMSettings.model_validate({}))
 
     @classmethod
-    def of(cls, models: dict[str, str], llm: LLMSettings | None = None) -> ModelRegistry:
-        """Entries for `models` (role -> model string), sharing `llm`'s server, key and modes."""
+    def of(cls, models: Mapping[str, str | ModelSpec], llm: LLMSettings | None = None) -> ModelRegistry:
+        """Entries for `models` (role -> model string, or a role's own mapping), over `llm`'s defaults."""
         llm = llm or LLMSettings.model_validate({})
-        entries = {
-            role: ModelEntry(model=model, api_base=None if offline.is_offline(model) else llm.api_base,
-                             api_key_env=None if offline.is_offline(model) else llm.api_key_env,
-                             structured_output=llm.structured_output_roles.get(role, llm.structured_output))  # type: ignore[call-overload]
-            for role, model in models.items()
-        }
+        entries = {role: resolve(role, spec if isinstance(spec, ModelSpec) else ModelSpec(model=spec), llm)
+                   for role, spec in models.items()}
         return cls(entries, llm)
 
     @classmethod
     def from_config(cls, config: RunConfig) -> ModelRegistry:
-        return cls.of(config.models.model_dump(), config.llm)
+        return cls.of(config.models.specs(), config.llm)
 
     def entry(self, role: str) -> ModelEntry:
         try:
@@ -81,17 +110,21 @@ class ModelRegistry:
 
     def effective(self) -> tuple[LLMSettings, int | None]:
         """The shared settings with the local-server defaults applied where the user kept the shipped
-        default (a longer timeout for a server on this machine), and the first in-flight limit:
-        `llm.start_in_flight` when set, else a low start for a local server, else None (the maximum)."""
+        default (a longer timeout for a server on this machine), and the first in-flight limit of
+        `llm.api_base`'s endpoints (see `start_in_flight`). Each entry carries its own timeout."""
         settings = self.llm
         defaults = type(settings).model_fields
-        start = settings.start_in_flight
-        if is_local(settings.api_base) and self.remote():
-            if settings.timeout == defaults["timeout"].default:
-                settings = settings.model_copy(update={"timeout": LOCAL_TIMEOUT})
-            if start is None:
-                start = LOCAL_START_IN_FLIGHT
-        return settings, None if start is None else min(start, settings.max_in_flight)
+        if is_local(settings.api_base) and self.remote() and settings.timeout == defaults["timeout"].default:
+            settings = settings.model_copy(update={"timeout": LOCAL_TIMEOUT})
+        return settings, self.start_in_flight(settings.api_base if self.remote() else None)
+
+    def start_in_flight(self, api_base: str | None) -> int | None:
+        """The first in-flight limit of an endpoint at `api_base`: `llm.start_in_flight` when set, else a
+        low start for a server on this machine, else None (the maximum)."""
+        start = self.llm.start_in_flight
+        if start is None and is_local(api_base):
+            start = LOCAL_START_IN_FLIGHT
+        return None if start is None else min(start, self.llm.max_in_flight)
 
 
 def registry_of(models: ModelRegistry | RunConfig) -> ModelRegistry:
@@ -121,15 +154,22 @@ def check_models(models: ModelRegistry | RunConfig) -> list[str]:
 
     litellm = quiet_litellm()
     registry = registry_of(models)
-    roles_of: dict[str, list[str]] = {}
-    for role in registry.remote():
-        roles_of.setdefault(registry.entries[role].model, []).append(role)
+    shared = registry.llm.api_key_env
     problems = []
-    key_env = registry.llm.api_key_env
-    if roles_of and key_env and not os.environ.get(key_env):
-        problems.append(f"llm.api_key_env: the environment variable {key_env} is not set")
-    for model, roles in roles_of.items():
-        base = registry.entries[roles[0]].api_base
+    # Each key variable once: `llm.api_key_env` for the roles that take it from there, else the roles naming it.
+    unset: dict[str, list[str]] = {}
+    for role in registry.remote():
+        key_env = registry.entries[role].api_key_env
+        if key_env and not os.environ.get(key_env):
+            unset.setdefault(key_env, []).append(role)
+    for key_env, roles in unset.items():
+        where = "llm.api_key_env" if key_env == shared else f"models.{'/'.join(roles)}.api_key_env"
+        problems.append(f"{where}: the environment variable {key_env} is not set")
+    groups: dict[tuple[str, str | None, str | None], list[str]] = {}
+    for role in registry.remote():
+        e = registry.entries[role]
+        groups.setdefault((e.model, e.api_base, e.api_key_env), []).append(role)
+    for (model, base, key_env), roles in groups.items():
         source = " (from UTCGEN_MODEL)" if os.environ.get("UTCGEN_MODEL") == model else ""
         where = f"models.{'/'.join(roles)} = {model!r}{source}"
         try:
@@ -144,5 +184,6 @@ def check_models(models: ModelRegistry | RunConfig) -> list[str]:
         missing = [key for key in found.get("missing_keys", []) if _CREDENTIAL.search(key)]
         if missing:
             problems.append(f"{where}: needs {' and '.join(missing)} in the environment (for a local server "
-                            "that ignores keys any value will do), or name another variable in llm.api_key_env")
+                            "that ignores keys any value will do), or name another variable in llm.api_key_env "
+                            "or in the role's own api_key_env")
     return problems

@@ -26,10 +26,20 @@ from ...validators.cascade import first_failure, run_cascade
 from .. import __version__
 from ..config import RunConfig
 from ..labels import action_of, label_dialogue
-from ..llm.gateway import Gateway, LLMError, LLMFatalError
+from ..llm.gateway import ROLE_USAGE, Gateway, LLMError, LLMFatalError
 from ..planning import next_question, q_star
 from ..prompts import prompt_versions
-from ..records import DEFAULT_SCENARIO, Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, Verdict
+from ..records import (
+    DEFAULT_SCENARIO,
+    Dialogue,
+    GenerationInfo,
+    Message,
+    Persona,
+    ScenarioInfo,
+    Tool,
+    Usage,
+    Verdict,
+)
 from ..scenarios import get as scenario_type
 from ..scenarios import plain_dialogue, prepare
 from .roles import ReplyError, Roles, plan_hint
@@ -66,6 +76,8 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     """Runs one attempt to completion and returns the dialogue with every verdict recorded."""
     s = config.synthesis
     roles = Roles(gateway, reply_retries=s.reply_retries, attempt_tag=f"{seed.job}/{seed.attempt}")
+    by_role: dict[str, Usage] = {}
+    ROLE_USAGE.set(by_role)  # this attempt's calls, role by role (its judges' tasks share the mapping)
     tool, persona = seed.tool, seed.persona
     messages: list[Message] = []
     goal, gold = "", {}
@@ -110,6 +122,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
             seed=config.seed,
             attempt=seed.attempt,
             usage=roles.usage,
+            usage_by_role=_by_role(by_role),
             created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         ),
     )
@@ -118,6 +131,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     if not verdicts:
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage
+        dialogue.generation.usage_by_role = _by_role(by_role)
         dialogue.generation.models = _models(config, roles)
     dialogue.validation = verdicts
     failed = first_failure(verdicts)
@@ -129,7 +143,12 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
 def _models(config: RunConfig, roles: Roles) -> dict[str, str]:
     """role -> model, then the request forms used, sorted: the judges run concurrently, and the
     record must not depend on which answered first (a resumed run writes the same bytes)."""
-    return {**config.models.model_dump(), **dict(sorted(roles.formats.items()))}
+    return {**config.models.names(), **dict(sorted(roles.formats.items()))}
+
+
+def _by_role(usage: dict[str, Usage]) -> dict[str, Usage]:
+    """A copy in role order (the judges run concurrently: the record must not depend on which answered first)."""
+    return {role: usage[role].model_copy() for role in sorted(usage)}
 
 
 def _with_fit(persona: Persona, fit: float | None) -> Persona:

@@ -311,7 +311,7 @@ def run_info(config: RunConfig, dialogues: list[Dialogue], wall_time_s: float | 
     """The export's run facts; `usage` None leaves the sum over the exported dialogues to the export."""
     return RunInfo(llm=llm,
         config=config.model_dump(mode="json", exclude={"workdir"}), catalog=config.catalog, requested=config.num_dialogues,
-        seed=config.seed, models=config.models.model_dump(), backend=config.backend(),
+        seed=config.seed, models=config.models.names(), backend=config.backend(),
         usage=Usage.total(d.generation.usage for d in dialogues) if usage == "sum" else usage, wall_time_s=wall_time_s,
         utcgen_version=__version__,
     )
