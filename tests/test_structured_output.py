@@ -95,7 +95,7 @@ def test_every_role_has_a_model_and_a_schema_its_own_example_satisfies() -> None
 
     examples = {
         "goal": {"goal": "Close the quarter's open tickets."},
-        "slots": {"arguments": {"queue": "it"}},
+        "slots": {"arguments": '{"queue": "it"}'},  # unnarrowed, the arguments are a JSON-encoded object
         "user": {"message": "Hi, I need help with tickets."},
         "assistant": {"thought": "t", "content": "Which queue?", "tool_calls": []},
         "relevancy": {"relevant": True, "reason": "on topic"},
@@ -105,6 +105,7 @@ def test_every_role_has_a_model_and_a_schema_its_own_example_satisfies() -> None
     for role, example in examples.items():
         jsonschema.validate(example, replies.schema_of(role))
         replies.validate(role, example)
+    assert replies.validate("slots", examples["slots"]).arguments == {"queue": "it"}
     narrowed = replies.schema_of("slots", arguments={**TOOL.parameters, "additionalProperties": False})
     assert narrowed["properties"]["arguments"]["properties"]["queue"]["enum"] == ["hr", "it"]
     with pytest.raises(jsonschema.ValidationError):
@@ -116,7 +117,7 @@ def test_every_role_has_a_model_and_a_schema_its_own_example_satisfies() -> None
 def test_response_format_forms() -> None:
     shape = structured.Shape(schema={"type": "object"}, name="goal_reply")
     assert structured.response_format("json_schema", shape) == {
-        "type": "json_schema", "json_schema": {"name": "goal_reply", "schema": {"type": "object"}}}
+        "type": "json_schema", "json_schema": {"name": "goal_reply", "strict": True, "schema": {"type": "object"}}}
     assert structured.response_format("json_object", shape) == {"type": "json_object", "schema": {"type": "object"}}
     assert structured.response_format("json_object_bare", shape) == {"type": "json_object"}
     assert structured.response_format("off", shape) is None
@@ -237,7 +238,14 @@ def test_a_reply_that_does_not_validate_is_asked_again(tmp_path: Path) -> None:
         text = goal(gw)
         gw.close()
     assert text.startswith("As a service desk lead") and len(srv.requests) == 3
-    assert [r.body["messages"] for r in srv.requests[1:]] == [srv.requests[0].body["messages"]] * 2
+    # each re-ask: the original prompt, the reply that failed, and what was wrong with it
+    first = srv.requests[0].body["messages"]
+    for retry, (failed, why) in zip(srv.requests[1:], [(bad.content, "must not be blank"),
+                                                       ('{"goal": 42}', "goal: Input should be a valid string")]):
+        sent = retry.body["messages"]
+        assert sent[:len(first)] == first and len(sent) == len(first) + 2
+        assert sent[-2] == {"role": "assistant", "content": failed}
+        assert sent[-1]["role"] == "user" and why in sent[-1]["content"] and "corrected JSON" in sent[-1]["content"]
 
 
 def test_slot_schema_reaches_the_server_narrowed_to_the_tool(tmp_path: Path) -> None:
@@ -275,7 +283,7 @@ def test_slot_schemas_keep_anchored_patterns_and_drop_keywords_decoders_may_refu
     sent = replies.schema_of("slots", arguments=arguments)["properties"]["arguments"]["properties"]
     assert sent["building_id"] == {"type": "string", "pattern": "^BLD-[A-Z]{3}[0-9]{2}$"}
     assert sent["note"] == {"type": "string"}  # unanchored pattern, format and minLength are left out
-    dated = replies.schema_of("slots", arguments={"type": "object", "properties": {
+    dated = replies.schema_of("slots", arguments={"type": "object", "required": ["day"], "properties": {
         "day": {"type": "string", "format": "date"}}})["properties"]["arguments"]["properties"]["day"]
     assert dated == {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}  # a format as a pattern
     import re
@@ -289,10 +297,12 @@ def test_the_generation_assistant_schema_allows_one_call_and_names_only_offered_
         gw.close()
     calls = srv.requests[0].response_format["schema"]["properties"]["tool_calls"]
     assert calls["maxItems"] == 1 and calls["items"]["properties"]["name"]["enum"] == [TOOL.name]
-    # once the tool is settled its calls may use only its parameter names
+    # once the tool is settled its calls may use only its parameter names; strict: every one listed,
+    # a parameter the tool does not require nullable
     arguments = calls["items"]["properties"]["arguments"]
     assert set(arguments["properties"]) == set(TOOL.properties) and arguments["additionalProperties"] is False
-    assert "required" not in arguments
+    assert arguments["required"] == list(TOOL.properties)
+    assert all(("null" in str(arguments["properties"][k])) == (k not in TOOL.required) for k in TOOL.properties)
     two = {"thought": "t", "content": "", "tool_calls": [{"name": TOOL.name, "arguments": {}}] * 2}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(two, srv.requests[0].response_format["schema"])

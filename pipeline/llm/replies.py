@@ -4,8 +4,8 @@ structured output constrains.
 A model's reply is read in two steps: `find_object` pulls a JSON object out of the text
 (tolerating code fences and prose around it, as small and chatty models write), then the
 role's model validates it. The same models give the JSON Schema sent as `response_format`
-(`schema_of`), so the constraint a server enforces and the check the parser makes are one
-definition. Each model accepts a little more than its schema asks for where real models
+(`schema_of`, in the form OpenAI's strict mode accepts: `strict.py`), so the constraint a server
+enforces and the check the parser makes are one definition. Each model accepts a little more than its schema asks for where real models
 are sloppy in harmless ways ("true" for true, a tool call in OpenAI's nested form,
 arguments as a JSON string).
 """
@@ -17,6 +17,9 @@ import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..records import Tool
+from .strict import ENCODED, arguments_schema
 
 
 class ReplyError(ValueError):
@@ -39,6 +42,16 @@ def _flag(value: Any) -> Any:
     return value
 
 
+def _json_object(value: Any) -> Any:
+    """A JSON-encoded object as the object (an empty text as {}); anything else unchanged."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value) if value.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not JSON: {exc.msg}") from None
+
+
 class GoalReply(_Reply):
     """The goal generator: one or two sentences of what the employee wants done."""
 
@@ -51,6 +64,11 @@ class SlotsReply(_Reply):
     """The slot-value generator: a value for every required argument of the seed tool."""
 
     arguments: dict[str, Any] = Field(description="Argument name -> value, valid against the tool's schema")
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _decode(cls, value: Any) -> Any:  # the unnarrowed schema asks for a JSON-encoded object
+        return _json_object(value)
 
 
 class UserReply(_Reply):
@@ -73,11 +91,7 @@ class ToolCallReply(_Reply):
         if isinstance(data, dict) and isinstance(data.get("function"), dict):
             data = data["function"]
         if isinstance(data, dict) and isinstance(data.get("arguments"), str):
-            raw = data["arguments"]
-            try:
-                data = {**data, "arguments": json.loads(raw) if raw.strip() else {}}
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"arguments are not JSON: {exc.msg}") from None
+            data = {**data, "arguments": _json_object(data["arguments"])}
         if isinstance(data, dict) and data.get("arguments") is None:
             data = {**data, "arguments": {}}
         return data
@@ -149,93 +163,58 @@ REPLIES: dict[str, type[_Reply]] = {
 # The schema a server is asked to enforce: what each field must be, without the leniencies
 # the validators above add. Kept by hand because pydantic's schema of `thought: str | None`
 # or of `_flatten`'s inputs would invite exactly the sloppiness we want decoding to rule out.
+# Every schema meets OpenAI's strict mode (`structured.strict_problems` lists what would not):
+# each object closed and all its properties required. A value strict mode cannot describe (a
+# free-form object) is a JSON-encoded string, decoded on the way in (`ToolCallReply`,
+# `SlotsReply`, `from_strict`).
 _STRING = {"type": "string"}
+_ARGUMENTS = {"type": "string", "description": f"The call's arguments object. {ENCODED}"}
+
+
+def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+_CALL = _closed({"name": _STRING, "arguments": _ARGUMENTS})
 _SCHEMAS: dict[str, dict[str, Any]] = {
-    "goal": {"type": "object", "properties": {"goal": _STRING}, "required": ["goal"]},
-    "slots": {"type": "object", "properties": {"arguments": {"type": "object"}}, "required": ["arguments"]},
-    "user": {"type": "object", "properties": {"message": _STRING}, "required": ["message"]},
-    "assistant": {
-        "type": "object",
-        "properties": {
-            "thought": _STRING,
-            "content": _STRING,
-            "tool_calls": {
-                "type": "array",
-                "items": {"type": "object", "properties": {"name": _STRING, "arguments": {"type": "object"}},
-                          "required": ["name", "arguments"]},
-            },
-        },
-        "required": ["thought", "content", "tool_calls"],
-    },
-    "relevancy": {"type": "object", "properties": {"relevant": {"type": "boolean"}, "reason": _STRING},
-                  "required": ["relevant", "reason"]},
-    "critic": {"type": "object", "properties": {"passed": {"type": "boolean"},
-                                                "issues": {"type": "array", "items": _STRING}, "reason": _STRING},
-               "required": ["passed", "issues", "reason"]},
-}
-
-# Schema keywords every constrained decoder we know of handles; others are dropped from a
-# tool's argument schema before it is put into a response schema (a grammar compiler that
-# chokes on one keyword would otherwise refuse the whole request). `pattern` is kept when it
-# is anchored at both ends (^...$), the form llama.cpp, vLLM and OpenAI compile: a small model
-# then writes `BLD-ABC12` for `^BLD-[A-Z]{3}[0-9]{2}$` instead of a value the slot check rejects.
-_PORTABLE = {"type", "properties", "required", "items", "enum", "const", "description", "title",
-             "minimum", "maximum", "minItems", "maxItems", "additionalProperties"}
-
-
-# Formats a decoder cannot know, spelled as the anchored patterns it can (only when the
-# parameter has no pattern of its own): a date comes out as 2026-05-19, not a timestamp.
-_FORMAT_PATTERNS = {
-    "date": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-    "date-time": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})$",
-    "time": "^[0-9]{2}:[0-9]{2}(:[0-9]{2})?$",
+    "goal": _closed({"goal": _STRING}),
+    "slots": _closed({"arguments": _ARGUMENTS}),
+    "user": _closed({"message": _STRING}),
+    "assistant": _closed({"thought": _STRING, "content": _STRING, "tool_calls": {"type": "array", "items": _CALL}}),
+    "relevancy": _closed({"relevant": {"type": "boolean"}, "reason": _STRING}),
+    "critic": _closed({"passed": {"type": "boolean"}, "issues": {"type": "array", "items": _STRING},
+                       "reason": _STRING}),
 }
 
 
-def _anchored(pattern: Any) -> bool:
-    return isinstance(pattern, str) and pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")
+def _call_branch(name: str, parameters: dict[str, Any], every_nullable: bool) -> dict[str, Any]:
+    return _closed({"name": {"type": "string", "enum": [name]},
+                    "arguments": arguments_schema(parameters, every_nullable=every_nullable)})
 
 
-def portable(schema: Any) -> Any:
-    """`schema` with only the keywords in `_PORTABLE` (and an anchored `pattern`), recursively."""
-    if isinstance(schema, list):
-        return [portable(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    if "pattern" not in schema and schema.get("format") in _FORMAT_PATTERNS:
-        out["pattern"] = _FORMAT_PATTERNS[schema["format"]]
-    for key, value in schema.items():
-        if key == "pattern" and _anchored(value):
-            out[key] = value
-            continue
-        if key not in _PORTABLE:
-            continue
-        if key == "properties" and isinstance(value, dict):
-            out[key] = {name: portable(sub) for name, sub in value.items()}
-        elif key in ("items", "additionalProperties") and isinstance(value, dict):
-            out[key] = portable(value)
-        else:
-            out[key] = value
-    return out
+def schema_of(role: str, *, arguments: dict[str, Any] | None = None, tool_names: list[str] | None = None,
+              max_calls: int | None = None, tools: list[Tool] | None = None, selecting: bool = False) -> dict[str, Any]:
+    """The JSON Schema of `role`'s reply, strict (see above).
 
-
-def schema_of(role: str, *, arguments: dict[str, Any] | None = None,
-              tool_names: list[str] | None = None, max_calls: int | None = None) -> dict[str, Any]:
-    """The JSON Schema of `role`'s reply. `arguments` (an object schema) narrows the slot
-    generator's `arguments`, or the arguments of the assistant's calls when it is offered one
-    tool; `tool_names` narrows the names the assistant may call and
-    `max_calls` how many calls one reply may hold (generation allows one; evaluation sets no
-    limit, since extra calls are what FTR measures)."""
+    `tools` constrains the assistant's calls to those tools: one `anyOf` branch per tool, its
+    name the only one the branch allows and its arguments that tool's own (`arguments_schema`);
+    `selecting` (tool selection, where a call's values are not yet asked for and not kept) lets
+    every argument be null. Without `tools`, `tool_names` narrows the names and the arguments are
+    a JSON-encoded object. `arguments` (an object schema) narrows the slot generator's
+    `arguments`. `max_calls` is how many calls one reply may hold (generation allows one;
+    evaluation sets no limit, since extra calls are what FTR measures)."""
     schema = json.loads(json.dumps(_SCHEMAS[role]))
     if role == "slots" and arguments is not None:
-        schema["properties"]["arguments"] = portable(arguments)
-    if role == "assistant" and tool_names:
-        schema["properties"]["tool_calls"]["items"]["properties"]["name"] = {"type": "string", "enum": tool_names}
-    if role == "assistant" and arguments is not None:
-        schema["properties"]["tool_calls"]["items"]["properties"]["arguments"] = portable(arguments)
-    if role == "assistant" and max_calls is not None:
-        schema["properties"]["tool_calls"]["maxItems"] = max_calls
+        schema["properties"]["arguments"] = arguments_schema(arguments)
+    if role == "assistant":
+        calls = schema["properties"]["tool_calls"]
+        if tools:
+            branches = [_call_branch(t.name, t.parameters, selecting) for t in tools]
+            calls["items"] = branches[0] if len(branches) == 1 else {"anyOf": branches}
+        elif tool_names:
+            calls["items"]["properties"]["name"] = {"type": "string", "enum": tool_names}
+        if max_calls is not None:
+            calls["maxItems"] = max_calls
     return schema
 
 

@@ -14,8 +14,12 @@ The assistant's tool calls come in one of two formats (`llm.tool_format`):
   it sends one; otherwise a leading `<think>...</think>` block of the content (the native
   prompts ask for it), and the rest of the content is the public message. A content that
   is the JSON reply object after all is read as in json format. Without any of these the
-  turn has no thought, and the format validator rejects it.
-Both give the same Message for the same model behaviour.
+  turn has no thought, which the format validator accepts in this format only (a provider's
+  usual call is content null plus tool_calls).
+In json format a reasoning block before the JSON, or the provider's `reasoning_content`, is
+the thought when the JSON's own is empty. Both give the same Message for the same model
+behaviour. A reply that cannot be used is asked again (`reask`): the original messages, the
+reply, and a user turn saying what was wrong with it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ..llm.requests import (
     UserScenario,
     said,
 )
+from ..llm.strict import from_strict
 from ..planning import TOOL, given_arguments
 from ..prompts import load_prompt
 from ..records import DECISION_STYLES, Message, Persona, Tool, ToolCall, Usage, tools_json
@@ -104,13 +109,13 @@ class Roles:
     async def goal(self, tool: Tool, persona: Persona, seed: int) -> str:
         request = GoalRequest(tool=tool, persona=persona, seed=seed)
         messages = load_prompt("goal").render(persona=persona_text(request.persona), tool=request.tool.spec_json())
-        last = ""
+        last, sent = "", messages
         for retry in range(self.reply_retries + 1):
-            text = await self._chat(request, messages, retry, schema=replies.schema_of("goal"))
+            text = await self._chat(request, sent, retry, schema=replies.schema_of("goal"))
             try:  # only the reply object: a bare string or list is a format failure, never a goal
                 return replies.parse("goal", text).goal
             except ReplyError as exc:
-                last = f"{exc}; reply was {text[:160]!r}"
+                last, sent = f"{exc}; reply was {text[:160]!r}", reask(messages, text, exc)
         raise ReplyError(f"goal generator gave no usable goal in {self.reply_retries + 1} replies: {last}")
 
     async def slots(self, tool: Tool, persona: Persona, seed: int, retries: int) -> dict[str, Any]:
@@ -130,7 +135,7 @@ class Roles:
                 required=", ".join(request.required), feedback=feedback)
             text = await self._chat(request, messages, attempt, schema=reply_schema)
             try:
-                args = replies.parse("slots", text).arguments
+                args = from_strict(replies.parse("slots", text).arguments, schema)
             except ReplyError as exc:
                 feedback = f"\nYour previous reply was unusable ({exc}). Reply with the JSON object only."
                 last = f"the last reply had no usable JSON arguments object ({exc})"
@@ -175,13 +180,15 @@ class Roles:
         return original, faulted
 
     async def _user_reply(self, request: UserRequest, messages: list[dict]) -> str:
-        last = ""
+        last, sent = "", messages
         for retry in range(self.reply_retries + 1):
-            text = await self._chat(request, messages, retry, schema=replies.schema_of("user"))
+            text = await self._chat(request, sent, retry, schema=replies.schema_of("user"))
             try:  # only the reply object: a bare string or list is a format failure, never a user turn
                 message = _clean_user(replies.parse("user", text).message)
+                if not message:
+                    raise ReplyError("message: must not be empty")
             except ReplyError as exc:
-                message, last = "", f"{exc}; reply was {text[:160]!r}"
+                message, last, sent = "", f"{exc}; reply was {text[:160]!r}", reask(messages, text, exc)
             if message:
                 return message
         raise ReplyError(f"user proxy gave no usable message in {self.reply_retries + 1} replies: "
@@ -202,20 +209,20 @@ class Roles:
         messages = render_assistant(request, history, reply_format, native)
         offered = request.candidates if request.tool is None else [request.tool]
         self.formats["assistant.tool_format"] = self.tool_format
-        names = [t.name for t in offered]
-        error = ""
+        error, sent = "", messages
         for retry in range(self.reply_retries + 1):
             if native:
-                reply = await self._call(request, messages, retry, tools=[t.openai_spec() for t in offered])
+                reply = await self._call(request, sent, retry, tools=[t.openai_spec() for t in offered])
             else:
-                reply = await self._call(request, messages, retry,
-                                         schema=replies.schema_of("assistant", tool_names=names, max_calls=1,
-                                                                  arguments=_keys_of(tool) if tool else None))
+                reply = await self._call(request, sent, retry,
+                                         schema=replies.schema_of("assistant", tools=offered, max_calls=1,
+                                                                  selecting=request.tool is None))
             try:
-                return parse_native(reply, phase) if native else parse_assistant(reply.text, phase)
+                return (parse_native(reply, phase) if native
+                        else parse_assistant(reply.text, phase, tools=offered, reasoning=reply.reasoning))
             except ReplyError as exc:
                 shown = reply.text if not reply.tool_calls else f"{reply.text} + tool_calls {reply.tool_calls}"
-                error = f"{exc}; reply was {shown[:160]!r}"
+                error, sent = f"{exc}; reply was {shown[:160]!r}", reask(messages, reply.text, exc, native=native)
         return Message.model_validate({"role": "assistant", "content": "", "phase": phase, "parse_error": error})
 
 
@@ -273,11 +280,13 @@ def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, g
         argument=arg, about=about, given=", ".join(given) or "nothing yet")[0]["content"]
 
 
-def _keys_of(tool: Tool) -> dict[str, Any]:
-    """The argument schema a constrained server enforces once the tool is settled: only its own
-    parameter names and types (no `required`: a value the user has not given must be asked for,
-    not made up to fill a slot)."""
-    return {"type": "object", "properties": tool.properties, "additionalProperties": False}
+def reask(messages: list[dict], bad: str, error: Exception, *, native: bool = False) -> list[dict]:
+    """The messages of a retry: the original ones, the reply that could not be used (as the model's
+    own turn) and a user turn saying exactly what was wrong with it."""
+    again = ("Reply again: call a tool as a function call, or write your message." if native
+             else "Reply again with the corrected JSON object only.")
+    return [*messages, {"role": "assistant", "content": bad},
+            {"role": "user", "content": f"Your last reply could not be used: {error}. {again}"}]
 
 
 def _clean_user(text: str) -> str:
@@ -285,20 +294,42 @@ def _clean_user(text: str) -> str:
     return re.sub(r"^(user|employee)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
 
 
-def parse_assistant(text: str, phase: str) -> Message:
-    """Reads the assistant's JSON reply; a missing thought is kept as missing (the format validator judges it)."""
-    return _message(replies.parse("assistant", text), phase)
+def parse_assistant(text: str, phase: str, tools: list[Tool] | None = None, reasoning: str | None = None) -> Message:
+    """Reads the assistant's JSON reply. Its thought is the JSON's own, else the provider's reasoning
+    (`reasoning`), else a reasoning block before the JSON (`<think>...</think>`, R1-style), which
+    is never read as part of the reply; a missing thought is kept as missing (the format validator
+    judges it). With `tools` (those the reply's schema offered), each call's arguments are read
+    back as the tool's schema means them (`from_strict`: JSON-encoded values decoded, nulls that
+    mean "absent" left out)."""
+    thought, text = _split_think(text)
+    reply = replies.parse("assistant", text)
+    assert isinstance(reply, replies.AssistantReply)
+    if reply.thought is None and (reasoning or thought):
+        reply.thought = reasoning or thought
+    schemas = {t.name: t.parameters for t in tools or []}
+    for call in reply.tool_calls:
+        if call.name in schemas:
+            call.arguments = from_strict(call.arguments, schemas[call.name])
+    return _message(reply, phase)
 
 
 _THINK = re.compile(r"^\s*<(think|thought|reasoning)>(.*?)</\1>\s*", re.DOTALL | re.IGNORECASE)
+_THINK_END = re.compile(r"^(.*?)</think>\s*", re.DOTALL | re.IGNORECASE)
+
+
+def _split_think(text: str) -> tuple[str | None, str]:
+    """(the reasoning block a reply opens with, the rest): `<think>...</think>`, or everything up to a
+    `</think>` whose opening tag was in the prompt (R1's chat template puts it there)."""
+    match = _THINK.match(text) or _THINK_END.match(text)
+    if match is None:
+        return None, text
+    return match.group(match.lastindex or 1).strip() or None, text[match.end():]
 
 
 def parse_native(reply: LLMReply, phase: str) -> Message:
     """Reads a native tool-calling reply (see the module docstring for where the thought comes from)."""
-    text = reply.text or ""
-    thought = reply.reasoning
-    if thought is None and (match := _THINK.match(text)):
-        thought, text = match.group(2).strip(), text[match.end():]
+    thought, text = _split_think(reply.text or "")
+    thought = reply.reasoning or thought
     data: dict[str, Any] = {"thought": thought, "content": text.strip(), "tool_calls": reply.tool_calls}
     if thought is None and text.strip().startswith(("{", "```")):
         try:  # the JSON protocol after all: take its parts, the API's calls first
