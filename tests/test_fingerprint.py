@@ -137,7 +137,7 @@ def test_manifests_record_the_scheme_and_refuse_the_same_way(tmp_path: Path) -> 
 RECORDED_BEFORE_THE_MERGE = {
     "assistant_argument_filling": "assistant-argument-filling/2", "assistant_hint_act": "assistant-hint-act/1",
     "assistant_hint_argument": "assistant-hint-argument/1", "assistant_hint_tool": "assistant-hint-tool/2",
-    "assistant_reply_json": "assistant-reply-json/1", "assistant_reply_native": "assistant-reply-native/1",
+    "assistant_reply_json": "assistant-reply-json/1", "assistant_reply_native": "assistant-reply-native/2",
     "assistant_tool_selection": "assistant-tool-selection/3", "critique": "critique/2",
     "eval_conv_rel": "eval_conv_rel/1", "eval_user_vote": "eval_user_vote/1", "goal": "goal/1",
     "relevancy": "relevancy/1", "scenario_assistant_argument_filling": "scenario-assistant-argument-filling/1",

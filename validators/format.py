@@ -5,6 +5,11 @@ public reply (or call) on every assistant turn, replies that parsed, phases in o
 (tool selection strictly before argument filling) and well-formed tool calls, at most
 one per turn. It runs first in the cascade because toolcall and toolargs assume all this.
 
+The thought is required in the JSON reply format, whose protocol asks for it. In the native
+format (the dialogue's `generation.models["assistant.tool_format"]` is "native") it is optional:
+a provider's usual reply to a call is `content: null` plus `tool_calls` and no reasoning, and
+such a turn is judged on what it does.
+
 Rule codes (details["rule"]): empty, first_not_user, alternation, last_not_assistant,
 user_empty, user_tool_calls, parse_error, no_thought, no_reply, no_phase, phase_order,
 call_name, call_arguments, multiple_calls.
@@ -34,6 +39,7 @@ def check_format(d: Dialogue) -> Verdict:
     if msgs[-1].role != "assistant":
         problems.append(Problem("last_not_assistant", f"last message is from {msgs[-1].role}, expected assistant"))
 
+    native = d.generation.models.get("assistant.tool_format") == "native"
     user_no = assistant_no = 0
     argument_filling_seen_at: int | None = None
     for i, m in enumerate(msgs):
@@ -54,7 +60,7 @@ def check_format(d: Dialogue) -> Verdict:
         who = f"assistant turn {assistant_no} (message {i + 1})"
         if error:
             problems.append(Problem("parse_error", f"{who} could not be parsed: {error}"))
-        if not (m.thought or "").strip():
+        if not native and not (m.thought or "").strip():
             problems.append(Problem("no_thought", f"{who} has no thought"))
         if not m.content.strip() and not m.tool_calls:
             problems.append(Problem("no_reply", f"{who} has neither content nor a tool call"))
