@@ -41,6 +41,12 @@ class Tool(BaseModel):
             },
         }
 
+    def shown(self) -> Tool:
+        """The tool as every prompt shows it (`openai_spec`): name, description and parameters only."""
+        if self.line_of_business is None and not self.tags:
+            return self
+        return self.model_copy(update={"line_of_business": None, "tags": []})
+
     def spec_json(self) -> str:
         """`openai_spec()` as compact JSON: how every prompt, judge and dataset row shows a tool."""
         return json.dumps(self.openai_spec(), ensure_ascii=False)
@@ -71,6 +77,34 @@ class Persona(BaseModel):
     # timezone, department, company, cost_center, employee_id, handle, ... (all optional; consumers
     # have no company, cost_center or employee_id).
     attributes: dict[str, str] = Field(default_factory=dict)
+
+    def shown(self) -> Persona:
+        """The persona as every prompt shows it: its traits, without its pool id or the fit score
+        recorded after the prompts used it."""
+        if not self.id and FIT_ATTRIBUTE not in self.attributes:
+            return self
+        return self.model_copy(update={"id": "", "attributes": {k: v for k, v in self.attributes.items()
+                                                                if k != FIT_ATTRIBUTE}})
+
+
+# The persona attribute where a dialogue records how well its persona fits the seed tool.
+FIT_ATTRIBUTE = "tool_fit"
+
+
+def persona_text(p: Persona, decision_style: str | None = None) -> str:
+    """Every trait of the persona a prompt shows: its text, role, seniority, line of business, way of
+    talking, decision style and facts (the whole persona a judge holds the user to)."""
+    parts = [p.text]
+    if traits := [f"{label}: {value.replace('_', ' ')}" for label, value in
+                  (("Role", p.role), ("Seniority", p.seniority), ("Line of business", p.line_of_business)) if value]:
+        parts.append("; ".join(traits) + ".")
+    if p.style:
+        parts.append(f"Way of talking: {p.style}.")
+    if decision_style:
+        parts.append(f"Decision style ({decision_style}): {DECISION_STYLES[decision_style]}")
+    if p.attributes:
+        parts.append("Facts: " + ", ".join(f"{k} {v}" for k, v in p.attributes.items()) + ".")
+    return "\n".join(parts)
 
 
 class ToolCall(BaseModel):

@@ -73,6 +73,13 @@ def distinctive_name_tokens(seed: str, others: list[str]) -> set[str]:
     return name_tokens(seed) - shared
 
 
+def distinctive_name_words(seed: str, others: list[str]) -> list[str]:
+    """The words of the seed's name whose stems no other name has (`distinctive_name_tokens`), as
+    the name writes them: what a prompt tells the user never to open with."""
+    distinctive = distinctive_name_tokens(seed, others)
+    return list(dict.fromkeys(w for w in split_words(seed) if w not in STOP and stem(w) in distinctive))
+
+
 def names_written(text: str, names: list[str]) -> list[str]:
     """The names of `names` that `text` writes as identifiers (case-insensitive, whole identifier)."""
     return [n for n in names if identifier_re(n).search(text)]

@@ -129,8 +129,8 @@ def test_the_offline_provider_validates_the_request_it_receives(tools, personas)
     assert json.loads(reply.choices[0].message.content)["goal"]
     with pytest.raises(BadRequestError, match="needs the role's typed request"):
         asyncio.run(call({}))
-    broken = {**request.model_dump(mode="json"), "gold_arguments": {"a": 1}}  # a goal writer holds no values
-    with pytest.raises(BadRequestError, match=r"malformed request: not a valid role request \(goal\.gold_arguments: Extra inputs"):
+    broken = {**request.model_dump(mode="json"), "history": []}  # a goal writer sees no transcript
+    with pytest.raises(BadRequestError, match=r"malformed request: not a valid role request \(goal\.history: Extra inputs"):
         asyncio.run(call({"utcgen_request": broken}))
 
 

@@ -746,7 +746,7 @@ class FakeGateway:
                    schema: dict | None = None) -> LLMReply:
         role = request.role
         self.calls.append(role)
-        assert request.dialogue.id
+        assert request.dialogue.messages and not request.dialogue.id  # the judge's view: the transcript, no bookkeeping
         if self.barrier:
             self._event = self._event or asyncio.Event()
             self._arrived += 1

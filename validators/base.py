@@ -26,6 +26,10 @@ class Rule:
 
     name: str
     run: Callable[[Dialogue], Verdict]
+    # The model roles this rule judges: each one's prompt states it (prompts/rules_<role>.txt, `contract`).
+    tells: tuple[str, ...] = ()
+    # Why no model role is told, when `tells` is empty (the rule judges something no model writes).
+    untold: str = ""
     kind: ClassVar[Kind] = "rule"
 
     async def check(self, dialogue: Dialogue, gateway: ChatGateway | None = None) -> Verdict:
@@ -39,6 +43,8 @@ class Judge:
     name: str
     ask: Callable[[Dialogue, ChatGateway], Awaitable[Verdict]]
     rejects_as: str
+    tells: tuple[str, ...] = ()
+    untold: str = ""
     kind: ClassVar[Kind] = "llm"
 
     async def check(self, dialogue: Dialogue, gateway: ChatGateway | None = None) -> Verdict:

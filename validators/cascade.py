@@ -34,27 +34,28 @@ from .judge import ChatGateway
 
 # The stages, in cascade order; a stage's name is the `validator` of the verdicts it writes.
 RULES: tuple[Rule, ...] = (
-    Rule(fmt.NAME, fmt.check_format),
-    Rule(toolcall.NAME, toolcall.check_toolcall),
+    Rule(fmt.NAME, fmt.check_format, tells=("user", "assistant")),
+    Rule(toolcall.NAME, toolcall.check_toolcall, tells=("assistant",)),
     # the call was earned: the user's words set the called tool apart from every other candidate
-    Rule(grounding.NAME, grounding.check_grounding),
-    Rule(toolargs.NAME, toolargs.check_toolargs),
+    Rule(grounding.NAME, grounding.check_grounding, tells=("user", "assistant")),
+    Rule(toolargs.NAME, toolargs.check_toolargs, tells=("user", "assistant")),
     # shortcut and leakage checks: what would let a model pass without disambiguating
-    Rule(nameleak.NAME, nameleak.check_name_leak),
-    Rule(recitation.NAME, recitation.check_recitation),
-    Rule(paramkeys.NAME, paramkeys.check_param_keys),
-    Rule(repetition.NAME, repetition.check_repetition),
-    Rule(plausibility.NAME, plausibility.check_plausibility),
-    Rule(personafit.NAME, personafit.check_persona_fit),
+    Rule(nameleak.NAME, nameleak.check_name_leak, tells=("user",)),
+    Rule(recitation.NAME, recitation.check_recitation, tells=("user",)),
+    Rule(paramkeys.NAME, paramkeys.check_param_keys, tells=("user", "assistant")),
+    Rule(repetition.NAME, repetition.check_repetition, tells=("assistant",)),
+    Rule(plausibility.NAME, plausibility.check_plausibility, tells=("slots",)),
+    Rule(personafit.NAME, personafit.check_persona_fit,
+         untold="it judges the persona the sampler drew by embedding similarity; no model writes it"),
     # the scenario type's own rule (explicit asks nothing, an unavailable tool ends without a call, ...)
-    Rule(scenario.NAME, scenario.check_scenario),
+    Rule(scenario.NAME, scenario.check_scenario, tells=("user", "assistant")),
     # no question about what is known, not far more questions than the EVPI plan needs (Q*)
-    Rule(planning.NAME, planning.check_planning),
+    Rule(planning.NAME, planning.check_planning, tells=("assistant",)),
 )
 # After every rule passed, these run concurrently (independent of each other).
 JUDGES: tuple[Judge, ...] = (
-    Judge(relevancy.NAME, relevancy.check_relevancy, rejects_as="off-topic"),
-    Judge(critique.NAME, critique.check_critique, rejects_as="critique failed"),
+    Judge(relevancy.NAME, relevancy.check_relevancy, rejects_as="off-topic", tells=("user", "goal")),
+    Judge(critique.NAME, critique.check_critique, rejects_as="critique failed", tells=("user", "assistant")),
 )
 _REGISTRY: dict[str, Validator] = {v.name: v for v in (*RULES, *JUDGES)}
 RULE_STAGES: tuple[str, ...] = tuple(v.name for v in RULES)

@@ -6,26 +6,30 @@ and goal respected, a vague opening, and no argument value the user never gave.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..pipeline import scenarios
 from ..pipeline.llm.requests import CriticRequest
 from ..pipeline.prompts import load_prompt
-from ..pipeline.records import Dialogue, Verdict
-from .judge import ChatGateway, ask, transcript
+from ..pipeline.records import Dialogue, Verdict, persona_text, tools_json
+from .judge import ChatGateway, ask, judge_view, transcript
 
 NAME = "critique"
 
 def render(d: Dialogue) -> list[dict[str, str]]:
-    """The critic's messages: persona, goal, seed tool, candidate names, transcript with thoughts, and
-    what the dialogue's scenario type expects (its `critique_note`; none for the plain protocol)."""
-    names = ", ".join(sorted({t.name for t in d.candidate_tools} | {d.seed_tool.name}))
+    """The critic's messages: the persona's traits, goal, the values the user held, the scenario (its
+    protocol and facts), the seed tool, every candidate's spec and the transcript with thoughts."""
+    facts = d.scenario_info.model_dump(exclude_none=True)
     return load_prompt("critique").render(
         scenario=scenarios.get(d.scenario).critique_note,
-        persona=d.user_persona.text,
+        scenario_name=d.scenario,
+        scenario_facts=json.dumps(facts, ensure_ascii=False, default=str) if facts else "none",
+        persona=persona_text(d.user_persona, d.scenario_info.decision_style),
         goal=d.goal,
+        gold_arguments=json.dumps(d.gold_arguments, ensure_ascii=False, default=str),
         tool=d.seed_tool.spec_json(),
-        candidates=names,
+        candidates=tools_json(d.candidate_tools),
         transcript=transcript(d, thoughts=True),
     )
 
@@ -42,4 +46,5 @@ def _verdict(reply: dict[str, Any]) -> Verdict:
 
 async def check_critique(d: Dialogue, gateway: ChatGateway) -> Verdict:
     """Asks the critic; a failing, erroring or unparseable critic rejects the dialogue."""
-    return await ask(NAME, CriticRequest(dialogue=d), gateway, render(d), "passed", _verdict)
+    view = judge_view(d, critic=True)
+    return await ask(NAME, CriticRequest(dialogue=view), gateway, render(view), "passed", _verdict)

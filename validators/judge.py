@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from ..pipeline.llm import replies
 from ..pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
 from ..pipeline.llm.requests import CriticRequest, RelevancyRequest
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.records import Dialogue, GenerationInfo, Message, ScenarioInfo, Verdict
 
 log = logging.getLogger("utcgen.validators")
 
@@ -56,6 +56,28 @@ def transcript(d: Dialogue, *, thoughts: bool) -> str:
             args = json.dumps(call.arguments, ensure_ascii=False, default=str)
             lines.append(f"[{i}] ASSISTANT{phase} calls tool {call.name} with {args}")
     return "\n".join(lines)
+
+
+def judge_view(d: Dialogue, *, critic: bool) -> Dialogue:
+    """The dialogue as a judge's prompt shows it, and all its typed request carries: the seed tool and
+    the candidates (every one's description), the goal, the scenario, the transcript (phases and calls;
+    thoughts for the critic), and for the critic the persona's traits, the values the user held and the
+    scenario's facts. Record-keeping (id, labels, verdicts, how it was made) is left out."""
+    seed = d.seed_tool.shown()
+    candidates = [t.shown() for t in d.candidate_tools]
+    return Dialogue(
+        id="", seed_tool=seed, goal=d.goal, scenario=d.scenario, candidate_tools=candidates,
+        distractor_tools=[t for t in candidates if t.name != seed.name],
+        messages=[Message(role=m.role, content=m.content, phase=m.phase, tool_calls=m.tool_calls,
+                          thought=m.thought if critic else None) for m in d.messages],
+        user_persona=d.user_persona.shown() if critic else d.user_persona.model_copy(
+            update={"id": "", "text": "", "role": None, "seniority": None, "line_of_business": None, "style": None,
+                    "attributes": {}}),
+        gold_arguments=d.gold_arguments if critic else {},
+        scenario_info=d.scenario_info if critic else ScenarioInfo(),
+        generation=GenerationInfo(utcgen_version="", backend="", models={}, prompt_versions={}, seed=0,
+                                  created_at=""),
+    )
 
 
 _ROLE_OF_KEY = {"relevant": "relevancy", "passed": "critic"}

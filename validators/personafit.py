@@ -10,12 +10,12 @@ score (data made elsewhere) passes, noted as unchecked. Rule code: low_fit.
 
 from __future__ import annotations
 
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.records import FIT_ATTRIBUTE, Dialogue, Verdict
 from ..pipeline.retrieval.personas import MIN_FIT
 from .common import Problem, verdict
 
 NAME = "persona_fit"
-ATTRIBUTE = "tool_fit"
+ATTRIBUTE = FIT_ATTRIBUTE
 __all__ = ["ATTRIBUTE", "MIN_FIT", "NAME", "check_persona_fit"]
 
 

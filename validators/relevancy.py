@@ -11,8 +11,8 @@ from typing import Any
 from ..pipeline import scenarios
 from ..pipeline.llm.requests import RelevancyRequest
 from ..pipeline.prompts import load_prompt
-from ..pipeline.records import Dialogue, Verdict
-from .judge import ChatGateway, ask, transcript
+from ..pipeline.records import Dialogue, Verdict, tools_json
+from .judge import ChatGateway, ask, judge_view, transcript
 
 NAME = "relevancy"
 
@@ -20,7 +20,9 @@ NAME = "relevancy"
 def render(d: Dialogue) -> list[dict[str, str]]:
     """The judge's messages: seed tool spec and the public transcript (no private thoughts); a dialogue
     whose scenario expects no call is judged on the need alone."""
-    return load_prompt("relevancy").render(tool=d.seed_tool.spec_json(), transcript=transcript(d, thoughts=False),
+    return load_prompt("relevancy").render(tool=d.seed_tool.spec_json(), candidates=tools_json(d.candidate_tools),
+                                           goal=d.goal, scenario=d.scenario,
+                                           transcript=transcript(d, thoughts=False),
                                            no_call=not scenarios.get(d.scenario).expects_call)
 
 
@@ -37,4 +39,5 @@ def _verdict(reply: dict[str, Any]) -> Verdict:
 
 async def check_relevancy(d: Dialogue, gateway: ChatGateway) -> Verdict:
     """Asks the relevancy judge; a failing, erroring or unparseable judge rejects the dialogue."""
-    return await ask(NAME, RelevancyRequest(dialogue=d), gateway, render(d), "relevant", _verdict)
+    view = judge_view(d, critic=False)
+    return await ask(NAME, RelevancyRequest(dialogue=view), gateway, render(view), "relevant", _verdict)

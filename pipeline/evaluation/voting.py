@@ -19,9 +19,9 @@ from ..llm.gateway import Gateway
 from ..llm.replies import ReplyError, bare_json, find_object
 from ..llm.requests import VoterRequest, said
 from ..prompts import load_prompt
-from ..records import Message, Usage
+from ..records import Message, Usage, persona_text
 from ..scenarios import plain_dialogue
-from ..synthesis.roles import Roles, persona_text, transcript
+from ..synthesis.roles import Roles, transcript
 from .cases import Case
 
 

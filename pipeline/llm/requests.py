@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from ..records import Dialogue, Persona, Tool
 
@@ -22,7 +22,21 @@ Phase = Literal["tool_selection", "argument_filling"]
 
 
 class _Request(BaseModel):
+    """A role's view: tools and personas as its prompt shows them (`Tool.shown`, `Persona.shown`)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("tool", "distractors", "candidates", check_fields=False)
+    @classmethod
+    def _shown_tools(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [t.shown() if isinstance(t, Tool) else t for t in value]
+        return value.shown() if isinstance(value, Tool) else value
+
+    @field_validator("persona", check_fields=False)
+    @classmethod
+    def _shown_persona(cls, value: Any) -> Any:
+        return value.shown() if isinstance(value, Persona) else value
 
 
 class Said(BaseModel):
@@ -41,11 +55,13 @@ class SaidWithThought(Said):
 
 
 class GoalRequest(_Request):
-    """The goal writer's prompt: the persona and the seed tool."""
+    """The goal writer's prompt: the persona, the seed tool and the values the employee holds (so the
+    goal never states another)."""
 
     role: Literal["goal"] = "goal"
     tool: Tool
     persona: Persona
+    gold_arguments: dict[str, Any] = Field(default_factory=dict)
     seed: int = 0
 
 

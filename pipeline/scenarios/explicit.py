@@ -14,12 +14,13 @@ class Explicit(ScenarioType):
     summary = "fully specified: call at once"
     headline = "over_clarification"
     critique_note = "the opening states what is wanted and every value; the assistant calls the tool at once."
-    prompt_versions = (("scenario_user_explicit", "user-explicit/1"),)
+    prompt_versions = (("scenario_user_explicit", "user-explicit/2"),)
 
     def user_section(self, info: dict, scenario: dict) -> str:
         return ("How to behave:\n"
                 "- Your first message says plainly what you want done, in your own words, with enough\n"
-                "  detail to tell your task apart from the similar ones, and gives every value you hold.\n"
+                "  detail to tell your task apart from the similar ones (what it acts on or produces, never\n"
+                "  the words of the tool's name the checks below forbid), and gives every value you hold.\n"
                 "- If the assistant still asks something, answer it briefly and truthfully.")
 
     def tool_known_from_opening(self, info: ScenarioInfo) -> bool:

@@ -31,6 +31,7 @@ from ..planning import next_question, q_star
 from ..prompts import prompt_versions
 from ..records import (
     DEFAULT_SCENARIO,
+    FIT_ATTRIBUTE,
     Dialogue,
     GenerationInfo,
     Message,
@@ -89,8 +90,8 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         if (tool.name in {c.name for c in seed.candidates}) != offered:
             raise _Reject("candidates", "the seed tool is not in the candidate pool" if offered
                           else "the unavailable seed tool is still in the candidate pool")
-        goal = await roles.goal(tool, persona, rng_seed)
         gold = await roles.slots(tool, persona, rng_seed, s.slot_retries)
+        goal = await roles.goal(tool, persona, rng_seed, gold)
         scenario, info = prepare(scenario, tool, gold, random.Random(f"{rng_seed}:scenario"),
                                            seed.decision_style)
         await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info, s.plan_hint)
@@ -155,7 +156,7 @@ def _with_fit(persona: Persona, fit: float | None) -> Persona:
     """The persona as recorded: its fit to the seed tool added after the prompts used it."""
     if fit is None:
         return persona
-    return persona.model_copy(update={"attributes": {**persona.attributes, "tool_fit": f"{fit:.4f}"}})
+    return persona.model_copy(update={"attributes": {**persona.attributes, FIT_ATTRIBUTE: f"{fit:.4f}"}})
 
 
 class _Metered:

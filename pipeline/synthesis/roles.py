@@ -31,6 +31,7 @@ from typing import Any
 
 import jsonschema
 
+from ...validators.contract import instructions
 from .. import scenarios
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMReply
@@ -47,8 +48,9 @@ from ..llm.requests import (
 from ..llm.strict import from_strict
 from ..planning import TOOL, given_arguments
 from ..prompts import load_prompt
-from ..records import DECISION_STYLES, Message, Persona, Tool, ToolCall, Usage, tools_json
+from ..records import Message, Persona, Tool, ToolCall, Usage, persona_text, tools_json
 from ..said import user_said
+from ..shortcuts import distinctive_name_words
 
 __all__ = ["ReplyError", "Roles", "parse_assistant", "parse_json_object", "parse_native"]
 
@@ -57,17 +59,6 @@ parse_json_object = replies.find_object
 
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
-
-
-def persona_text(p: Persona, decision_style: str | None = None) -> str:
-    parts = [p.text]
-    if p.style:
-        parts.append(f"Way of talking: {p.style}.")
-    if decision_style:
-        parts.append(f"Decision style ({decision_style}): {DECISION_STYLES[decision_style]}")
-    if p.attributes:
-        parts.append("Facts: " + ", ".join(f"{k} {v}" for k, v in p.attributes.items()) + ".")
-    return "\n".join(parts)
 
 
 def transcript(history: list[Message]) -> str:
@@ -106,9 +97,11 @@ class Roles:
     def tool_format(self) -> str:
         return self.gateway.settings.tool_format
 
-    async def goal(self, tool: Tool, persona: Persona, seed: int) -> str:
-        request = GoalRequest(tool=tool, persona=persona, seed=seed)
-        messages = load_prompt("goal").render(persona=persona_text(request.persona), tool=request.tool.spec_json())
+    async def goal(self, tool: Tool, persona: Persona, seed: int, gold: dict[str, Any] | None = None) -> str:
+        """The employee's goal; it is written after the gold values and shown them, so any value it
+        states is one of them."""
+        request = GoalRequest(tool=tool, persona=persona, gold_arguments=gold or {}, seed=seed)
+        messages = render_goal(request)
         last, sent = "", messages
         for retry in range(self.reply_retries + 1):
             text = await self._chat(request, sent, retry, schema=replies.schema_of("goal"))
@@ -130,9 +123,7 @@ class Roles:
         feedback = ""
         for attempt in range(retries + 1):
             request = SlotsRequest(tool=tool, persona=persona, required=required, attempt=attempt, seed=seed)
-            messages = load_prompt("slots").render(
-                persona=persona_text(request.persona), tool=request.tool.spec_json(),
-                required=", ".join(request.required), feedback=feedback)
+            messages = render_slots(request, feedback)
             text = await self._chat(request, messages, attempt, schema=reply_schema)
             try:
                 args = from_strict(replies.parse("slots", text).arguments, schema)
@@ -164,19 +155,17 @@ class Roles:
         base = UserRequest(phase="tool_selection", tool=tool, persona=persona, goal=goal, distractors=distractors,
                            gold_arguments=gold, history=[], seed=seed, scenario=UserScenario(**scenario))
         assert base.scenario is not None
-        first = base.model_copy(update={"scenario": base.scenario.model_copy(update={"write": "original"})})
         info = base.scenario.info
         kind = scenarios.get(base.scenario.name)
         if kind.original_opening is None:
             raise ValueError(f"scenario '{kind.name}' does not rewrite its opening")
-        original_messages = render_user(first.model_copy(update={"scenario": UserScenario(
-            name=kind.original_opening.name, info=info)}), [])
-        original = await self._user_reply(first, original_messages)
-        rewrite = load_prompt("user_fault_rewrite").render(
-            kind=info["fault"]["kind"], original=original, note=kind.user_note(info, scenario))
+        # the request as meant is written as the opening type writes it, knowing nothing of the fault
+        first = base.model_copy(update={"scenario": UserScenario(
+            name=kind.original_opening.name, info={k: v for k, v in info.items() if k != "fault"})})
+        original = await self._user_reply(first, render_user(first, []))
         second = base.model_copy(update={"scenario": base.scenario.model_copy(
             update={"write": "faulted", "original": original})})
-        faulted = await self._user_reply(second, rewrite)
+        faulted = await self._user_reply(second, render_user(second, []))
         return original, faulted
 
     async def _user_reply(self, request: UserRequest, messages: list[dict]) -> str:
@@ -204,10 +193,12 @@ class Roles:
         # every scenario but the plain one uses prompts that also cover refusing and invalid values;
         # they never say which scenario is played
         may_decline = scenario is not None and not scenarios.get(scenario["name"]).plain
-        request = AssistantRequest(phase=phase, candidates=candidates, tool=tool, history=said(history),  # type: ignore[arg-type]
+        # once the tool is settled its prompt shows that tool alone, and so does its request
+        request = AssistantRequest(phase=phase, candidates=[] if tool else candidates, tool=tool,  # type: ignore[arg-type]
+                                   history=said(history),
                                    may_decline=may_decline, hint=hint, seed=seed)
         messages = render_assistant(request, history, reply_format, native)
-        offered = request.candidates if request.tool is None else [request.tool]
+        offered = [request.tool] if request.tool is not None else request.candidates
         self.formats["assistant.tool_format"] = self.tool_format
         error, sent = "", messages
         for retry in range(self.reply_retries + 1):
@@ -226,6 +217,19 @@ class Roles:
         return Message.model_validate({"role": "assistant", "content": "", "phase": phase, "parse_error": error})
 
 
+def render_goal(request: GoalRequest) -> list[dict]:
+    """The goal writer's prompt, from its request."""
+    return load_prompt("goal").render(persona=persona_text(request.persona), tool=request.tool.spec_json(),
+                                      gold_arguments=_dump(request.gold_arguments), rules=instructions("goal"))
+
+
+def render_slots(request: SlotsRequest, feedback: str = "") -> list[dict]:
+    """The slot writer's prompt, from its request; `feedback` says what was wrong with the last reply."""
+    return load_prompt("slots").render(persona=persona_text(request.persona), tool=request.tool.spec_json(),
+                                       required=", ".join(request.required), feedback=feedback,
+                                       rules=instructions("slots"))
+
+
 def render_assistant(request: AssistantRequest, history: list[Message], reply_format: str,
                      native: bool) -> list[dict]:
     """The assistant's prompt, from its request: the candidates while selecting, the settled tool
@@ -233,10 +237,12 @@ def render_assistant(request: AssistantRequest, history: list[Message], reply_fo
     wrote them)."""
     if request.tool is None:
         system = load_prompt("assistant_tool_selection").render(
-            tools=tools_json(request.candidates), reply_format=reply_format, may_decline=request.may_decline)
+            tools=tools_json(request.candidates), reply_format=reply_format, may_decline=request.may_decline,
+            rules=instructions("assistant"))
     else:
         system = load_prompt("assistant_argument_filling").render(
-            tool=request.tool.spec_json(), reply_format=reply_format, may_decline=request.may_decline)
+            tool=request.tool.spec_json(), reply_format=reply_format, may_decline=request.may_decline,
+            rules=instructions("assistant"))
     if request.hint:
         system = [{**system[0], "content": f"{system[0]['content']}\n\n{request.hint}"}, *system[1:]]
     return system + [
@@ -251,12 +257,18 @@ def render_user(request: UserRequest, history: list[Message]) -> list[dict]:
     persona, tool = request.persona, request.tool
     scenario = request.scenario.model_dump(exclude_none=True) if request.scenario is not None else {}
     info = request.scenario.info if request.scenario is not None else {}
-    behaviour = (scenarios.get(request.scenario.name).user_section(info, scenario)
-                 if request.scenario is not None else None)
+    kind = scenarios.get(request.scenario.name) if request.scenario is not None else None
+    if kind is not None and scenario.get("write") == "faulted":  # the opening as meant, to rewrite with its fault
+        behaviour = load_prompt("user_fault_rewrite").render(
+            kind=info["fault"]["kind"], original=scenario["original"], note=kind.user_note(info, {}))[0]["content"]
+    else:
+        behaviour = kind.user_section(info, scenario) if kind is not None else None
+    words = distinctive_name_words(tool.name, [t.name for t in request.distractors if t.name != tool.name])
     return load_prompt("user").render(
         behaviour=behaviour or "", tool_selection=request.phase == "tool_selection",
         persona=persona_text(persona, info.get("decision_style")), goal=request.goal, tool=tool.spec_json(),
         distractors=tools_json(request.distractors), gold_arguments=_dump(request.gold_arguments),
+        rules=instructions("user", name_words=", ".join(f'"{w}"' for w in words) or "(none)"),
         transcript=transcript(history))
 
 
