@@ -135,14 +135,14 @@ def test_manifests_record_the_scheme_and_refuse_the_same_way(tmp_path: Path) -> 
 # What every record and manifest held before the scenario prompt files were merged into one
 # template per role: folders made then must keep resuming, so the recorded names and versions stay.
 RECORDED_BEFORE_THE_MERGE = {
-    "assistant_argument_filling": "assistant-argument-filling/3", "assistant_hint_act": "assistant-hint-act/1",
+    "assistant_argument_filling": "assistant-argument-filling/4", "assistant_hint_act": "assistant-hint-act/1",
     "assistant_hint_argument": "assistant-hint-argument/1", "assistant_hint_tool": "assistant-hint-tool/2",
     "assistant_reply_json": "assistant-reply-json/1", "assistant_reply_native": "assistant-reply-native/2",
     "assistant_tool_selection": "assistant-tool-selection/4", "critique": "critique/3",
     "eval_conv_rel": "eval_conv_rel/1", "eval_user_vote": "eval_user_vote/1", "goal": "goal/2",
     "relevancy": "relevancy/2", "rules_assistant": "rules-assistant/1", "rules_goal": "rules-goal/1",
     "rules_slots": "rules-slots/1", "rules_user": "rules-user/1",
-    "scenario_assistant_argument_filling": "scenario-assistant-argument-filling/2",
+    "scenario_assistant_argument_filling": "scenario-assistant-argument-filling/3",
     "scenario_assistant_tool_selection": "scenario-assistant-tool-selection/3",
     "scenario_critique": "scenario-critique/3", "scenario_relevancy": "scenario-relevancy/2",
     "scenario_user_explicit": "user-explicit/2", "scenario_user_fault": "user-input-fault/1",

@@ -86,7 +86,7 @@ class UserScenario(BaseModel):
     info: dict[str, Any] = Field(default_factory=dict)
     original: str | None = None  # an input fault's opening as meant
     faulted: str | None = None   # ... and as said
-    write: Literal["original", "faulted"] | None = None
+    write: Literal["faulted"] | None = None  # the opening as meant is to be rewritten with its fault
 
 
 class UserRequest(_Request):
@@ -117,6 +117,7 @@ class AssistantRequest(_Request):
     history: list[Said]
     may_decline: bool = False
     hint: str | None = None  # the planner's private note, when the run gives one
+    considered: list[str] = Field(default_factory=list)  # argument filling: the other candidates' names
     seed: int = 0
 
 

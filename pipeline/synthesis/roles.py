@@ -195,6 +195,7 @@ class Roles:
         may_decline = scenario is not None and not scenarios.get(scenario["name"]).plain
         # once the tool is settled its prompt shows that tool alone, and so does its request
         request = AssistantRequest(phase=phase, candidates=[] if tool else candidates, tool=tool,  # type: ignore[arg-type]
+                                   considered=[t.name for t in candidates if tool and t.name != tool.name],
                                    history=said(history),
                                    may_decline=may_decline, hint=hint, seed=seed)
         messages = render_assistant(request, history, reply_format, native)
@@ -242,7 +243,7 @@ def render_assistant(request: AssistantRequest, history: list[Message], reply_fo
     else:
         system = load_prompt("assistant_argument_filling").render(
             tool=request.tool.spec_json(), reply_format=reply_format, may_decline=request.may_decline,
-            rules=instructions("assistant"))
+            considered=", ".join(request.considered), rules=instructions("assistant"))
     if request.hint:
         system = [{**system[0], "content": f"{system[0]['content']}\n\n{request.hint}"}, *system[1:]]
     return system + [

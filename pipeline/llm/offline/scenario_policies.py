@@ -58,7 +58,8 @@ def _style(state: dict) -> str | None:
 
 def _names_of(state: dict) -> dict:
     """What `proxy._banned` reads: the tool and every other candidate, from a user's or an assistant's state."""
-    others = state.get("distractors") or [c for c in state.get("candidates") or [] if c["name"] != state["tool"]["name"]]
+    others = (state.get("distractors") or [c for c in state.get("candidates") or [] if c["name"] != state["tool"]["name"]]
+              or [{"name": name} for name in state.get("considered") or []])
     return {"tool": state["tool"], "distractors": others}
 
 
@@ -160,8 +161,6 @@ def user_text(state: dict) -> str:
     gold = state.get("gold_arguments") or {}
     history = state["history"]
     rng = _rng(state, "user", len(history))
-    if ctx.get("write") == "original":
-        return proxy.composed(state, lambda r: _request(state, r, sorted(gold)), len(history), "request")
     if ctx.get("write") == "faulted":
         return proxy._safe(state, _faulted(state, ctx["original"], info["fault"], rng))
     if kind.plain:
