@@ -98,3 +98,10 @@ def test_estimate_prints_an_estimate_and_writes_no_dialogues(tmp_path: Path) -> 
     # the whole run is the sample scaled by the seed jobs it needs
     assert int(estimate.group(3).replace(",", "")) == pytest.approx(calls * jobs / 3, rel=0.02)
     assert float(estimate.group(6)) == pytest.approx(float(sample.group(4)) * jobs / 3, rel=0.05, abs=0.01)
+    # and role by role: every role of the run has a row, and their calls add up to the whole
+    rows = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"^(\w+) +([\d,]+) +([\d,]+) +([\d,]+) +([\d.]+) +([\d.]+) +([\d,]+) +([\d.]+)$", run.stdout, re.M)}
+    assert set(rows) == {"goal", "slots", "user", "assistant", "relevancy", "critic"}, run.stdout
+    role_calls = sum(int(row[0].replace(",", "")) for row in rows.values())
+    assert role_calls == pytest.approx(int(estimate.group(3).replace(",", "")), abs=len(rows))
+    assert float(rows["assistant"][4]) == pytest.approx(int(rows["assistant"][0].replace(",", "")) / 60, abs=0.06)
