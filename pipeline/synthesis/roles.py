@@ -193,7 +193,7 @@ class Roles:
         # every scenario but the plain one uses prompts that also cover refusing and invalid values;
         # they never say which scenario is played
         may_decline = scenario is not None and not scenarios.get(scenario["name"]).plain
-        # once the tool is settled its prompt shows that tool alone, and so does its request
+        # once the tool is settled its prompt shows that tool and the other candidates' names, and so does its request
         request = AssistantRequest(phase=phase, candidates=[] if tool else candidates, tool=tool,  # type: ignore[arg-type]
                                    considered=[t.name for t in candidates if tool and t.name != tool.name],
                                    history=said(history),
