@@ -138,7 +138,7 @@ def test_the_generation_assistant_request_carries_no_seed_tool_gold_or_scenario(
     from utcgen.pipeline.llm.requests import AssistantRequest
 
     assert set(AssistantRequest.model_fields) == {"role", "phase", "candidates", "tool", "history", "may_decline",
-                                                  "hint", "seed"}
+                                                  "hint", "considered", "seed"}
 
 
 def test_an_old_config_that_sets_send_state_is_refused_by_name(tmp_path):

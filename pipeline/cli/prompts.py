@@ -11,7 +11,8 @@ import argparse
 import json
 import sys
 
-from ..config import ROLES
+from ..config import ROLES, RunConfig
+from .checks import field
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     show.add_argument("--scenario", metavar="S", help="play this scenario type (default: drawn from the config's mix)")
     show.add_argument("--catalog", metavar="C", help="a catalog file or folder, any format utcgen imports "
                                                      "(default: the config's)")
-    show.add_argument("--seed", type=int, metavar="N", help="the run seed (default: the config's)")
+    show.add_argument("--seed", type=field(lambda: RunConfig, "seed"), metavar="N", help="the run seed (default: the config's)")
     show.add_argument("--config", metavar="F", help="YAML run configuration (default: configs/default.yaml)")
     show.add_argument("--prompts-dir", metavar="DIR", help="your own templates, as prompts_dir in the config")
     show.add_argument("--json", action="store_true",
