@@ -140,7 +140,7 @@ RECORDED_BEFORE_THE_MERGE = {
     "assistant_reply_json": "assistant-reply-json/1", "assistant_reply_native": "assistant-reply-native/2",
     "assistant_tool_selection": "assistant-tool-selection/4", "critique": "critique/3",
     "eval_conv_rel": "eval_conv_rel/1", "eval_user_vote": "eval_user_vote/1", "goal": "goal/2",
-    "relevancy": "relevancy/2", "rules_assistant": "rules-assistant/1", "rules_goal": "rules-goal/1",
+    "relevancy": "relevancy/2", "rules_assistant": "rules-assistant/2", "rules_goal": "rules-goal/1",
     "rules_slots": "rules-slots/1", "rules_user": "rules-user/1",
     "scenario_assistant_argument_filling": "scenario-assistant-argument-filling/3",
     "scenario_assistant_tool_selection": "scenario-assistant-tool-selection/3",
