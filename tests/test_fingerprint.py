@@ -149,7 +149,7 @@ RECORDED_BEFORE_THE_MERGE = {
     "scenario_user_fault_rewrite": "user-fault-rewrite/2", "scenario_user_infeasible": "user-infeasible/1",
     "scenario_user_unavailable": "user-unavailable/1", "scenario_user_underspecified": "user-underspecified/1",
     "sft_system": "sft_system/1", "sft_system_chat": "sft_system_chat/1", "slots": "slots/2",
-    "user_argument_filling": "user-argument-filling/4", "user_tool_selection": "user-tool-selection/4",
+    "user_argument_filling": "user-argument-filling/5", "user_tool_selection": "user-tool-selection/5",
 }
 
 

@@ -104,6 +104,15 @@ class UserRequest(_Request):
     seed: int = 0
     scenario: UserScenario | None = None
 
+    @field_validator("tool", "distractors")
+    @classmethod
+    def _shown_tools(cls, value: Any) -> Any:
+        """The user's own tool keeps its area (line of business), which the user's prompt states: the
+        person who needs the tool knows what part of the work it belongs to."""
+        if isinstance(value, list):
+            return [t.shown() if isinstance(t, Tool) else t for t in value]
+        return value.model_copy(update={"tags": []}) if isinstance(value, Tool) and value.tags else value
+
 
 class AssistantRequest(_Request):
     """The generation assistant's prompt: the candidate tools, the tool it settled on (argument

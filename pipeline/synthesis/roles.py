@@ -267,6 +267,7 @@ def render_user(request: UserRequest, history: list[Message]) -> list[dict]:
     words = distinctive_name_words(tool.name, [t.name for t in request.distractors if t.name != tool.name])
     return load_prompt("user").render(
         behaviour=behaviour or "", tool_selection=request.phase == "tool_selection",
+        area=(tool.line_of_business or "").replace("_", " "),
         persona=persona_text(persona, info.get("decision_style")), goal=request.goal, tool=tool.spec_json(),
         distractors=tools_json(request.distractors), gold_arguments=_dump(request.gold_arguments),
         rules=instructions("user", name_words=", ".join(f'"{w}"' for w in words) or "(none)"),
