@@ -89,20 +89,30 @@ def run_and_export(config: Any, embedder: Any) -> dict[int, Any]:
 def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, Any]:
     """One offline run for the whole session, exported: 48 dialogues, every scenario type and decision style
     mixed, on three lines of business. Modules that read such a run share it (and must not write into it):
-    {"out", "catalog", "every" (every attempt), "accepted"}."""
+    {"out", "catalog", "every" (every attempt), "accepted", "calls" (what the offline provider was asked)}."""
     from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.llm import offline
     from utcgen.pipeline.records import DECISION_STYLES
     from utcgen.pipeline.scenarios import names
 
+    respond = offline.respond
     root = tmp_path_factory.mktemp("scenario-run")
     catalog, personas = lines_subset(root, SCENARIO_LINES)
     config = load_config(None, {"out": str(root / "run"), "num_dialogues": 48, "seed": 3, "catalog": str(catalog),
                                 "personas": str(personas), "scenarios": {name: 1.0 for name in names()},
                                 "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)})
     config.llm.cache_dir = str(root / "cache")
-    records = run_and_export(config, embedder)
+    calls = []  # every (typed request, messages) the offline provider answered: what tests/test_prompt_parity.py reads
+    patch = pytest.MonkeyPatch()
+    patch.setattr(offline, "respond", lambda request, messages: (calls.append((request, messages)),
+                                                                  respond(request, messages))[1])
+    try:
+        records = run_and_export(config, embedder)
+    finally:
+        patch.undo()
     every = [d for r in records.values() for d in r.dialogues]
-    return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted]}
+    return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted],
+            "calls": calls}
 
 
 # Fixtures that start something heavy: a test using one is slow (`make test-fast` leaves it out) wherever it is.

@@ -1,7 +1,7 @@
 """The offline backend sees no more than a real model would: every fact of the typed request a role's
 offline policy answers from is written in the prompt that role's model receives.
 
-A real run is made offline (every scenario type and decision style, the shipped catalog and a public
+Real runs are made offline (every scenario type and decision style on the shipped catalog, and a public
 OpenAPI document), and every call the offline provider answers is recorded as it arrives: the typed
 request (what the policy reads) and the rendered messages (what a model would read). Each leaf of the
 request (a string, a number) must appear in the messages. A request field no prompt renders would be
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SCENARIO_LINES, lines_subset, run_and_export
+from tests.conftest import run_and_export
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,16 +62,15 @@ def hidden(calls: list[tuple[Any, list[dict]]]) -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> list[tuple[Any, list[dict]]]:
-    """Every (request, messages) the offline provider answered in two small runs: the shipped catalog's
-    tools of three lines of business with every scenario type and decision style, and a public OpenAPI
-    document with the default disambiguation dialogues."""
+def recorded(scenario_run: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
+             embedder: Any) -> list[tuple[Any, list[dict]]]:
+    """Every (request, messages) the offline provider answered in two real runs: the session's run of the
+    shipped catalog's tools of three lines of business with every scenario type and decision style
+    (tests/conftest.py records it), and a small run on a public OpenAPI document."""
     from utcgen.pipeline.config import load_config
     from utcgen.pipeline.llm import offline
-    from utcgen.pipeline.records import DECISION_STYLES
-    from utcgen.pipeline.scenarios import names
 
-    calls: list[tuple[Any, list[dict]]] = []
+    calls: list[tuple[Any, list[dict]]] = list(scenario_run["calls"])
     original = offline.respond
 
     def record(request: Any, messages: list[dict]) -> str:
@@ -79,20 +78,13 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> list[tu
         return original(request, messages)
 
     root = tmp_path_factory.mktemp("parity")
-    catalog, personas = lines_subset(root, SCENARIO_LINES)
-    runs = [
-        {"catalog": str(catalog), "personas": str(personas), "num_dialogues": 14, "seed": 5,
-         "scenarios": {name: 1.0 for name in names()}, "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)},
-        {"catalog": str(REPO / "tests" / "fixtures" / "catalogs" / "store_openapi.yaml"), "personas": str(personas),
-         "num_dialogues": 4, "seed": 6},
-    ]
+    config = load_config(None, {"catalog": str(REPO / "tests" / "fixtures" / "catalogs" / "store_openapi.yaml"),
+                                "num_dialogues": 4, "seed": 6, "out": str(root / "run")})
+    config.llm.cache_dir = str(root / "cache")
     patch = pytest.MonkeyPatch()
     patch.setattr(offline, "respond", record)
     try:
-        for i, overrides in enumerate(runs):
-            config = load_config(None, {**overrides, "out": str(root / f"run{i}")})
-            config.llm.cache_dir = str(root / "cache")
-            run_and_export(config, embedder)
+        run_and_export(config, embedder)
     finally:
         patch.undo()
     return calls
