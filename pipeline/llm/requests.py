@@ -131,18 +131,17 @@ class AssistantRequest(_Request):
 
 
 class RelevancyRequest(_Request):
-    """The relevancy judge: the dialogue under review, whole. Its prompt shows the seed tool and the
-    public transcript; the offline judge's heuristic also weighs the record's distractors (more than
-    the prompt shows: narrowing it means changing that heuristic and so the judged data)."""
+    """The relevancy judge: the dialogue as its prompt shows it (`validators.judge.judge_view`): the seed
+    tool, every candidate's spec, the goal, the scenario and the public transcript."""
 
     role: Literal["relevancy"] = "relevancy"
     dialogue: Dialogue
 
 
 class CriticRequest(_Request):
-    """The critic: the dialogue under review, whole. Its prompt shows persona, goal, seed tool,
-    candidate names, the scenario's protocol and the transcript with thoughts; the offline critic
-    also re-checks the gold values and scenario facts through the shared rules."""
+    """The critic: the dialogue as its prompt shows it (`validators.judge.judge_view`): the persona's
+    traits, goal, the values the user held, the scenario and its facts, the seed tool, every candidate's
+    spec and the transcript with thoughts."""
 
     role: Literal["critic"] = "critic"
     dialogue: Dialogue
