@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from ..pipeline.llm import replies
 from ..pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
 from ..pipeline.llm.requests import CriticRequest, RelevancyRequest
-from ..pipeline.records import Dialogue, GenerationInfo, Message, ScenarioInfo, Verdict
+from ..pipeline.records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Verdict
 
 log = logging.getLogger("utcgen.validators")
 
@@ -70,9 +70,7 @@ def judge_view(d: Dialogue, *, critic: bool) -> Dialogue:
         distractor_tools=[t for t in candidates if t.name != seed.name],
         messages=[Message(role=m.role, content=m.content, phase=m.phase, tool_calls=m.tool_calls,
                           thought=m.thought if critic else None) for m in d.messages],
-        user_persona=d.user_persona.shown() if critic else d.user_persona.model_copy(
-            update={"id": "", "text": "", "role": None, "seniority": None, "line_of_business": None, "style": None,
-                    "attributes": {}}),
+        user_persona=d.user_persona.shown() if critic else Persona(id="", text=""),  # relevancy shows no persona
         gold_arguments=d.gold_arguments if critic else {},
         scenario_info=d.scenario_info if critic else ScenarioInfo(),
         generation=GenerationInfo(utcgen_version="", backend="", models={}, prompt_versions={}, seed=0,
