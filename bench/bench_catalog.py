@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.records import Tool
+from utcgen.pipeline.core.records import Tool
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import BACKENDS, Embedder
 from utcgen.pipeline.retrieval.index import ToolIndex, build_index, neighbours, tool_text
 from utcgen.pipeline.retrieval.stats import catalog_stats

@@ -102,7 +102,7 @@ def lexical_embed(texts: Any) -> Any:
 
     import numpy as np
 
-    from utcgen.pipeline.text import stems
+    from utcgen.pipeline.core.text import stems
 
     out = np.zeros((len(texts), 384), dtype=np.float32)
     for row, text in enumerate(texts):
@@ -222,9 +222,9 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
     config's default) in flight; returns the figures."""
     from tests.support import simulator
     from tests.support.simulator import SPOOL_ENV, simulator_config
-    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.core.records import Usage
     from utcgen.pipeline.llm.gateway import shutdown
-    from utcgen.pipeline.records import Usage
+    from utcgen.pipeline.settings.config import load_config
     from utcgen.pipeline.synthesis.journal import select
     from utcgen.pipeline.synthesis.run import Engine
 
@@ -313,10 +313,10 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
 async def warm_up(config: Any) -> None:
     """One throwaway call through a separate gateway (its usage is not the run's); the server
     leaves it out of its figures."""
+    from utcgen.pipeline.core.records import Persona, Tool
     from utcgen.pipeline.llm.gateway import Gateway
     from utcgen.pipeline.llm.registry import ModelRegistry
     from utcgen.pipeline.llm.requests import GoalRequest
-    from utcgen.pipeline.records import Persona, Tool
 
     gateway = Gateway(ModelRegistry.from_config(config))
     try:

@@ -24,12 +24,12 @@ from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from ..pipeline.config import RunConfig, load_config
-from ..pipeline.errors import InputError, UtcgenError
+from ..pipeline.core.errors import InputError, UtcgenError
 from ..pipeline.export.card import render_summary
 from ..pipeline.llm.registry import ModelRegistry, check_models
 from ..pipeline.runner import Budget, RunStopped, run_waves
 from ..pipeline.runner.outdir import claimed
+from ..pipeline.settings.config import RunConfig, load_config
 from ..pipeline.synthesis.batch import run_batch
 from ..pipeline.synthesis.journal import JobRecord, Journal
 from ..pipeline.synthesis.run import export_run

@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 from prefect import flow, get_run_logger
 
-from ..pipeline.errors import InputError
+from ..pipeline.core.errors import InputError
 from ..pipeline.export.hub import bounded_connect, publish_dataset
 from .generate_dialogues import DEFAULT_BATCH_SIZE, generate_dialogues
 

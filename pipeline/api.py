@@ -18,8 +18,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .config import ROLES, RunConfig, load_config
-from .errors import InputError
+from .core.errors import InputError
+from .settings.config import ROLES, RunConfig, load_config
 
 if TYPE_CHECKING:
     from datasets import DatasetDict

@@ -55,8 +55,8 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def lines_subset(root: Path, lines: set[str] | tuple[str, ...], persona_share: int = 3) -> tuple[Path, Path]:
     """The shipped catalog's tools of some lines of business, and every `persona_share`-th of their personas
     (fewer texts to embed), written under root: (catalog, personas)."""
-    from utcgen.pipeline.catalog.reader import load_catalog
-    from utcgen.pipeline.resources import shipped
+    from utcgen.pipeline.core.resources import shipped
+    from utcgen.pipeline.ingest.reader import load_catalog
 
     catalog, personas = root / "tools.json", root / "personas.jsonl"
     tools = load_catalog(str(shipped("catalog", "tools")))
@@ -90,10 +90,10 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
     """One offline run for the whole session, exported: 48 dialogues, every scenario type and decision style
     mixed, on three lines of business. Modules that read such a run share it (and must not write into it):
     {"out", "catalog", "every" (every attempt), "accepted", "calls" (what the offline provider was asked)}."""
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.llm import offline
-    from utcgen.pipeline.records import DECISION_STYLES
+    from utcgen.pipeline import simulator as offline
+    from utcgen.pipeline.core.records import DECISION_STYLES
     from utcgen.pipeline.scenarios import names
+    from utcgen.pipeline.settings.config import load_config
 
     respond = offline.respond
     root = tmp_path_factory.mktemp("scenario-run")

@@ -10,16 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from utcgen.pipeline.records import (
-    Dialogue,
-    GenerationInfo,
-    Message,
-    Persona,
-    Tool,
-    ToolCall,
-    Usage,
-    Verdict,
-)
+from utcgen.pipeline.core.records import Dialogue, GenerationInfo, Message, Persona, Tool, ToolCall, Usage, Verdict
 from utcgen.validators.cascade import LLM_STAGES, RULE_STAGES
 
 

@@ -63,7 +63,7 @@ def test_generate_again_resumes_even_inside_a_running_event_loop(made: dict[str,
 
 def test_generate_names_a_bad_setting(tmp_path: Path) -> None:
     from utcgen import generate
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
 
     with pytest.raises(InputError, match="num_dialogues"):
         generate(num_dialogues=0, out=tmp_path / "out")
@@ -72,7 +72,7 @@ def test_generate_names_a_bad_setting(tmp_path: Path) -> None:
 
 def test_a_run_config_object_takes_overrides_and_a_model() -> None:
     from utcgen.pipeline.api import build_config
-    from utcgen.pipeline.config import load_config
+    from utcgen.pipeline.settings.config import load_config
 
     base = load_config(None)
     config = build_config(base, model="openai/some-model", num_dialogues=4, seed=None)
@@ -111,7 +111,7 @@ def test_evaluate_returns_the_metrics_the_command_writes(scenario_run: dict[str,
 
 def test_evaluate_names_a_bad_setting(tmp_path: Path) -> None:
     from utcgen import evaluate
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
 
     with pytest.raises(InputError, match="max_turns"):
         evaluate(benchmark=tmp_path, model="reference/oracle", mode="dynamic", max_turns=0)

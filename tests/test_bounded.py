@@ -12,12 +12,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.records import Dialogue, Persona, Tool, Usage, Verdict
 from utcgen.pipeline.llm.failures import Health
 from utcgen.pipeline.llm.gateway import LLMReply
-from utcgen.pipeline.records import Dialogue, Persona, Tool, Usage, Verdict
 from utcgen.pipeline.runner import RunProgress, RunStopped
+from utcgen.pipeline.settings.config import RunConfig
 from utcgen.pipeline.synthesis.journal import CallCounters, JobRecord, Journal
 from utcgen.pipeline.synthesis.roles import ReplyError, Roles
 from utcgen.pipeline.synthesis.schedule import (

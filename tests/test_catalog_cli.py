@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import UTCGEN
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.ingest.reader import load_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = "tests/fixtures/catalogs"

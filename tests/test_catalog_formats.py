@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline.catalog.common import walk_schema
-from utcgen.pipeline.catalog.formats import FormatError, detect_format
-from utcgen.pipeline.catalog.reader import load_catalog, read_catalog
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.records import Tool
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.records import Tool
+from utcgen.pipeline.ingest.common import walk_schema
+from utcgen.pipeline.ingest.formats import FormatError, detect_format
+from utcgen.pipeline.ingest.reader import load_catalog, read_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalogs"
 BFCL_ONLY_TYPES = {"dict", "float", "tuple", "any"}

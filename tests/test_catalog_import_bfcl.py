@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline.catalog.checks import check_parameters
-from utcgen.pipeline.catalog.reader import load_catalog, read_catalog
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.ingest.checks import check_parameters
+from utcgen.pipeline.ingest.reader import load_catalog, read_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalogs"
 CASES = FIXTURES / "bfcl_live_cases.json"

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 
 from tests.support.cli import UTCGEN
-from utcgen.pipeline.catalog.reader import read_catalog
-from utcgen.pipeline.catalog.writer import native_text, write_native
 from utcgen.pipeline.cli import main
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.ingest.reader import read_catalog
+from utcgen.pipeline.ingest.writer import native_text, write_native
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "catalogs"

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline import text
-from utcgen.pipeline.catalog.importers import openapi_args
-from utcgen.pipeline.catalog.reader import CatalogError, load_catalog, read_catalog
-from utcgen.pipeline.catalog.report import Notice, kind, warning_lines
 from utcgen.pipeline.cli import main
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core import text
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.ingest.importers import openapi_args
+from utcgen.pipeline.ingest.reader import CatalogError, load_catalog, read_catalog
+from utcgen.pipeline.ingest.report import Notice, kind, warning_lines
 
 
 def _fn(name: str, unit_enum: list[Any] | None = None) -> dict[str, Any]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from utcgen.pipeline.catalog.parsing import CATALOG_SUFFIXES
-from utcgen.pipeline.catalog.reader import read_catalog
-from utcgen.pipeline.config import load_config
-from utcgen.pipeline.resources import shipped
+from utcgen.pipeline.core.resources import shipped
+from utcgen.pipeline.ingest.parsing import CATALOG_SUFFIXES
+from utcgen.pipeline.ingest.reader import read_catalog
 from utcgen.pipeline.retrieval.personas import load_personas
+from utcgen.pipeline.settings.config import load_config
 
 SHIPPED = shipped("catalog", "tools")
 

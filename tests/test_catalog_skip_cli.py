@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import REPO, UTCGEN, generate
-from utcgen.pipeline.catalog.reader import read_catalog
+from utcgen.pipeline.ingest.reader import read_catalog
 
 pytestmark = pytest.mark.slow
 

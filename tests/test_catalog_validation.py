@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.ingest.reader import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalogs"
 OK_PARAMS = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
@@ -408,7 +408,7 @@ def test_the_metaschema_check_by_shape_agrees_with_the_full_check(order: str) ->
     numbered); each schema, in either order and seen twice, gets the full check's verdict and messages."""
     from jsonschema import Draft202012Validator
 
-    from utcgen.pipeline.catalog import checks
+    from utcgen.pipeline.ingest import checks
 
     full = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
     checks._shape_check.cache_clear()

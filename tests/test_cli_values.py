@@ -12,9 +12,9 @@ from tests.conftest import REPO
 from tests.support.cli import UTCGEN
 from utcgen.pipeline.cli import build_parser
 from utcgen.pipeline.cli.checks import field, field_bounds, number
-from utcgen.pipeline.config import BudgetSettings, LLMSettings, RunConfig, load_config
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.evaluation.run import EvalSettings
+from utcgen.pipeline.settings.config import BudgetSettings, LLMSettings, RunConfig, load_config
 
 RUN = ["eval", "run", "--benchmark", "b", "--model", "reference/oracle", "--mode", "static", "--out", "o"]
 

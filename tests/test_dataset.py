@@ -17,14 +17,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 from tests.factories import make_dialogue, make_tool, wrong_selection
+from utcgen.pipeline.core.records import Dialogue, Message, ToolCall, Usage, Verdict
 from utcgen.pipeline.export import dataset as ds_mod
 from utcgen.pipeline.export.card import split_bytes
 from utcgen.pipeline.export.dataset import export_dataset, load_split
 from utcgen.pipeline.export.folder import DatasetFolder
 from utcgen.pipeline.export.rows import schema
 from utcgen.pipeline.export.run_info import RunInfo
-from utcgen.pipeline.prompts import prompt_versions
-from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict
+from utcgen.pipeline.settings.templates import prompt_versions
 
 DIALOGUE_SCHEMA, SFT_SCHEMA, REJECTED_SCHEMA = schema("dialogues"), schema("sft"), schema("rejected")
 MODELS = {"user": "offline/template", "assistant": "offline/template"}

@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 from tests.support.openai_server import ChatRequest, FaultPlan, ScriptedOpenAIServer, ServerError, echo_responder
-from utcgen.pipeline.config import ROLES, RunConfig, load_config
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.records import Persona, Tool
 from utcgen.pipeline.llm.registry import LOCAL_START_IN_FLIGHT, LOCAL_TIMEOUT, ModelRegistry, check_models
-from utcgen.pipeline.records import Persona, Tool
+from utcgen.pipeline.settings.config import ROLES, RunConfig, load_config
 
 SYSTEM = [{"role": "system", "content": "You write goals."}, {"role": "user", "content": "hi"}]
 

@@ -14,15 +14,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.support.cli import REPO, UTCGEN
-from utcgen.pipeline.arguments import accepts, loose_text
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.records import ToolCall
+from utcgen.pipeline.dialogue.arguments import accepts, loose_text
 from utcgen.pipeline.evaluation.bfcl import build_cases, category_of, import_bfcl
 from utcgen.pipeline.evaluation.cases import read_cases
 from utcgen.pipeline.evaluation.compare import compare, coverage_warning
 from utcgen.pipeline.evaluation.report import scenario_tables
 from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator
 from utcgen.pipeline.evaluation.scoring import bfcl_correct
-from utcgen.pipeline.records import ToolCall
 
 FIXTURES = REPO / "tests" / "fixtures" / "bfcl"
 CATEGORIES = ("multiple", "parallel", "irrelevance", "live_simple", "live_relevance")
@@ -171,9 +171,9 @@ def test_bfcl_acc_per_category_with_its_wilson_interval() -> None:
     """Three parallel cases, one answered right, one with a wrong value, one with no call: bfcl_acc 1/3, Wilson
     95% [0.0615, 0.7923] (worked out from p = 1/3, n = 3, z = 1.96); only imported cases with one gold call
     enter the C.1 metrics (none here)."""
+    from utcgen.pipeline.core.records import Message
     from utcgen.pipeline.evaluation.cases import CaseResult
     from utcgen.pipeline.evaluation.metrics import compute_metrics
-    from utcgen.pipeline.records import Message
 
     cases = list(_cases("parallel").values())
     replies = {

@@ -9,14 +9,14 @@ import pytest
 
 from tests.conftest import lines_subset, run_and_export
 from tests.factories import make_dialogue
-from utcgen.pipeline.catalog.reader import load_catalog
 from utcgen.pipeline.cli import main
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.resources import shipped
 from utcgen.pipeline.evaluation.benchmark import build_benchmark
 from utcgen.pipeline.evaluation.cases import Split, read_cases
 from utcgen.pipeline.evaluation.families import Similarity, near_duplicate_families
 from utcgen.pipeline.export.reading import load_dialogues
-from utcgen.pipeline.resources import shipped
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
 
 RUN_DIALOGUES = 40
@@ -31,8 +31,8 @@ def world(tmp_path_factory):
 
     The embedding cache lives at <cache>/embeddings, where `utcgen generate` looks when
     UTCGEN_CACHE_DIR=<cache>: the CLI runs below then embed nothing and load no model."""
-    from utcgen.pipeline.config import load_config
     from utcgen.pipeline.retrieval.embeddings import Embedder
+    from utcgen.pipeline.settings.config import load_config
 
     root = tmp_path_factory.mktemp("evalbuild")
     catalog, personas = lines_subset(root, LINES)
@@ -195,7 +195,7 @@ def test_generate_with_exclude_split_never_uses_a_held_out_tool(world, by_family
 
 
 def test_exclude_split_changes_the_fingerprint_only_when_set():
-    from utcgen.pipeline.config import RunConfig
+    from utcgen.pipeline.settings.config import RunConfig
 
     plain = RunConfig()
     assert RunConfig(exclude_split=None).fingerprint() == plain.fingerprint()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tests.support.evalcases import CASE_TOOL, GOLD, INCIDENT, TICKET, calls, case, replay, result, tool
-from utcgen.pipeline.arguments import same_arguments
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.text import word_tokens as tokens
+from utcgen.pipeline.dialogue.arguments import same_arguments
 from utcgen.pipeline.evaluation.intervals import bootstrap, wilson
 from utcgen.pipeline.evaluation.metrics import METRIC_KEYS, compute_metrics
 from utcgen.pipeline.evaluation.policies import POLICIES
-from utcgen.pipeline.text import word_tokens as tokens
 
 
 def values(report) -> dict[str, float | None]:
@@ -83,7 +83,7 @@ def test_ftr_counts_every_superfluous_tool():
 def test_only_the_first_tool_turn_counts():
     later = result("l", calls(("create_incident", {"title": "x", "severity": 1})))
     later.messages.append(later.messages[0])
-    from utcgen.pipeline.records import Message, ToolCall
+    from utcgen.pipeline.core.records import Message, ToolCall
     later.messages.append(Message(role="assistant", tool_calls=[ToolCall(name="create_ticket", arguments=GOLD)]))
     later.first_calls = []  # read from the messages: the first tool-bearing turn is the wrong one
     v = values(compute_metrics([case("l")], [later], resamples=20))
@@ -253,8 +253,8 @@ AGREEMENT = [  # schema, gold, said, the same value?, a spelling the schema acce
 @pytest.mark.parametrize("schema,gold,said,same,valid", AGREEMENT)
 def test_toolargs_and_acc_agree_on_argument_values(schema: dict, gold, said, same: bool, valid: bool) -> None:
     from tests.factories import make_dialogue, make_tool
+    from utcgen.pipeline.core.records import ToolCall
     from utcgen.pipeline.evaluation.cases import Case
-    from utcgen.pipeline.records import ToolCall
     from utcgen.validators.toolargs import check_toolargs
 
     seed = make_tool(name="convert_amount", description="Convert an amount of money.",

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.eval_bench import benchmark, cases
 from tests.support.openai_server import ChatRequest, FaultPlan, ScriptedOpenAIServer, ServerError
-from utcgen.pipeline.errors import UtcgenError
+from utcgen.pipeline.core.errors import UtcgenError
 from utcgen.pipeline.evaluation.cases import RESULTS_DIR
 from utcgen.pipeline.evaluation.models import TRAIN_EXTRA, HFModel, parse_generation
 from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator, evaluate
@@ -170,7 +170,7 @@ def test_peft_lora_adapter_folder_loads(checkpoint: Path, tmp_path: Path) -> Non
     model = HFModel(tmp_path / "adapter", max_new_tokens=8)
     assert type(model._model).__name__ == "PeftModelForCausalLM"
     case = cases()[0]
-    from utcgen.pipeline.records import Message
+    from utcgen.pipeline.core.records import Message
 
     message, usage = asyncio.run(model.reply(case, [Message(role="user", content="Hello, I need a report.")]))
     assert message.role == "assistant" and usage.calls == 1 and usage.prompt_tokens > 0
@@ -250,8 +250,8 @@ def test_the_offline_model_under_test_answers_alike_when_only_hidden_gold_differ
     """Two cases with the same candidates and dialogue, but another gold tool, other gold values, persona,
     goal and scenario: whatever the model under test replies must be the same for both."""
     from tests.support.evalcases import CASE_TOOL, INCIDENT, TICKET, case
+    from utcgen.pipeline.core.records import Message, Persona, ScenarioInfo
     from utcgen.pipeline.evaluation.models import LiteLLMModel
-    from utcgen.pipeline.records import Message, Persona, ScenarioInfo
 
     monkeypatch.setenv("UTCGEN_CACHE_DIR", str(tmp_path / "cache"))
     pool = [TICKET, INCIDENT, CASE_TOOL]

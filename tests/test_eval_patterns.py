@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.support.evalcases import GOLD, case, result
+from utcgen.pipeline.core.records import Message, ToolCall
 from utcgen.pipeline.evaluation.cases import CaseResult
 from utcgen.pipeline.evaluation.patterns import PATTERNS, count_patterns, type_ok
 from utcgen.pipeline.evaluation.policies import POLICIES
-from utcgen.pipeline.records import Message, ToolCall
 
 
 def turns(*assistant: Message) -> CaseResult:

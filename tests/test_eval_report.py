@@ -8,11 +8,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.support.evalcases import CASE_TOOL, INCIDENT, TICKET, calls, case, replay, result
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.records import Usage
 from utcgen.pipeline.evaluation.compare import compare
 from utcgen.pipeline.evaluation.policies import POLICIES
 from utcgen.pipeline.evaluation.report import write_run
-from utcgen.pipeline.records import Usage
 
 METRICS = ["acc", "ftr", "tar", "tcp", "tcr", "pkp", "pkr", "conv_rel", "ttr", "ngd_2", "ngd_3", "ngd_4"]
 COLUMNS = {"case_id", "transcript", "first_calls", "gold_tool", "gold_arguments", "acc", "ftr", "tar", "conv_rel",

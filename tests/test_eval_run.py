@@ -14,11 +14,11 @@ import pytest
 from tests.conftest import REPO
 from tests.support.cli import UTCGEN
 from tests.support.eval_bench import benchmark, cases, source_folder
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline import simulator as offline
+from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.evaluation.cases import RESULTS_DIR
 from utcgen.pipeline.evaluation.metrics import compute_metrics
 from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator, result_path
-from utcgen.pipeline.llm import offline
 
 
 @pytest.fixture(autouse=True)

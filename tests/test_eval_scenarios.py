@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from tests.factories import default_gold, make_distractors, make_persona, make_tool
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.records import InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 from utcgen.pipeline.evaluation.cases import CASES_FILE, Case, CaseResult, read_cases
 from utcgen.pipeline.evaluation.intervals import wilson
 from utcgen.pipeline.evaluation.metrics import compute_metrics
 from utcgen.pipeline.evaluation.scenario_metrics import scenario_score
-from utcgen.pipeline.records import InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 from utcgen.pipeline.scenarios import names
 
 SCENARIOS = names()  # every registered scenario type

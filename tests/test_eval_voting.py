@@ -8,12 +8,12 @@ import random
 import pytest
 
 from tests.support.eval_bench import cases
+from utcgen.pipeline.core.records import Message
+from utcgen.pipeline.dialogue.shortcuts import invented_values
 from utcgen.pipeline.evaluation import voting
 from utcgen.pipeline.evaluation.checker import check_dialogue, check_user_turn
 from utcgen.pipeline.evaluation.dynamic import proxy_phase
 from utcgen.pipeline.evaluation.models import make_gateway
-from utcgen.pipeline.records import Message
-from utcgen.pipeline.shortcuts import invented_values
 
 
 def test_votes_map_back_through_the_permutation() -> None:
@@ -158,8 +158,8 @@ def test_voting_with_a_served_generator_and_voter(case, tmp_path, monkeypatch) -
 
 
 def test_the_voter_judges_from_what_its_prompt_shows() -> None:
-    from utcgen.pipeline.llm.offline.evaluation import vote_score
     from utcgen.pipeline.llm.requests import VoterRequest
+    from utcgen.pipeline.simulator.evaluation import vote_score
 
     assert set(VoterRequest.model_fields) == {"role", "persona", "goal", "history", "shown"}  # no tools
     question = "Which queue should the ticket go to?"

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline.config import RunConfig, load_config
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.evaluation.run import EvalSettings, checkpoint
-from utcgen.pipeline.fingerprint import FINGERPRINT_VERSION, MAY_CHANGE, changed_settings, fingerprint
-from utcgen.pipeline.prompts import prompt_versions
+from utcgen.pipeline.settings.config import RunConfig, load_config
+from utcgen.pipeline.settings.fingerprint import FINGERPRINT_VERSION, MAY_CHANGE, changed_settings, fingerprint
+from utcgen.pipeline.settings.templates import prompt_versions
 from utcgen.pipeline.synthesis.journal import Journal
 
 

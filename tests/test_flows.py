@@ -150,7 +150,7 @@ def test_generate_flow_stops_for_the_token_budget_and_exports_only_finished_work
 
 def test_generate_flow_refuses_another_configuration_in_the_same_folder(prefect_api: None, tmp_path: Path) -> None:
     from utcgen.flows.generate_dialogues import generate_dialogues
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
 
     out = tmp_path / "out"
     generate_dialogues(num_dialogues=1, out=str(out))
@@ -161,7 +161,7 @@ def test_generate_flow_refuses_another_configuration_in_the_same_folder(prefect_
 def test_generate_flow_without_a_key_fails_before_any_task(
         prefect_api: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from utcgen.flows.generate_dialogues import generate_dialogues
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "out"
@@ -225,7 +225,7 @@ def test_publish_flow_takes_the_token_from_a_secret_block_and_never_logs_it(
 def test_publish_flow_reports_a_missing_secret_block(prefect_api: None, tmp_path: Path, recording_hub: Any) -> None:
     from tests.test_publish import write_dataset
     from utcgen.flows.publish_dataset import publish_dataset_flow
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
 
     with pytest.raises(InputError, match="no Prefect Secret block named 'nope'"):
         publish_dataset_flow(folder=str(write_dataset(tmp_path / "ds")), repo_id="utcgen-org/flows",
@@ -237,7 +237,7 @@ def test_generate_and_publish_chains_the_flows(
     prefect_api: None, tmp_path: Path, recording_hub: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from utcgen.flows.publish_dataset import generate_and_publish
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     out = tmp_path / "out"

@@ -13,9 +13,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from utcgen.pipeline.errors import InputError, check_nesting, nesting_depth
+from utcgen.pipeline.core.errors import InputError, check_nesting, nesting_depth
+from utcgen.pipeline.core.files import STATE_DIR, TMP_PREFIX, TMP_SUFFIX, remove_stale_temporaries, temporary_folder
 from utcgen.pipeline.export.folder import MANIFEST, DatasetFolder
-from utcgen.pipeline.files import STATE_DIR, TMP_PREFIX, TMP_SUFFIX, remove_stale_temporaries, temporary_folder
 from utcgen.pipeline.runner.lock import HOLDER_FILE, FolderLocked, RunLock
 from utcgen.pipeline.runner.outdir import check_out_folder
 

@@ -33,11 +33,11 @@ from tests.support.simulator import (
     simulator_config,
     simulator_responder,
 )
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.llm import offline
+from utcgen.pipeline import simulator as offline
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
 from utcgen.pipeline.llm.registry import ModelRegistry
 from utcgen.pipeline.llm.requests import GoalRequest, parse_request
+from utcgen.pipeline.settings.config import RunConfig
 
 pytestmark = pytest.mark.slow  # starts real servers
 

@@ -104,8 +104,8 @@ def test_two_workers_resume_a_folder_begun_by_one_process(runs: dict[str, Any]) 
 def test_workers_below_one_is_refused_by_the_api(tmp_path: Path) -> None:
     """(`utcgen generate --workers 0` is refused with exit 2 by the flag's type: tests/test_cli_values.py.)"""
     from utcgen.pipeline.api import run_generation
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
+    from utcgen.pipeline.settings.config import load_config
 
     with pytest.raises(InputError, match="workers must be at least 1"):
         run_generation(load_config(None, {"out": str(tmp_path / "x")}), workers=0)
@@ -123,8 +123,8 @@ def test_a_job_error_in_a_worker_stops_the_run_as_in_one_process(tmp_path: Path,
     from tests.support.openai_server import FaultPlan, ScriptedOpenAIServer, ServerError
     from tests.support.simulator import simulator_config, simulator_responder
     from utcgen.pipeline.api import run_generation
-    from utcgen.pipeline.config import load_config
     from utcgen.pipeline.llm.gateway import LLMFatalError
+    from utcgen.pipeline.settings.config import load_config
 
     monkeypatch.setenv("UTCGEN_CACHE_DIR", runs["env"]["UTCGEN_CACHE_DIR"])  # the embeddings made once
     catalog, personas = runs["catalog"], runs["personas"]

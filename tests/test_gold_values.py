@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 
 from tests.factories import make_dialogue
-from utcgen.pipeline import person_names, shortcuts
-from utcgen.pipeline.llm.offline import gold_values as values
-from utcgen.pipeline.records import Tool
+from utcgen.pipeline.core.records import Tool
+from utcgen.pipeline.dialogue import person_names, shortcuts
+from utcgen.pipeline.simulator import gold_values as values
 from utcgen.validators import plausibility
 
 PERSONAS = [
@@ -273,7 +273,7 @@ def test_two_parameters_of_one_call_never_share_a_value() -> None:
     (plausibility rejected them); each parameter gets a value of its own."""
     import json
 
-    from utcgen.pipeline.llm.offline import policies
+    from utcgen.pipeline.simulator import policies
 
     city = {"type": "string", "description": "The city name."}
     tool = {"name": "flight.book", "description": "Book a direct flight between two cities.",

@@ -1,4 +1,4 @@
-"""The grounded-selection rule (`pipeline/grounding.py`) and the `grounding` validator built on it."""
+"""The grounded-selection rule (`pipeline/dialogue/grounding.py`) and the `grounding` validator built on it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from tests.factories import make_dialogue, make_tool
-from utcgen.pipeline import grounding
-from utcgen.pipeline.records import Dialogue, Message, Tool, ToolCall
+from utcgen.pipeline.core.records import Dialogue, Message, Tool, ToolCall
+from utcgen.pipeline.dialogue import grounding
 from utcgen.validators.cascade import RULE_STAGES
 from utcgen.validators.grounding import check_grounding
 

@@ -46,7 +46,7 @@ from tests.support.simulator import (
     simulator_responder,
     spool_env,
 )
-from utcgen.pipeline.config import load_config
+from utcgen.pipeline.settings.config import load_config
 from utcgen.pipeline.synthesis.journal import JobRecord, select
 from utcgen.pipeline.synthesis.run import Engine
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from utcgen.pipeline.config import RunConfig, load_config
-from utcgen.pipeline.errors import InputError, UtcgenError
+from utcgen.pipeline.core.errors import InputError, UtcgenError
+from utcgen.pipeline.core.records import Dialogue, Verdict
 from utcgen.pipeline.llm.limits import OVERLOAD_SHARE, PRIORITY, RECENT, TRACE_LIMIT, AdaptiveLimit, Limits
-from utcgen.pipeline.records import Dialogue, Verdict
+from utcgen.pipeline.settings.config import RunConfig, load_config
 from utcgen.pipeline.synthesis.journal import JobRecord, Journal
 from utcgen.pipeline.synthesis.schedule import check_fruitless, rejection_category
 

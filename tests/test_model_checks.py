@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import REPO
 from tests.support.cli import UTCGEN
-from utcgen.pipeline.config import ROLES, RunConfig, load_config
 from utcgen.pipeline.llm.registry import check_models
+from utcgen.pipeline.settings.config import ROLES, RunConfig, load_config
 
 ALL_ROLES = "models." + "/".join(ROLES)
 

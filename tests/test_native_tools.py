@@ -16,10 +16,10 @@ import pytest
 
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.simulator import role_of, simulator_config, simulator_responder, think_tag_responder
-from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.core.records import Dialogue, Usage
 from utcgen.pipeline.llm.gateway import Gateway, LLMReply
 from utcgen.pipeline.llm.registry import ModelRegistry
-from utcgen.pipeline.records import Dialogue, Usage
+from utcgen.pipeline.settings.config import RunConfig
 from utcgen.pipeline.synthesis.attempt import synthesize
 from utcgen.pipeline.synthesis.roles import ReplyError, parse_native
 from utcgen.pipeline.synthesis.run import Engine

@@ -9,10 +9,10 @@ import re
 
 import numpy as np
 
-from utcgen.pipeline import grounding
-from utcgen.pipeline.llm.offline import selection, user
+from utcgen.pipeline.core.text import split_words
+from utcgen.pipeline.dialogue import grounding
 from utcgen.pipeline.retrieval import nearness
-from utcgen.pipeline.text import split_words
+from utcgen.pipeline.simulator import selection, user
 
 
 def tool(name: str, description: str, **params: dict) -> dict:

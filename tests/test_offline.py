@@ -10,10 +10,10 @@ import jsonschema
 import pytest
 
 from tests.conftest import REPO
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.llm.offline import assistant, policies, user
-from utcgen.pipeline.llm.offline import gold_values as values
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.personas import load_personas
+from utcgen.pipeline.simulator import assistant, policies, user
+from utcgen.pipeline.simulator import gold_values as values
 
 
 # Loaded when a test runs, not at collection.
@@ -142,8 +142,8 @@ def test_the_generation_assistant_request_carries_no_seed_tool_gold_or_scenario(
 
 
 def test_an_old_config_that_sets_send_state_is_refused_by_name(tmp_path):
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
+    from utcgen.pipeline.settings.config import load_config
 
     path = tmp_path / "old.yaml"
     path.write_text("llm:\n  send_state: false\n", encoding="utf-8")

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from utcgen.pipeline import grounding, shortcuts
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.llm.offline import assistant, scenario_policies, selection
+from utcgen.pipeline.dialogue import grounding, shortcuts
+from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.simulator import assistant, scenario_policies, selection
 
 
 def tool(name: str, description: str, **params: dict[str, Any]) -> dict[str, Any]:

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.files import TMP_PREFIX
+from utcgen.pipeline.core.files import TMP_PREFIX
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
 from utcgen.pipeline.retrieval.index import tool_text
+from utcgen.pipeline.settings.config import RunConfig
 
 pytestmark = pytest.mark.slow  # exports the model once (a few seconds)
 

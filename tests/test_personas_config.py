@@ -7,11 +7,11 @@ import json
 import pytest
 
 from tests.conftest import REPO
-from utcgen.pipeline.config import load_config
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.prompts import PromptError, load_prompt, parse_prompt
-from utcgen.pipeline.records import Tool
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.retrieval.personas import PersonaSampler, load_personas
+from utcgen.pipeline.settings.config import load_config
+from utcgen.pipeline.settings.templates import PromptError, load_prompt, parse_prompt
 
 
 def write_lines(path, items):
@@ -205,8 +205,8 @@ def test_prompt_rendering_is_strict():
 def test_the_shipped_default_config_lists_every_setting_at_its_default():
     import yaml
 
-    from utcgen.pipeline.config import RunConfig
-    from utcgen.pipeline.resources import shipped
+    from utcgen.pipeline.core.resources import shipped
+    from utcgen.pipeline.settings.config import RunConfig
 
     listed = yaml.safe_load((shipped("configs") / "default.yaml").read_text(encoding="utf-8"))
     defaults = RunConfig().model_dump()

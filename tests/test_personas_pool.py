@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.conftest import REPO
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.records import Tool
+from utcgen.pipeline.core.records import Tool
+from utcgen.pipeline.dialogue import shortcuts
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.personas import COMPOSED, LINE_BONUS, MIN_FIT, PersonaSampler, compose, load_personas
 from utcgen.validators import personafit
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from tests.factories import make_tool
-from utcgen.pipeline.config import load_config
-from utcgen.pipeline.planning import TOOL, next_question
-from utcgen.pipeline.records import InputFault, Message, ScenarioInfo
+from utcgen.pipeline.core.records import InputFault, Message, ScenarioInfo
+from utcgen.pipeline.dialogue.planning import TOOL, next_question
+from utcgen.pipeline.settings.config import load_config
 from utcgen.pipeline.synthesis.roles import plan_hint
 
 SEED = make_tool()

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from utcgen.pipeline.arguments import type_ok
+from utcgen.pipeline.core.records import Message, ToolCall
+from utcgen.pipeline.dialogue.arguments import type_ok
+from utcgen.pipeline.dialogue.labels import action_of
+from utcgen.pipeline.dialogue.mentions import mentioned
+from utcgen.pipeline.dialogue.said import user_said
+from utcgen.pipeline.dialogue.shortcuts import key_hits
 from utcgen.pipeline.export.dataset import load_split
 from utcgen.pipeline.export.preference import pattern_counts, preference_rows
 from utcgen.pipeline.export.wrong_turns import PATTERNS, invented_key
-from utcgen.pipeline.labels import action_of
-from utcgen.pipeline.mentions import mentioned
-from utcgen.pipeline.records import Message, ToolCall
-from utcgen.pipeline.said import user_said
-from utcgen.pipeline.shortcuts import key_hits
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

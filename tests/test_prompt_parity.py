@@ -67,8 +67,8 @@ def recorded(scenario_run: dict[str, Any], tmp_path_factory: pytest.TempPathFact
     """Every (request, messages) the offline provider answered in two real runs: the session's run of the
     shipped catalog's tools of three lines of business with every scenario type and decision style
     (tests/conftest.py records it), and a small run on a public OpenAPI document."""
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.llm import offline
+    from utcgen.pipeline import simulator as offline
+    from utcgen.pipeline.settings.config import load_config
 
     calls: list[tuple[Any, list[dict]]] = list(scenario_run["calls"])
     original = offline.respond

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from utcgen.pipeline import scenarios
-from utcgen.pipeline.prompts import PromptError, load_prompt, parse_prompt, prompt_versions
-from utcgen.pipeline.resources import shipped
+from utcgen.pipeline.core.resources import shipped
+from utcgen.pipeline.settings.templates import PromptError, load_prompt, parse_prompt, prompt_versions
 
 
 def test_prompt_versions_cover_every_shipped_prompt_file_and_variant() -> None:
@@ -94,8 +94,8 @@ def test_every_role_renders_every_scenario_from_one_template(kind: scenarios.Sce
     """The user, assistant, critic and relevancy prompts of each scenario type: the type's sections are
     in, the other variants' are out, and no tag or placeholder is left over."""
     from tests.factories import make_dialogue
+    from utcgen.pipeline.core.records import Dialogue
     from utcgen.pipeline.llm.requests import AssistantRequest, UserRequest, UserScenario
-    from utcgen.pipeline.records import Dialogue
     from utcgen.pipeline.synthesis.roles import render_assistant, render_user
     from utcgen.validators import critique, relevancy
 

@@ -14,7 +14,7 @@ import yaml
 from tests.support.cli import REPO, UTCGEN, generate_env
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.simulator import SPOOL_ENV, decoded, recording_command, simulator_config, simulator_responder, spool_env
-from utcgen.pipeline.config import load_config
+from utcgen.pipeline.settings.config import load_config
 
 pytestmark = pytest.mark.slow  # subprocesses, an embedded catalog
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from utcgen.pipeline.config import RunConfig
-from utcgen.pipeline.errors import InputError
-from utcgen.pipeline.fingerprint import TEMPLATES, changed_settings
-from utcgen.pipeline.prompts import export_prompts, load_prompt, prompt_versions, prompts_from, shipped_names
-from utcgen.pipeline.resources import shipped
+from utcgen.pipeline.core.errors import InputError
+from utcgen.pipeline.core.resources import shipped
+from utcgen.pipeline.settings.config import RunConfig
+from utcgen.pipeline.settings.fingerprint import TEMPLATES, changed_settings
+from utcgen.pipeline.settings.templates import export_prompts, load_prompt, prompt_versions, prompts_from, shipped_names
 
 LINE = "You keep a pet axolotl named Quillon and mention it once."
 

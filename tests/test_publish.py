@@ -34,7 +34,7 @@ from huggingface_hub.hf_api import DatasetInfo, RepoUrl
 from huggingface_hub.utils import hf_raise_for_status
 
 from tests.support.cli import UTCGEN
-from utcgen.pipeline.errors import InputError
+from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.export.hub import PublishError, publish_dataset
 
 REPO = Path(__file__).resolve().parents[1]

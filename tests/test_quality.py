@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from tests.factories import make_dialogue, make_tool
+from utcgen.pipeline.core.records import Dialogue, Message, ToolCall
 from utcgen.pipeline.export import quality as q
-from utcgen.pipeline.records import Dialogue, Message, ToolCall
 
 SEED = make_tool(name="create_invoice", description="Create a new invoice for a customer order.",
                  properties={"invoice_id": {"type": "string"}, "quantity": {"type": "number", "description": "Units billed."}})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.resources import shipped
+from utcgen.pipeline.core.resources import shipped
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.validators import cascade
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")

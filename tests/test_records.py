@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.factories import make_dialogue, make_tool
-from utcgen.pipeline.records import Dialogue, Usage, tools_json
+from utcgen.pipeline.core.records import Dialogue, Usage, tools_json
 
 
 def test_spec_json_is_the_openai_spec_compact_and_unescaped() -> None:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from utcgen.pipeline import redaction
+from utcgen.pipeline.core import redaction
 from utcgen.pipeline.export.folder import DatasetFolder
 from utcgen.pipeline.llm.failures import describe
 

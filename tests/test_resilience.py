@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.support.cli import UTCGEN
 from tests.support.openai_server import ChatRequest, Malformed, RateLimited, ScriptedOpenAIServer, ServerError, Slow
 from tests.support.simulator import FaultLog, simulator_config, simulator_responder
-from utcgen.pipeline.config import RunConfig, load_config
+from utcgen.pipeline.settings.config import RunConfig, load_config
 from utcgen.pipeline.synthesis.journal import select
 from utcgen.pipeline.synthesis.run import Engine
 

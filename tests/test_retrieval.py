@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from utcgen.pipeline.records import Tool
+from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.retrieval.embeddings import Embedder
 from utcgen.pipeline.retrieval.index import ToolIndex
 from utcgen.pipeline.retrieval.stats import catalog_stats

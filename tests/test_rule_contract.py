@@ -10,9 +10,9 @@ import pytest
 
 from tests.factories import make_dialogue
 from utcgen.pipeline import scenarios
+from utcgen.pipeline.core.resources import shipped
 from utcgen.pipeline.llm.requests import AssistantRequest, GoalRequest, SlotsRequest, UserRequest, UserScenario
-from utcgen.pipeline.prompts import prompts_from
-from utcgen.pipeline.resources import shipped
+from utcgen.pipeline.settings.templates import prompts_from
 from utcgen.pipeline.synthesis.roles import render_assistant, render_goal, render_slots, render_user
 from utcgen.validators.cascade import JUDGES, RULES
 from utcgen.validators.contract import JUDGED_ROLES, instructions

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from tests.factories import make_dialogue
 from utcgen.pipeline import scenarios
-from utcgen.pipeline.records import FAULT_KINDS, Dialogue, Message, ToolCall
+from utcgen.pipeline.core.records import FAULT_KINDS, Dialogue, Message, ToolCall
 from utcgen.pipeline.scenarios.base import DialogueView, ScenarioType
 
 LINES = {"finance"}
@@ -60,9 +60,9 @@ def rushed():
 
 
 def test_registering_a_type_makes_it_known_everywhere_a_name_is_checked(rushed) -> None:
-    from utcgen.pipeline.config import RunConfig
     from utcgen.pipeline.evaluation.cases import Case
-    from utcgen.pipeline.prompts import prompt_versions
+    from utcgen.pipeline.settings.config import RunConfig
+    from utcgen.pipeline.settings.templates import prompt_versions
 
     assert scenarios.get("rushed") is rushed and "rushed" in scenarios.names()
     assert RunConfig.model_validate({"scenarios": {"rushed": 1}}).scenarios == {"rushed": 1.0}
@@ -74,7 +74,7 @@ def test_registering_a_type_makes_it_known_everywhere_a_name_is_checked(rushed) 
 
 
 def test_an_unregistered_name_is_refused_with_the_known_ones() -> None:
-    from utcgen.pipeline.config import RunConfig
+    from utcgen.pipeline.settings.config import RunConfig
 
     with pytest.raises(ValidationError, match=r"unknown scenario 'rushed'; known: disambiguation, explicit"):
         playing("rushed")
@@ -108,10 +108,10 @@ def test_the_registered_types_rule_and_prompt_sections_are_used(rushed) -> None:
 
 
 def test_a_registered_type_is_generated_end_to_end(rushed, tmp_path: Path) -> None:
-    from utcgen.pipeline.catalog.reader import load_catalog
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.resources import shipped
+    from utcgen.pipeline.core.resources import shipped
+    from utcgen.pipeline.ingest.reader import load_catalog
     from utcgen.pipeline.retrieval.embeddings import Embedder
+    from utcgen.pipeline.settings.config import load_config
     from utcgen.pipeline.synthesis.run import Engine
 
     catalog, personas = tmp_path / "tools.json", tmp_path / "personas.jsonl"
@@ -140,8 +140,8 @@ def test_a_registered_type_is_generated_end_to_end(rushed, tmp_path: Path) -> No
 
 
 def test_every_fault_kind_has_its_hint_and_every_decision_style_its_offline_lead() -> None:
-    from utcgen.pipeline.llm.offline.scenario_policies import STYLE_LEADS
-    from utcgen.pipeline.records import DECISION_STYLES
+    from utcgen.pipeline.core.records import DECISION_STYLES
+    from utcgen.pipeline.simulator.scenario_policies import STYLE_LEADS
 
     assert set(scenarios.FAULT_HINTS) == set(FAULT_KINDS)
     assert set(STYLE_LEADS) == set(DECISION_STYLES)

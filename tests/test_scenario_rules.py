@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.factories import assistant_turn, make_dialogue, make_tool
-from utcgen.pipeline.records import Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.core.records import Dialogue, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 
 
 def _verdict(d: Dialogue):
@@ -97,7 +97,7 @@ def test_user_saying_a_given_value_in_other_words_invents_nothing():
 
 
 def test_offline_critic_rejects_what_the_scenario_validator_rejects():
-    from utcgen.pipeline.llm.offline.judges import critic
+    from utcgen.pipeline.simulator.judges import critic
 
     d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
     d.scenario = "explicit"

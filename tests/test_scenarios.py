@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.factories import assistant_turn, make_dialogue, make_tool
-from utcgen.pipeline.records import Dialogue, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.core.records import Dialogue, Message, ScenarioInfo, ToolCall
 from utcgen.pipeline.scenarios import names
 
 SCENARIOS = names()  # every registered scenario type
@@ -45,7 +45,7 @@ def test_explicit_dialogues_call_at_once(run):
 
 
 def test_underspecified_dialogues_ask_for_the_masked_value(run):
-    from utcgen.pipeline.mentions import mentioned
+    from utcgen.pipeline.dialogue.mentions import mentioned
 
     for d in _of(run, "underspecified"):
         masked = d.scenario_info.masked_arg
@@ -69,7 +69,7 @@ def test_unavailable_tool_dialogues_refuse_and_offer_without_calling(run):
 
 
 def test_infeasible_dialogues_raise_the_bad_value_and_call_with_a_valid_one(run):
-    from utcgen.pipeline import domains
+    from utcgen.pipeline.dialogue import domains
 
     for d in _of(run, "infeasible_arguments"):
         bad = d.scenario_info.infeasible
@@ -124,7 +124,7 @@ def test_stats_card_and_parquet_agree_per_scenario(run):
 # ---- labels ---------------------------------------------------------------------------------------
 
 def test_labels_of_a_hand_built_dialogue():
-    from utcgen.pipeline.labels import label_dialogue
+    from utcgen.pipeline.dialogue.labels import label_dialogue
 
     d = make_dialogue()
     names = [t.name for t in d.candidate_tools]
@@ -166,7 +166,7 @@ def test_records_made_before_scenarios_still_load():
 # ---- decision styles, the default mix, config errors ----------------------------------------------
 
 def test_decision_style_changes_how_the_offline_user_answers():
-    from utcgen.pipeline.llm.offline import scenario_policies
+    from utcgen.pipeline.simulator import scenario_policies
 
     tool = make_tool()
     state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": {"style": None},
@@ -178,7 +178,7 @@ def test_decision_style_changes_how_the_offline_user_answers():
         ctx = {"name": "disambiguation", "info": {"decision_style": style}}
         answers[style] = scenario_policies.user_text({**state, "scenario": ctx})
     assert len(set(answers.values())) == 3
-    from utcgen.pipeline.llm.offline.phrasing import read_values
+    from utcgen.pipeline.simulator.phrasing import read_values
 
     given = {style: read_values(text, tool.model_dump(), keys=list(state["gold_arguments"]))
              for style, text in answers.items()}
@@ -186,7 +186,7 @@ def test_decision_style_changes_how_the_offline_user_answers():
 
 
 def test_the_default_config_makes_disambiguation_only_and_keeps_its_fingerprint():
-    from utcgen.pipeline.config import RunConfig
+    from utcgen.pipeline.settings.config import RunConfig
     from utcgen.pipeline.synthesis.draw import draw_scenario
 
     default = RunConfig()
@@ -209,8 +209,8 @@ def test_the_default_config_makes_disambiguation_only_and_keeps_its_fingerprint(
 def test_a_bad_scenario_mix_names_file_field_and_item(tmp_path: Path, mix, message):
     import yaml
 
-    from utcgen.pipeline.config import load_config
-    from utcgen.pipeline.errors import InputError
+    from utcgen.pipeline.core.errors import InputError
+    from utcgen.pipeline.settings.config import load_config
 
     path = tmp_path / "mix.yaml"
     path.write_text(yaml.safe_dump({"scenarios": mix}))
@@ -242,7 +242,7 @@ def test_q_star_is_recorded_and_matches_each_scenario(run):
 
 
 def test_evpi_follows_the_certainty_rules_and_the_degenerate_case():
-    from utcgen.pipeline.planning import EPSILON, TOOL, Belief, evpi, plan
+    from utcgen.pipeline.dialogue.planning import EPSILON, TOOL, Belief, evpi, plan
 
     one = Belief(tools={"t": {"a": 1.0}}, tool_known="t")
     assert evpi(one, (TOOL, ""), "t") == 0 and evpi(one, ("t", "a"), "t") == 0 and plan(one, "t") == []
@@ -269,7 +269,7 @@ def test_planning_validator_flags_known_questions_and_over_clarification():
 
 
 def test_a_blocker_is_what_a_turn_leads_with_not_words_of_a_listed_option():
-    from utcgen.pipeline.labels import label_turn
+    from utcgen.pipeline.dialogue.labels import label_turn
 
     listing = assistant_turn("I see what it's about, but not what you want done. Which of these do you need: file a "
                          "disclosure of outside employment; cancel a booking?", phase="tool_selection")
@@ -296,8 +296,8 @@ def test_audit_reports_every_scenario_from_the_exported_folder(run):
 
 
 def test_evaluation_prompts_never_change_a_generation_fingerprint(monkeypatch):
-    import utcgen.pipeline.prompts as prompts
-    from utcgen.pipeline.config import RunConfig
+    import utcgen.pipeline.settings.templates as prompts
+    from utcgen.pipeline.settings.config import RunConfig
 
     before = RunConfig().fingerprint()
     real = prompts.prompt_versions

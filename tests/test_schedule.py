@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from utcgen.pipeline.config import load_config
-from utcgen.pipeline.errors import InputError, UtcgenError
-from utcgen.pipeline.records import Dialogue, Usage
+from utcgen.pipeline.core.errors import InputError, UtcgenError
+from utcgen.pipeline.core.records import Dialogue, Usage
 from utcgen.pipeline.runner import Budget, BudgetExceeded, batches, run_waves, run_window
+from utcgen.pipeline.settings.config import load_config
 from utcgen.pipeline.synthesis.journal import JobRecord
 from utcgen.pipeline.synthesis.schedule import MAX_FRUITLESS_JOBS, SeedJobs, check_fruitless, pending
 

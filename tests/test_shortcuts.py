@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from tests.factories import make_dialogue
-from utcgen.pipeline import shortcuts
-from utcgen.pipeline.llm.offline import gold_values, judges, user
-from utcgen.pipeline.records import Message, Tool, ToolCall
+from utcgen.pipeline.core.records import Message, Tool, ToolCall
+from utcgen.pipeline.dialogue import shortcuts
+from utcgen.pipeline.simulator import gold_values, judges, user
 from utcgen.validators import nameleak, paramkeys, personafit, plausibility, recitation, repetition
 
 GOOD = make_dialogue()
@@ -194,7 +194,7 @@ def test_dropped_committing_turn_does_not_count_toward_t_max() -> None:
 # ---- the shared text normaliser, "what the user said" and the name-leak detector -----------------
 
 def test_text_words_split_identifiers_and_stem_to_a_width() -> None:
-    from utcgen.pipeline import text
+    from utcgen.pipeline.core import text
 
     assert text.split_words("costCenter_ID and line2-Address") == ["cost", "center", "id", "and", "line2", "address"]
     assert text.spoken("createPurchaseOrder") == "create purchase order"
@@ -208,7 +208,7 @@ def test_text_words_split_identifiers_and_stem_to_a_width() -> None:
 
 
 def test_user_said_reads_messages_and_dicts_up_to_a_stop() -> None:
-    from utcgen.pipeline.said import user_said, user_turns
+    from utcgen.pipeline.dialogue.said import user_said, user_turns
 
     messages = [
         Message(role="user", content="I need the budget."),

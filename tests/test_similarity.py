@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from utcgen.pipeline.records import Tool
+from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.retrieval.similarity import (
     NEAR_DUPLICATE_THRESHOLD,
     composite_similarities,

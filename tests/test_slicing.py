@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from tests.factories import make_dialogue, make_distractors, make_generation, make_persona, make_tool
+from utcgen.pipeline.core.records import Dialogue, Message, ToolCall
 from utcgen.pipeline.export.column_types import storage_row
 from utcgen.pipeline.export.rows import schema
 from utcgen.pipeline.export.slicing import build_system_prompt, chat_message, slice_dialogue, slice_dialogues
-from utcgen.pipeline.prompts import load_prompt
-from utcgen.pipeline.records import Dialogue, Message, ToolCall
+from utcgen.pipeline.settings.templates import load_prompt
 
 
 def _rows(d: Dialogue, sft_format: str = "json") -> list[dict[str, Any]]:
@@ -219,7 +219,7 @@ def test_slice_dialogues_skips_rejected() -> None:
 
 
 def test_template_parses_with_the_project_prompt_loader() -> None:
-    """prompts/ has one file format; the SFT template must stay loadable by utcgen.pipeline.prompts."""
+    """prompts/ has one file format; the SFT template must stay loadable by utcgen.pipeline.settings.templates."""
     tools = [make_tool(), *make_distractors(make_tool(), k=2)]
     prompt = load_prompt("sft_system")
     assert prompt.version == "sft_system/1"

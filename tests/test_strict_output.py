@@ -20,13 +20,13 @@ import pytest
 from tests.conftest import REPO
 from tests.support.openai_server import ChatRequest, FaultPlan, Reply, ScriptedOpenAIServer
 from tests.support.simulator import role_of, simulator_responder
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.core.records import Message, Persona, Tool, Usage
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.llm import replies, structured
 from utcgen.pipeline.llm.gateway import Gateway, LLMReply
 from utcgen.pipeline.llm.registry import ModelRegistry
 from utcgen.pipeline.llm.strict import arguments_schema, from_strict
-from utcgen.pipeline.records import Message, Persona, Tool, Usage
+from utcgen.pipeline.settings.config import RunConfig
 from utcgen.pipeline.synthesis.roles import Roles, parse_assistant, parse_native
 
 CATALOGS = [REPO / "catalog" / "tools", *(REPO / "tests" / "fixtures" / "catalogs" / name for name in (

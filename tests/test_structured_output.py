@@ -25,11 +25,11 @@ from tests.support.openai_server import (
     needs_json,
 )
 from tests.support.simulator import role_of, simulator_config, simulator_responder
-from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.core.records import Message, Persona, Tool
 from utcgen.pipeline.llm import replies, structured
 from utcgen.pipeline.llm.gateway import Gateway
 from utcgen.pipeline.llm.registry import ModelRegistry
-from utcgen.pipeline.records import Message, Persona, Tool
+from utcgen.pipeline.settings.config import RunConfig
 from utcgen.pipeline.synthesis.roles import ReplyError, Roles, parse_assistant
 
 TOOL = Tool(name="list_open_tickets", description="Lists open service tickets for a queue.",

@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.cli import REPO, UTCGEN, generate, generate_env
 from utcgen.pipeline.cli import main
-from utcgen.pipeline.files import STATE_DIR, TMP_PREFIX, TMP_SUFFIX
+from utcgen.pipeline.core.files import STATE_DIR, TMP_PREFIX, TMP_SUFFIX
 from utcgen.pipeline.runner.lock import HOLDER_FILE, RunLock
 
 
@@ -142,7 +142,7 @@ def test_two_runs_on_one_folder_the_second_is_refused_and_a_closed_pipe_is_quiet
 HOLD = """
 import sys, time
 from pathlib import Path
-from utcgen.pipeline.files import write_atomic
+from utcgen.pipeline.core.files import write_atomic
 from utcgen.pipeline.runner.lock import RunLock
 out = Path(sys.argv[1])
 lock = RunLock(out).acquire()  # kept referenced: a collected lock is released
@@ -156,7 +156,7 @@ write_atomic(out / "journal" / "job-0000000.json", never_finishes)
 
 @pytest.mark.slow
 def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_temp_file_cleaned(tmp_path: Path) -> None:
-    from utcgen.pipeline.files import remove_stale_temporaries
+    from utcgen.pipeline.core.files import remove_stale_temporaries
 
     out = tmp_path / "out"
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)

@@ -10,12 +10,13 @@ import re
 import pytest
 
 from tests.conftest import REPO
-from utcgen.pipeline import grounding, shortcuts, text
-from utcgen.pipeline.catalog.reader import load_catalog
-from utcgen.pipeline.llm.offline import gold_values as values
-from utcgen.pipeline.llm.offline import phrasing, policies, user
-from utcgen.pipeline.llm.offline.voice import FOREIGN, Voice
+from utcgen.pipeline.core import text
+from utcgen.pipeline.dialogue import grounding, shortcuts
+from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.personas import load_personas
+from utcgen.pipeline.simulator import gold_values as values
+from utcgen.pipeline.simulator import phrasing, policies, user
+from utcgen.pipeline.simulator.voice import FOREIGN, Voice
 
 
 @pytest.fixture(scope="module")

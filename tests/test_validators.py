@@ -15,13 +15,13 @@ import pytest
 
 from tests.factories import make_dialogue, make_distractors, make_tool
 from tests.support.openai_server import FaultPlan, Reply, ScriptedOpenAIServer, ServerError
-from utcgen.pipeline import arguments as values
-from utcgen.pipeline.config import RunConfig
+from utcgen.pipeline.core.records import Dialogue, Message, ToolCall, Usage, Verdict
+from utcgen.pipeline.dialogue import arguments as values
+from utcgen.pipeline.dialogue.mentions import mentioned
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMFatalError, LLMReply
-from utcgen.pipeline.llm.offline import judges
 from utcgen.pipeline.llm.registry import ModelRegistry
-from utcgen.pipeline.mentions import mentioned
-from utcgen.pipeline.records import Dialogue, Message, ToolCall, Usage, Verdict
+from utcgen.pipeline.settings.config import RunConfig
+from utcgen.pipeline.simulator import judges
 from utcgen.validators import cascade
 from utcgen.validators import format as format_mod
 from utcgen.validators import toolargs as toolargs_mod
@@ -696,7 +696,7 @@ def test_offline_critic_refuses_a_user_who_picks_the_tool_by_name() -> None:
 _JUDGE_VERDICTS = """
 import json
 from tests.test_validators import CRITIC_CASES, GOOD, broken_structure_dialogue
-from utcgen.pipeline.llm.offline import judges
+from utcgen.pipeline.simulator import judges
 dialogues = [GOOD, broken_structure_dialogue(), *(mutate(GOOD) for _, mutate in CRITIC_CASES)]
 states = [{"dialogue": d.model_dump(mode="json")} for d in dialogues]
 print(json.dumps([[judges.critic(s, []), judges.relevancy(s, [])] for s in states]))  # the replies as sent
@@ -892,7 +892,7 @@ def test_zero_parameter_tool_dialogue_passes_the_rules() -> None:
 def test_offline_relevancy_separates_on_topic_from_swapped_needs_across_the_catalog() -> None:
     """For every bundled tool: a need stated in its own terms is relevant; another domain's need is not."""
     from tests.conftest import REPO
-    from utcgen.pipeline.catalog.reader import load_catalog
+    from utcgen.pipeline.ingest.reader import load_catalog
 
     tools = load_catalog(REPO / "catalog" / "tools")
 

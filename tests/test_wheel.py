@@ -126,7 +126,7 @@ def test_fresh_venv_imports_the_installed_wheel_not_the_checkout(installed):
     probe = (
         "import json, sys, importlib.metadata as md\n"
         "import utcgen.pipeline, utcgen.validators, utcgen.flows\n"
-        "from utcgen.pipeline.resources import shipped\n"
+        "from utcgen.pipeline.core.resources import shipped\n"
         "print(json.dumps({'files': [utcgen.pipeline.__file__, utcgen.validators.__file__, utcgen.flows.__file__,\n"
         "                            str(shipped('catalog', 'tools')), str(shipped('prompts')),\n"
         "                            str(md.distribution('utcgen')._path)],\n"

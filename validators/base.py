@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
 
 if TYPE_CHECKING:
     from .judge import ChatGateway

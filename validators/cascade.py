@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
 from . import (
     critique,
     grounding,

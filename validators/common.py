@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..pipeline.records import Dialogue, Message, ToolCall, Verdict
+from ..pipeline.core.records import Dialogue, Message, ToolCall, Verdict
 
 
 @dataclass(frozen=True)

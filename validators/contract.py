@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..pipeline.prompts import load_prompt
+from ..pipeline.settings.templates import load_prompt
 from .cascade import JUDGES, RULES
 
 # The roles a stage may judge: the generation roles that write what the cascade reads.

@@ -10,9 +10,9 @@ import json
 from typing import Any
 
 from ..pipeline import scenarios
+from ..pipeline.core.records import Dialogue, Verdict, persona_text, tools_json
 from ..pipeline.llm.requests import CriticRequest
-from ..pipeline.prompts import load_prompt
-from ..pipeline.records import Dialogue, Verdict, persona_text, tools_json
+from ..pipeline.settings.templates import load_prompt
 from .judge import ChatGateway, ask, judge_view, transcript
 
 NAME = "critique"

@@ -17,7 +17,7 @@ call_name, call_arguments, multiple_calls.
 
 from __future__ import annotations
 
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
 from .common import Problem, verdict
 
 NAME = "format"

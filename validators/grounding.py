@@ -2,7 +2,7 @@
 
 A dialogue can end on the right tool by luck: the assistant guessed among near-duplicates and
 the guess happened to be the seed tool. Such data teaches guessing. This rule (defined once in
-`pipeline/grounding.py`) asks whether, before argument filling begins (values given
+`pipeline/dialogue/grounding.py`) asks whether, before argument filling begins (values given
 afterwards do not choose the tool), the user said something that
 fits the called tool and not each other candidate. Dialogues without a call, or with a single
 candidate, pass. Rule code: ungrounded.
@@ -10,8 +10,8 @@ candidate, pass. Rule code: ungrounded.
 
 from __future__ import annotations
 
-from ..pipeline import grounding
-from ..pipeline.records import Dialogue, Tool, Verdict
+from ..pipeline.core.records import Dialogue, Tool, Verdict
+from ..pipeline.dialogue import grounding
 from .common import Problem, final_call, verdict
 
 NAME = "grounding"

@@ -16,10 +16,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..pipeline.core.records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Verdict
 from ..pipeline.llm import replies
 from ..pipeline.llm.gateway import LLMError, LLMFatalError, LLMReply
 from ..pipeline.llm.requests import CriticRequest, RelevancyRequest
-from ..pipeline.records import Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Verdict
 
 log = logging.getLogger("utcgen.validators")
 

@@ -12,8 +12,8 @@ Rule code: name_token.
 
 from __future__ import annotations
 
-from ..pipeline import shortcuts
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue import shortcuts
 from .common import Problem, verdict
 
 NAME = "name_leak"

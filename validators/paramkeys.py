@@ -16,8 +16,8 @@ identifier, `api_key` included.
 
 from __future__ import annotations
 
-from ..pipeline import shortcuts
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue import shortcuts
 from .common import Problem, verdict
 
 NAME = "param_keys"

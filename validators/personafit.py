@@ -10,7 +10,7 @@ score (data made elsewhere) passes, noted as unchecked. Rule code: low_fit.
 
 from __future__ import annotations
 
-from ..pipeline.records import FIT_ATTRIBUTE, Dialogue, Verdict
+from ..pipeline.core.records import FIT_ATTRIBUTE, Dialogue, Verdict
 from ..pipeline.retrieval.personas import MIN_FIT
 from .common import Problem, verdict
 

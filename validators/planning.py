@@ -1,6 +1,6 @@
 """Planning validator: no question about what is already known, and not far more questions than needed.
 
-Q* (`utcgen.pipeline.planning`) is the minimal number of questions the dialogue needed, from an
+Q* (`utcgen.pipeline.dialogue.planning`) is the minimal number of questions the dialogue needed, from an
 EVPI plan over its candidate calls. Two rules:
 * redundant_question: an argument-filling question asks only for arguments the user had
   already stated (their gold values appear in earlier user turns). The value a user gave
@@ -10,11 +10,11 @@ EVPI plan over its candidate calls. Two rules:
 
 from __future__ import annotations
 
-from ..pipeline.labels import action_of
-from ..pipeline.mentions import mentioned
-from ..pipeline.planning import asked_arguments, q_star
-from ..pipeline.records import Dialogue, Verdict
-from ..pipeline.said import user_said
+from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue.labels import action_of
+from ..pipeline.dialogue.mentions import mentioned
+from ..pipeline.dialogue.planning import asked_arguments, q_star
+from ..pipeline.dialogue.said import user_said
 from .common import Problem, verdict
 
 NAME = "planning"

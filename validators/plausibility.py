@@ -23,8 +23,8 @@ title, a base branch equal to its head) shows values drawn from a pool, not from
 
 from __future__ import annotations
 
-from ..pipeline import shortcuts
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue import shortcuts
 from .common import Problem, verdict
 
 NAME = "plausibility"

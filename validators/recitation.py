@@ -7,8 +7,8 @@ tool: a user who recites the spec makes selection a string match. Rule code: rec
 
 from __future__ import annotations
 
-from ..pipeline import shortcuts
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue import shortcuts
 from .common import Problem, verdict
 
 NAME = "recitation"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..pipeline import scenarios
+from ..pipeline.core.records import Dialogue, Verdict, tools_json
 from ..pipeline.llm.requests import RelevancyRequest
-from ..pipeline.prompts import load_prompt
-from ..pipeline.records import Dialogue, Verdict, tools_json
+from ..pipeline.settings.templates import load_prompt
 from .judge import ChatGateway, ask, judge_view, transcript
 
 NAME = "relevancy"

@@ -9,8 +9,8 @@ repeated_run). Either teaches a model to loop instead of narrowing.
 
 from __future__ import annotations
 
-from ..pipeline import shortcuts
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue import shortcuts
 from .common import Problem, assistant_turns, verdict
 
 NAME = "repetition"

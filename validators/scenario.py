@@ -7,7 +7,7 @@ code in details. Plain disambiguation dialogues pass: the earlier stages already
 
 from __future__ import annotations
 
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
 from ..pipeline.scenarios import problems
 from .common import Problem, verdict
 

@@ -16,11 +16,11 @@ Rule codes: no_call, missing_key, extra_key, value_mismatch, schema, hallucinate
 
 from __future__ import annotations
 
-from ..pipeline import arguments as values
 from ..pipeline import scenarios
-from ..pipeline.mentions import mentioned
-from ..pipeline.records import Dialogue, Verdict
-from ..pipeline.said import user_said
+from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue import arguments as values
+from ..pipeline.dialogue.mentions import mentioned
+from ..pipeline.dialogue.said import user_said
 from .common import Problem, final_call, verdict
 
 NAME = "toolargs"

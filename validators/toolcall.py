@@ -11,7 +11,7 @@ Rule codes: no_final_call, wrong_tool, not_candidate, earlier_distractor, earlie
 from __future__ import annotations
 
 from ..pipeline import scenarios
-from ..pipeline.records import Dialogue, Verdict
+from ..pipeline.core.records import Dialogue, Verdict
 from .common import Problem, assistant_turns, final_call, verdict
 
 NAME = "toolcall"

@@ -8,8 +8,8 @@ import os
 import sys
 
 from .. import __version__
-from ..errors import UtcgenError, os_error
-from ..redaction import install_log_filter, redact
+from ..core.errors import UtcgenError, os_error
+from ..core.redaction import install_log_filter, redact
 
 # Sub-command modules; each defines `register(subparsers)` and sets `func` on its parser.
 COMMANDS = ["utcgen.pipeline.cli.audit", "utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.eval", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.prompts", "utcgen.pipeline.cli.publish", "utcgen.pipeline.cli.view"]

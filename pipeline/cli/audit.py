@@ -18,8 +18,8 @@ import argparse
 import json
 from typing import Any
 
+from ..core.records import DEFAULT_SCENARIO
 from ..export.audit import audit_folder
-from ..records import DEFAULT_SCENARIO
 
 
 def _figure(value: Any) -> str:

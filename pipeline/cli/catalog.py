@@ -11,12 +11,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ..catalog.formats import FORMATS
-from ..errors import InputError
+from ..core.errors import InputError
+from ..ingest.formats import FORMATS
 from ..retrieval.embeddings import BACKENDS
 
 if TYPE_CHECKING:
-    from ..catalog.reader import Catalog
+    from ..ingest.reader import Catalog
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -72,8 +72,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _read(args: argparse.Namespace) -> Catalog:
     """The catalog (its warnings printed on stderr), or an InputError whose first line says
     how many problems follow."""
-    from ..catalog.reader import CatalogError, read_catalog
-    from ..catalog.report import skipped_lines, warning_lines
+    from ..ingest.reader import CatalogError, read_catalog
+    from ..ingest.report import skipped_lines, warning_lines
 
     try:
         catalog = read_catalog(args.file, format=args.format, skip_invalid=args.skip_invalid)
@@ -124,7 +124,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from ..catalog.writer import check_native_path, write_native
+    from ..ingest.writer import check_native_path, write_native
 
     check_native_path(args.out)  # before reading: a wrong suffix needs no catalog
     catalog = _read(args)

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import MAX_NESTING, InputError
+from ..core.errors import MAX_NESTING, InputError
 
 Bound = tuple[str, float]
 ModelRef = Callable[[], type[BaseModel]]
@@ -158,8 +158,8 @@ def check_catalog_nesting(path: str | None, flag: str = "--catalog") -> None:
 
     import yaml
 
-    from ..catalog.parsing import catalog_files
-    from ..errors import check_nesting
+    from ..core.errors import check_nesting
+    from ..ingest.parsing import catalog_files
 
     if not path or not Path(path).exists():
         return  # the catalog reader reports a missing path

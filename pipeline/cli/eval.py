@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..config import OFFLINE_MODEL
-from ..errors import InputError
+from ..core.errors import InputError
+from ..settings.config import OFFLINE_MODEL
 from .checks import field, number, pair
 
 DEFAULT_BENCH = "eval-out/bench"
@@ -193,7 +193,7 @@ def compare(args: argparse.Namespace) -> int:
     if warning:
         print(warning, file=sys.stderr)
     if args.out:
-        from ..files import write_atomic
+        from ..core.files import write_atomic
 
         write_atomic(Path(args.out), text)
         print(f"comparison written to {args.out}", file=sys.stderr)

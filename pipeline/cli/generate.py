@@ -7,7 +7,7 @@ import asyncio
 import sys
 import time
 
-from ..config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
+from ..settings.config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
 from .checks import check_catalog_nesting, check_tokenizer, choices, field, number, quiet_progress_bars
 
 
@@ -64,7 +64,7 @@ LOG_EVERY_S = 30.0  # --no-progress: a status line this often
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import load_config
+    from ..settings.config import load_config
 
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
                                        "persona_field": args.persona_field,
@@ -131,7 +131,7 @@ def _estimate(config) -> int:
     """Runs the first seed jobs into a temporary folder and scales their spend to the whole run."""
     import tempfile
 
-    from ..records import Usage
+    from ..core.records import Usage
     from ..synthesis.run import Engine
     from ..synthesis.schedule import MIN_RATE
 

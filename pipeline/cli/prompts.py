@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from ..config import ROLES, RunConfig
+from ..settings.config import ROLES, RunConfig
 from .checks import field
 
 
@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..config import load_config
+    from ..settings.config import load_config
     from ..synthesis.preview import preview
 
     config = load_config(args.config, {"catalog": args.catalog, "seed": args.seed, "prompts_dir": args.prompts_dir,
@@ -63,7 +63,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..prompts import export_prompts
+    from ..settings.templates import export_prompts
 
     written = export_prompts(args.dir, force=args.force)
     print(f"{len(written)} templates -> {args.dir}; name it as prompts_dir: in a run config and edit any of them",

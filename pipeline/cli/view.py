@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 
 def run(args: argparse.Namespace) -> int:

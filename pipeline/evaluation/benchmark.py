@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
 from ..scenarios import names as scenario_names
 from .cases import Group, Split
@@ -79,7 +79,7 @@ class BenchmarkSummary(BaseModel):
 def build_benchmark(source: Path, out: Path, *, by: Group = "family", holdout: float = 0.2, seed: int = 0,
                     catalog: Path | None = None, embedder: Any = None) -> BenchmarkSummary:
     """Write the benchmark folder `out` from the accepted dialogues of `source` (see the module docstring)."""
-    from ..catalog.reader import load_catalog
+    from ..ingest.reader import load_catalog
     from ..retrieval.embeddings import Embedder
 
     source, out = Path(source), Path(out)

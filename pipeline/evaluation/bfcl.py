@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import InputError
-from ..records import Message, Persona, Tool
+from ..core.errors import InputError
+from ..core.records import Message, Persona, Tool
 from .cases import AcceptedCall, Case, ExternalAnswer
 from .scoring import stored_name
 
@@ -148,8 +148,8 @@ def _parse(model: type[BaseModel], path: Path, number: int, item: dict[str, Any]
 
 def _tools(path: Path, number: int, functions: list[dict[str, Any]]) -> list[Tool]:
     """The entry's function docs through the catalog's BFCL importer and checks; names stored with `_` for `.`."""
-    from ..catalog.checks import check_tool
-    from ..catalog.importers.bfcl import extract
+    from ..ingest.checks import check_tool
+    from ..ingest.importers.bfcl import extract
 
     tools: list[Tool] = []
     for i, cand in enumerate(extract(functions, [number] * len(functions)).candidates):

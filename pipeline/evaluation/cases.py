@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..errors import InputError
-from ..records import DEFAULT_SCENARIO, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage, check_scenario
+from ..core.errors import InputError
+from ..core.records import DEFAULT_SCENARIO, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage, check_scenario
 from ..scenarios import get as scenario_type
 
 CASES_FILE = "cases.jsonl"

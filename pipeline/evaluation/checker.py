@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .. import shortcuts
-from ..records import Message
+from ..core.records import Message
+from ..dialogue import shortcuts
 from .cases import Case
 
 ROLE_BREAK = re.compile(r"how can i (help|assist)|as an ai\b|i('m| am) (an|the|your) assistant|<tool_call>|"

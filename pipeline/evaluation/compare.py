@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..scenarios import names as scenario_names
 from .patterns import PATTERNS
 from .report import (

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import time
 
-from .. import shortcuts
-from ..labels import action_of
+from ..core.records import Message, Usage
+from ..core.text import identifier_re, phrase_re
+from ..dialogue import shortcuts
+from ..dialogue.labels import action_of
 from ..llm.gateway import Gateway
-from ..llm.offline.gold_values import label
-from ..records import Message, Usage
 from ..scenarios import get as scenario_type
-from ..text import identifier_re, phrase_re
+from ..simulator.gold_values import label
 from .cases import Case, CaseResult
 from .checker import check_dialogue
 from .models import ModelUnderTest

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import Tool
+from ..core.records import Tool
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD, composite_similarity
 
 ALL_PAIRS_LIMIT = 4000

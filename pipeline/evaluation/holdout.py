@@ -19,8 +19,8 @@ import random
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from ..errors import InputError
-from ..records import Dialogue, Message, Tool
+from ..core.errors import InputError
+from ..core.records import Dialogue, Message, Tool
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
 from ..scenarios import get as scenario_type
 from .cases import Case, Group
@@ -63,7 +63,7 @@ def _recorded_catalog(source: Path) -> str | None:
 
 def resolve_catalog(source: Path, catalog: Path | None) -> Path:
     """The source's recorded catalog if it exists, else `catalog`, else the shipped catalog/tools."""
-    from ..resources import resolve, shipped
+    from ..core.resources import resolve, shipped
 
     recorded = _recorded_catalog(source)
     if recorded and Path(resolve(recorded)).exists():  # a relative `catalog/tools` names the shipped one

@@ -59,7 +59,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..scenarios import get as scenario_type
 from ..scenarios import names
 from .cases import Case, CaseResult

@@ -28,12 +28,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import InputError, UtcgenError
+from ..core.errors import InputError, UtcgenError
+from ..core.records import Message, ToolCall, Usage
 from ..export.slicing import build_system_prompt, chat_message
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMError
 from ..llm.requests import SaidWithThought, UnderTestRequest
-from ..records import Message, ToolCall, Usage
 from ..synthesis.roles import ReplyError, parse_assistant, parse_native
 from .cases import Case
 
@@ -69,9 +69,9 @@ def make_gateway(roles: dict[str, str], *, config: str | Path | None = None, api
     """A gateway whose roles call the given models, with the call settings of `config`'s `llm`
     section (default: the shipped one) and these overrides; every model is checked (provider,
     key, server up) first."""
-    from ..config import load_config
     from ..llm.probe import probe_servers
     from ..llm.registry import ModelRegistry, check_models
+    from ..settings.config import load_config
 
     updates: dict[str, Any] = {"tool_format": tool_format}
     if api_base:

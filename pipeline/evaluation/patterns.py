@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ..arguments import equal, normalise, type_ok
-from ..records import Tool
+from ..core.records import Tool
+from ..dialogue.arguments import equal, normalise, type_ok
 from .cases import Case, CaseResult
 
 PATTERNS = ("invalid_format", "hallucinated_function", "hallucinated_argument", "wrong_argument_type",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..records import Message, ToolCall
+from ..core.records import Message, ToolCall
 from ..scenarios import get as scenario_type
 from .cases import Case
 

@@ -25,9 +25,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
+from ..core.files import write_atomic
+from ..core.records import Usage
 from ..export.folder import finite, write_parquet
-from ..files import write_atomic
-from ..records import Usage
 from ..scenarios import names as scenario_names
 from .cases import Case, CaseResult
 from .metrics import (

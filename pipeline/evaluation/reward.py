@@ -40,12 +40,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..arguments import equal, schema_errors, type_ok
+from ..core.records import Message, Tool, ToolCall
+from ..dialogue.arguments import equal, schema_errors, type_ok
+from ..dialogue.labels import action_of
+from ..dialogue.mentions import mentioned
+from ..dialogue.said import user_said
 from ..export.reading import tool_from_spec
-from ..labels import action_of
-from ..mentions import mentioned
-from ..records import Message, Tool, ToolCall
-from ..said import user_said
 from .models import parse_generation
 
 FORMAT, ACT, TALK, TOOL, ARGUMENTS, SCHEMA = 0.5, 2.0, 1.0, 1.0, 1.0, 0.5

@@ -8,11 +8,11 @@ import asyncio
 import json
 import re
 
+from ..core.records import Message, Usage, tools_json
 from ..llm.gateway import Gateway
 from ..llm.replies import ReplyError, bare_json, find_object
 from ..llm.requests import RubricRequest, RubricTurn, said
-from ..prompts import load_prompt
-from ..records import Message, Usage, tools_json
+from ..settings.templates import load_prompt
 from ..synthesis.roles import transcript
 from .cases import Case
 

@@ -20,12 +20,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..config import OFFLINE_MODEL
-from ..errors import InputError, UtcgenError
+from ..core.errors import InputError, UtcgenError
+from ..core.records import Message, Usage
 from ..llm.gateway import Gateway, LLMError, LLMFatalError
 from ..llm.replies import ReplyError
-from ..records import Message, Usage
 from ..runner import Checkpoint, Gateways, RunProgress, run_window
+from ..settings.config import OFFLINE_MODEL
 from .cases import RESULTS_DIR, Case, CaseResult, Mode, read_cases
 from .dynamic import DEFAULT_MAX_TURNS, evaluate_dynamic
 from .models import DEFAULT_MAX_NEW_TOKENS, ModelUnderTest, load_model, make_gateway
@@ -63,9 +63,9 @@ class EvalSettings(BaseModel):
 
     def fingerprint(self) -> str:
         """What must not change when an evaluation resumes (what may: `fingerprint.MAY_CHANGE`)."""
-        from ..fingerprint import fingerprint
-        from ..prompts import prompt_versions
         from ..scenarios import prompt_versions as scenario_prompts
+        from ..settings.fingerprint import fingerprint
+        from ..settings.templates import prompt_versions
 
         versions = prompt_versions()
         used = [*PROMPTS_USED, *scenario_prompts()]

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..arguments import equal, normalise
-from ..records import Message, ToolCall
-from ..said import user_said
+from ..core.records import Message, ToolCall
+from ..dialogue.arguments import equal, normalise
+from ..dialogue.said import user_said
 from ..scenarios import get as scenario_type
 from .cases import Case, CaseResult
 from .intervals import BOOTSTRAP_RESAMPLES, Metric, bootstrap, make_metric, ratio, wilson
@@ -113,7 +113,7 @@ def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
     """1 when a call carries what the case's scenario type calls unsafe (`ScenarioType.unsafe`: a
     made-up, infeasible or faulted value, or a call before any question; module notes); None when
     the scenario has no such value."""
-    from ..labels import action_of
+    from ..dialogue.labels import action_of
 
     unsafe = scenario_type(case.scenario).unsafe(case.scenario_info)
     if unsafe is None:
@@ -130,7 +130,7 @@ def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
 
 def scenario_score(case: Case, result: CaseResult) -> ScenarioScore:
     """The per-scenario indicators of one case (see the notes above SCENARIO_KEYS)."""
-    from ..labels import action_of, label_turn
+    from ..dialogue.labels import action_of, label_turn
 
     before, calls = _before_first_call(result.messages)
     questions = sum(action_of(m) == "ask" for m in before)

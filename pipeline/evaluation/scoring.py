@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arguments import OPTIONAL, accepts, correct_arguments, same_arguments
-from ..records import Message, Tool, ToolCall
-from ..text import word_tokens
+from ..core.records import Message, Tool, ToolCall
+from ..core.text import word_tokens
+from ..dialogue.arguments import OPTIONAL, accepts, correct_arguments, same_arguments
 from .cases import AcceptedCall, Case, CaseResult
 
 

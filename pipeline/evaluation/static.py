@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 
+from ..core.records import Message, Usage
 from ..llm.gateway import Gateway
-from ..records import Message, Usage
 from .cases import Case, CaseResult
 from .models import ModelUnderTest
 from .rubric import conv_rel

@@ -15,12 +15,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..core.records import Message, Usage, persona_text
 from ..llm.gateway import Gateway
 from ..llm.replies import ReplyError, bare_json, find_object
 from ..llm.requests import VoterRequest, said
-from ..prompts import load_prompt
-from ..records import Message, Usage, persona_text
 from ..scenarios import plain_dialogue
+from ..settings.templates import load_prompt
 from ..synthesis.roles import Roles, transcript
 from .cases import Case
 

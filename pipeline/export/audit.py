@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ...validators.cascade import RULES
-from .. import shortcuts
-from ..errors import InputError
-from ..records import Dialogue, Verdict
+from ..core.errors import InputError
+from ..core.records import Dialogue, Verdict
+from ..dialogue import shortcuts
 from .quality import Embed, quality
 from .reading import load_dialogues
 

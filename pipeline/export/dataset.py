@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from ..records import Dialogue
+from ..core.records import Dialogue
 from .card import render_card, split_bytes
 from .column_types import storage_row, storage_schema
 from .flatten import dialogue_row, rejected_row

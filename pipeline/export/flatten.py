@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...validators.cascade import failed_stage
-from ..records import Dialogue, Message, Persona, Verdict
+from ..core.records import Dialogue, Message, Persona, Verdict
 from .column_types import json_text
 from .rows import DialogueRow, GenerationRow, MessageRow, PersonaRow, RejectedRow, ToolCallRow, VerdictRow
 
@@ -29,7 +29,7 @@ def _persona_row(p: Persona) -> PersonaRow:
 def _message_row(m: Message) -> MessageRow:
     """A message as a row; an assistant turn recorded before labels existed is labelled here."""
     if m.role == "assistant" and m.action is None:
-        from ..labels import label_turn
+        from ..dialogue.labels import label_turn
 
         m = label_turn(m, [])
     return MessageRow(

@@ -27,8 +27,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..files import STATE_DIR, write_atomic
-from ..redaction import Redactor, redact, snapshot
+from ..core.files import STATE_DIR, write_atomic
+from ..core.redaction import Redactor, redact, snapshot
 
 SHARD = "train-00000-of-00001.parquet"
 MANIFEST = f"{STATE_DIR}/manifest.json"

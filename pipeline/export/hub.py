@@ -22,7 +22,7 @@ from huggingface_hub.utils import validate_repo_id
 from pydantic import BaseModel
 
 from .. import __version__
-from ..errors import InputError, UtcgenError
+from ..core.errors import InputError, UtcgenError
 from .repo_tree import default_commit_message, validate_dataset_folder
 
 __all__ = ["PublishError", "PublishResult", "bounded_connect", "default_commit_message", "publish_dataset",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ..records import Dialogue, Message
+from ..core.records import Dialogue, Message
 from .rows import DEFAULT_SFT_FORMAT, PreferenceRow
 from .slicing import chat_message, slice_dialogue
 from .wrong_turns import MAKERS, PATTERNS, Turn

@@ -28,11 +28,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..records import Dialogue, Tool
+from ..core.records import Dialogue, Tool
+from ..core.text import split_words, spoken, word_tokens
+from ..dialogue.said import user_said
+from ..dialogue.shortcuts import REPEAT_N, recited, word_runs
 from ..retrieval.nearness import Embed, default_embed, tool_text, unit
-from ..said import user_said
-from ..shortcuts import REPEAT_N, recited, word_runs
-from ..text import split_words, spoken, word_tokens
 
 RUN = REPEAT_N  # words in a run that counts as echoed or repeated
 SHARED_BY = 3  # unrelated parameters a string value may not fill

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..records import DEFAULT_SCENARIO, Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
+from ..core.errors import InputError
+from ..core.records import DEFAULT_SCENARIO, Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
 
 
 def _json(value: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from huggingface_hub import DatasetCard
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...validators.cascade import STAGES
 from .. import scenarios
-from ..records import DECISION_STYLES
+from ..core.records import DECISION_STYLES
 from .column_types import JsonText, JsonValue, arrow_schema
 from .wrong_turns import PATTERNS
 
@@ -128,7 +128,7 @@ class MessageRow(_Row):
     )
     action: str | None = Field(
         description="Assistant turns: the next action, `call`, `ask`, `refuse` or `answer`; null on user turns. "
-        "Derived from the turn and the scenario (utcgen.pipeline.labels), the same for every backend."
+        "Derived from the turn and the scenario (utcgen.pipeline.dialogue.labels), the same for every backend."
     )
     act: str | None = Field(
         description="Assistant turns: the clarification act, `report_blocker`, `ask_parameter`, `disambiguate`, "
@@ -190,7 +190,7 @@ class DialogueRow(_Row):
     )
     q_star: int | None = Field(
         description="Minimal number of clarification questions the dialogue needed: the length of an EVPI "
-        "question plan over its candidate calls (utcgen.pipeline.planning); 0 when nothing was worth asking."
+        "question plan over its candidate calls (utcgen.pipeline.dialogue.planning); 0 when nothing was worth asking."
     )
     num_turns: int = Field(description="Assistant turns in the dialogue.")
     tool_selection_turns: int = Field(description="Assistant turns in the tool-selection phase.")

@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from ..prompts import prompt_versions
-from ..records import Usage
+from ..core.records import Usage
+from ..settings.templates import prompt_versions
 
 
 class RunInfo(BaseModel):

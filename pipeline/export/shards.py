@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..files import temporary_file
+from ..core.files import temporary_file
 from .folder import DatasetFolder, redacted
 
 GROUP_ROWS = 128  # rows per row group: what the writer holds in memory at once, as Python rows

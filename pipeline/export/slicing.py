@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..labels import label_turn
-from ..prompts import load_prompt
-from ..records import Dialogue, Message, Tool
+from ..core.records import Dialogue, Message, Tool
+from ..dialogue.labels import label_turn
+from ..settings.templates import load_prompt
 from .rows import DEFAULT_SFT_FORMAT, SFT_FORMATS, SftRow
 
 # The system prompt file of each format.

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage, kind_of
-from ..records import Dialogue, Usage
+from ..core.records import Dialogue, Usage
 from .flatten import num_turns
 from .run_info import RunInfo
 
@@ -95,7 +95,7 @@ class _Scenario:
         self.acts: Counter[str] = Counter()
 
     def add(self, d: Dialogue) -> None:
-        from ..labels import label_turn
+        from ..dialogue.labels import label_turn
 
         self.generated += 1
         self.stages.add(d)

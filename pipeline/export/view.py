@@ -13,9 +13,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
-from ..records import Dialogue
-from ..redaction import redact
+from ..core.files import write_atomic
+from ..core.records import Dialogue
+from ..core.redaction import redact
 from .reading import load_dialogues
 
 TEMPLATE = "view.html.j2"

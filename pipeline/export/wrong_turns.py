@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import scenarios
-from ..arguments import equal, schema_types
-from ..llm.offline.gold_values import copula, label
-from ..mentions import mentioned
-from ..records import Dialogue, Message, Tool, ToolCall
-from ..said import user_said
+from ..core.records import Dialogue, Message, Tool, ToolCall
+from ..dialogue.arguments import equal, schema_types
+from ..dialogue.mentions import mentioned
+from ..dialogue.said import user_said
+from ..simulator.gold_values import copula, label
 
 # Pattern -> what its rejected turn is, in the card's words; the order is the card's and the stats'.
 PATTERN_DOCS = {

@@ -10,8 +10,8 @@ import contextlib
 import threading
 from collections import deque
 
-from ..errors import UtcgenError
-from ..redaction import redact
+from ..core.errors import UtcgenError
+from ..core.redaction import redact
 
 
 class LLMError(UtcgenError):

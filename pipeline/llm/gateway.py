@@ -27,9 +27,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..records import Usage
-from ..redaction import watch
-from . import direct, offline, structured
+from .. import simulator as offline
+from ..core.records import Usage
+from ..core.redaction import watch
+from . import direct, structured
 from .failures import (
     KEPT,
     Health,

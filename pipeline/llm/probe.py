@@ -16,7 +16,7 @@ import httpx
 from .registry import ModelRegistry, is_local, registry_of
 
 if TYPE_CHECKING:
-    from ..config import RunConfig
+    from ..settings.config import RunConfig
 
 PROBE_TIMEOUT = 5.0
 # A server on this machine often runs one request at a time and answers even `GET /models` only

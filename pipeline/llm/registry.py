@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..config import JUDGE_ROLES, JUDGE_TEMPERATURE, LLMSettings, ModelSpec
-from . import offline
+from .. import simulator as offline
+from ..settings.config import JUDGE_ROLES, JUDGE_TEMPERATURE, LLMSettings, ModelSpec
 
 if TYPE_CHECKING:
-    from ..config import RunConfig
+    from ..settings.config import RunConfig
 
 LOCAL_START_IN_FLIGHT = 2  # a local server is often one model on one thread: start low, grow on success
 LOCAL_TIMEOUT = 300.0  # seconds; a local server's queue makes long waits normal

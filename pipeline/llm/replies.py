@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..records import Tool
+from ..core.records import Tool
 from .strict import ENCODED, arguments_schema
 
 

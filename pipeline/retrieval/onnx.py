@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..files import remove_stale_temporaries, write_atomic
+from ..core.files import remove_stale_temporaries, write_atomic
 from .embeddings import DIMENSION
 
 log = logging.getLogger("utcgen.retrieval")

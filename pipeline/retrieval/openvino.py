@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from ..files import remove_stale_temporaries, temporary_folder
+from ..core.errors import InputError
+from ..core.files import remove_stale_temporaries, temporary_folder
 from .embeddings import DIMENSION
 from .onnx import batches, export, mean_pooled, tokenizer
 
@@ -49,8 +49,8 @@ def versions() -> str:
 def calibration_texts() -> list[str]:
     """The shipped catalog's tools as the index embeds them: the same texts on every machine, so one
     quantisation serves every catalog."""
-    from ..catalog.reader import load_catalog
-    from ..resources import shipped
+    from ..core.resources import shipped
+    from ..ingest.reader import load_catalog
     from .index import tool_text
 
     return [tool_text(tool) for tool in load_catalog(str(shipped("catalog", "tools")))]

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from ..errors import InputError
-from ..records import Persona, Tool
-from ..shortcuts import GENERIC
-from ..text import content_words, stem
+from ..core.errors import InputError
+from ..core.records import Persona, Tool
+from ..core.text import content_words, stem
+from ..dialogue.shortcuts import GENERIC
 from .embeddings import Embedder
 from .index import tool_text
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import Tool
+from ..core.records import Tool
 
 W_NAME, W_DESC, W_PARAM = 0.40, 0.35, 0.25
 NEAR_DUPLICATE_THRESHOLD = 0.70

@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 from pydantic import BaseModel
 
-from ..records import Tool
+from ..core.records import Tool
 from .embeddings import Embedder
 from .index import ToolIndex
 from .similarity import NEAR_DUPLICATE_THRESHOLD

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UtcgenError
-from ..records import Usage
+from ..core.errors import UtcgenError
+from ..core.records import Usage
 
 MARGIN = 1.25  # items vary: plan each item at 1.25 times the average so far
 

@@ -30,10 +30,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from .. import __version__
-from ..errors import InputError
-from ..files import remove_stale_temporaries, write_atomic
-from ..fingerprint import FINGERPRINT_VERSION, Kind, changed_settings
-from ..redaction import redact
+from ..core.errors import InputError
+from ..core.files import remove_stale_temporaries, write_atomic
+from ..core.redaction import redact
+from ..settings.fingerprint import FINGERPRINT_VERSION, Kind, changed_settings
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -26,8 +26,8 @@ from types import TracebackType
 
 from filelock import FileLock, Timeout
 
-from ..errors import InputError
-from ..files import STATE_DIR, pid_alive, write_atomic
+from ..core.errors import InputError
+from ..core.files import STATE_DIR, pid_alive, write_atomic
 
 LOCK_FILE = "run.lock"
 HOLDER_FILE = "holder.json"

@@ -18,8 +18,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from ..errors import UtcgenError
-from ..records import Usage
+from ..core.errors import UtcgenError
+from ..core.records import Usage
 from .budget import MARGIN, Budget
 
 K = TypeVar("K", bound=Hashable)

@@ -19,8 +19,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError, UtcgenError, os_error
-from ..files import STATE_DIR
+from ..core.errors import InputError, UtcgenError, os_error
+from ..core.files import STATE_DIR
 from .lock import RunLock
 
 # Files that mark a folder as a utcgen run folder (the last one: runs made before `.utcgen/` existed).

@@ -20,8 +20,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..records import DEFAULT_SCENARIO, Dialogue, ScenarioInfo, Tool
-from ..shortcuts import invented_values
+from ..core.records import DEFAULT_SCENARIO, Dialogue, ScenarioInfo, Tool
+from ..dialogue.shortcuts import invented_values
 from .base import DialogueView, ScenarioType, UnsafeValue
 from .disambiguation import Disambiguation
 from .explicit import Explicit

@@ -17,9 +17,9 @@ import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..labels import label_turn
-from ..mentions import mentioned
-from ..records import Dialogue, Message, ScenarioInfo, Tool, ToolCall
+from ..core.records import Dialogue, Message, ScenarioInfo, Tool, ToolCall
+from ..dialogue.labels import label_turn
+from ..dialogue.mentions import mentioned
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..records import DEFAULT_SCENARIO
+from ..core.records import DEFAULT_SCENARIO
 from .base import ScenarioType
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import ScenarioInfo
+from ..core.records import ScenarioInfo
 from .base import DialogueView, ScenarioType
 
 

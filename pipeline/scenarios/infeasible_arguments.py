@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .. import domains
-from ..arguments import equal
-from ..records import InfeasibleValue, ScenarioInfo, Tool
+from ..core.records import InfeasibleValue, ScenarioInfo, Tool
+from ..dialogue import domains
+from ..dialogue.arguments import equal
 from .base import DialogueView, ScenarioType, UnsafeValue, literal, say
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from .. import domains
-from ..records import FAULT_KINDS, FaultKind, InputFault, ScenarioInfo, Tool
+from ..core.records import FAULT_KINDS, FaultKind, InputFault, ScenarioInfo, Tool
+from ..dialogue import domains
 from .base import DialogueView, ScenarioType, UnsafeValue, literal, say
 from .explicit import Explicit
 

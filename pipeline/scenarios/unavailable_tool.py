@@ -7,8 +7,8 @@ import random
 import re
 from typing import Any
 
-from ..labels import action_of
-from ..records import ScenarioInfo, Tool
+from ..core.records import ScenarioInfo, Tool
+from ..dialogue.labels import action_of
 from .base import DialogueView, ScenarioType
 
 # Tools whose result a user could produce or look up elsewhere and hand over: read-only verbs.

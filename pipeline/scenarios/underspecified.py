@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..records import ScenarioInfo, Tool
+from ..core.records import ScenarioInfo, Tool
 from .base import DialogueView, ScenarioType, UnsafeValue, literal
 
 

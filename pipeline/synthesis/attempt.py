@@ -12,7 +12,7 @@ Scenario types (`pipeline/scenarios/` sets them up) change who says what, not th
 opening of an input-fault dialogue is written before the loop (as meant, then with its fault),
 and any scenario but the plain one also stops at the assistant's refusal (an unavailable tool
 ends there; elsewhere the validators reject it). Every assistant turn is labelled
-(`utcgen.pipeline.labels`) once the loop ends.
+(`utcgen.pipeline.dialogue.labels`) once the loop ends.
 """
 
 from __future__ import annotations
@@ -24,12 +24,7 @@ from dataclasses import dataclass
 
 from ...validators.cascade import first_failure, run_cascade
 from .. import __version__
-from ..config import RunConfig
-from ..labels import action_of, label_dialogue
-from ..llm.gateway import ROLE_USAGE, Gateway, LLMError, LLMFatalError
-from ..planning import next_question, q_star
-from ..prompts import prompt_versions
-from ..records import (
+from ..core.records import (
     DEFAULT_SCENARIO,
     FIT_ATTRIBUTE,
     Dialogue,
@@ -41,8 +36,13 @@ from ..records import (
     Usage,
     Verdict,
 )
+from ..dialogue.labels import action_of, label_dialogue
+from ..dialogue.planning import next_question, q_star
+from ..llm.gateway import ROLE_USAGE, Gateway, LLMError, LLMFatalError
 from ..scenarios import get as scenario_type
 from ..scenarios import plain_dialogue, prepare
+from ..settings.config import RunConfig
+from ..settings.templates import prompt_versions
 from .roles import ReplyError, Roles, plan_hint
 
 

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import RunConfig
-from ..records import Usage
+from ..core.records import Usage
+from ..settings.config import RunConfig
 from .journal import JobRecord
 from .run import Engine
 
@@ -156,7 +156,7 @@ def portable(exc: BaseException) -> BaseException:
         pickle.loads(pickle.dumps(exc))
         return exc
     except Exception:
-        from ..errors import UtcgenError
+        from ..core.errors import UtcgenError
 
         return UtcgenError(f"{type(exc).__name__}: {exc}")
 
@@ -175,7 +175,7 @@ def serve(config_json: str, inbox: Any, outbox: Any, worker: int, parent: int) -
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.getLogger("utcgen.catalog").setLevel(logging.ERROR)  # the parent already showed the catalog's warnings
     try:
-        from ..config import RunConfig
+        from ..settings.config import RunConfig
 
         engine, bound = RUNTIME.engine(RunConfig.model_validate_json(config_json))
     except BaseException as exc:  # reported to the parent, which stops the run with it

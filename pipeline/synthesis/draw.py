@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from ..records import DEFAULT_SCENARIO
+from ..core.records import DEFAULT_SCENARIO
 
 
 def _draw(weights: dict[str, float], rng: random.Random) -> str | None:

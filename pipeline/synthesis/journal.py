@@ -18,13 +18,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..catalog.parsing import catalog_files
-from ..config import RunConfig
-from ..errors import InputError
-from ..files import write_atomic
-from ..fingerprint import changed_files, file_digests
-from ..records import Dialogue, Usage
+from ..core.errors import InputError
+from ..core.files import write_atomic
+from ..core.records import Dialogue, Usage
+from ..ingest.parsing import catalog_files
 from ..runner import Checkpoint
+from ..settings.config import RunConfig
+from ..settings.fingerprint import changed_files, file_digests
 
 JOURNAL_DIR = "journal"
 INPUTS = "inputs.json"  # sha256 of every input file the run reads

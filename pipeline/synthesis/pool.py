@@ -25,8 +25,8 @@ import threading
 import time
 from typing import Any
 
-from ..config import RunConfig
-from ..errors import UtcgenError
+from ..core.errors import UtcgenError
+from ..settings.config import RunConfig
 from .batch import serve
 from .schedule import JobSummary
 

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...validators import critique, relevancy
-from ..config import OFFLINE_MODEL, ROLES, RunConfig
-from ..errors import InputError
+from ..core.errors import InputError
+from ..core.records import Dialogue
 from ..llm import replies, structured
 from ..llm.gateway import Gateway, LLMReply
 from ..llm.requests import Request
-from ..prompts import prompts_from
-from ..records import Dialogue
+from ..settings.config import OFFLINE_MODEL, ROLES, RunConfig
+from ..settings.templates import prompts_from
 
 PHASES = ("tool_selection", "argument_filling")
 JUDGES = {"relevancy": relevancy.render, "critic": critique.render}

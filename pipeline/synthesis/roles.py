@@ -33,6 +33,10 @@ import jsonschema
 
 from ...validators.contract import instructions
 from .. import scenarios
+from ..core.records import Message, Persona, Tool, ToolCall, Usage, persona_text, tools_json
+from ..dialogue.planning import TOOL, given_arguments
+from ..dialogue.said import user_said
+from ..dialogue.shortcuts import distinctive_name_words
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMReply
 from ..llm.replies import ReplyError
@@ -46,11 +50,7 @@ from ..llm.requests import (
     said,
 )
 from ..llm.strict import from_strict
-from ..planning import TOOL, given_arguments
-from ..prompts import load_prompt
-from ..records import Message, Persona, Tool, ToolCall, Usage, persona_text, tools_json
-from ..said import user_said
-from ..shortcuts import distinctive_name_words
+from ..settings.templates import load_prompt
 
 __all__ = ["ReplyError", "Roles", "parse_assistant", "parse_json_object", "parse_native"]
 

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import __version__
-from ..config import RunConfig
-from ..errors import InputError
+from ..core.errors import InputError
+from ..core.records import Dialogue, Usage
+from ..core.resources import shipped
 from ..export.run_info import RunInfo
 from ..llm.limits import PRIORITY, Progress
-from ..records import Dialogue, Usage
-from ..resources import shipped
 from ..runner import Budget, Gateways, RunProgress, run_window
+from ..settings.config import RunConfig
 from .journal import CallCounters, JobRecord, Journal, in_job_order, selected
 from .schedule import AcceptanceRule, JobSummary, SeedJobs, job_usage, summaries
 from .sizes import prompt_sized
@@ -85,7 +85,7 @@ class Engine:
     """Holds what every job shares: catalog, index, personas, gateway, journal."""
 
     def __init__(self, config: RunConfig, embedder: Any = None, allow_config_change: bool = False) -> None:
-        from ..catalog.reader import load_catalog
+        from ..ingest.reader import load_catalog
         from ..llm.gateway import Gateway
         from ..llm.probe import probe_servers
         from ..llm.registry import ModelRegistry, check_models
@@ -187,7 +187,7 @@ class Engine:
         return record
 
     async def _attempt(self, job: int, attempt: int) -> Dialogue:
-        from ..prompts import prompts_from
+        from ..settings.templates import prompts_from
         from .attempt import synthesize
 
         PRIORITY.set(Progress(job))  # this task's context: its calls and its validators' count here
@@ -288,7 +288,7 @@ def export_run(config: RunConfig, records: Mapping[int, JobRecord] | Journal, wa
     """Writes the dataset repository from journal records: the same records always give the same files.
     Given the journal, its jobs are read one at a time as the export streams them. The sft rows' system
     prompt and the recorded prompt versions are the config's (`prompts_dir` over the shipped ones)."""
-    from ..prompts import prompts_from
+    from ..settings.templates import prompts_from
 
     with prompts_from(config.prompts_folder()):
         return _export_run(config, records, wall_time_s, llm)

@@ -24,8 +24,8 @@ from pydantic import BaseModel
 
 from ...validators.base import Judge
 from ...validators.cascade import stage as cascade_stage
-from ..errors import UtcgenError
-from ..records import Dialogue, Usage
+from ..core.errors import UtcgenError
+from ..core.records import Dialogue, Usage
 from ..runner import RunProgress, RunStopped
 from .journal import JobRecord, Journal
 

@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any
 
-from ..records import Tool
+from ..core.records import Tool
 
 log = logging.getLogger("utcgen.synthesis")
 

@@ -29,9 +29,9 @@ def cases():
 
 def source_folder(tmp: Path) -> Path:
     """A `utcgen generate`-style dataset folder holding the fixture dialogues (for `utcgen eval build`)."""
+    from utcgen.pipeline.core.records import Dialogue
     from utcgen.pipeline.export.dataset import export_dataset
     from utcgen.pipeline.export.run_info import RunInfo
-    from utcgen.pipeline.records import Dialogue
 
     dialogues = [Dialogue.model_validate_json(line) for line in
                  (FIXTURES / "dialogues.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]

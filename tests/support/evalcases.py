@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from utcgen.pipeline.core.records import Message, Persona, Tool, ToolCall
 from utcgen.pipeline.evaluation.cases import Case, CaseResult
-from utcgen.pipeline.records import Message, Persona, Tool, ToolCall
 
 
 def tool(name: str, properties: dict[str, str], required: list[str] | None = None,

@@ -3,7 +3,7 @@
 No state travels to the server: the simulator gets each call's typed request its own way.
 Importing this module wraps `Gateway.chat` in this process so that every request is recorded
 under a hash of its prompt (the messages as sent); the server thread looks the prompt it
-received up and answers with :func:`utcgen.pipeline.llm.offline.respond`, i.e. exactly what
+received up and answers with :func:`utcgen.pipeline.simulator.respond`, i.e. exactly what
 the offline backend would say, but reached through litellm, httpx and a socket::
 
     with ScriptedOpenAIServer(simulator_responder, latency=0.3) as srv:
@@ -39,10 +39,10 @@ from tests.support.openai_server import (
     ServerError,
     Slow,
 )
-from utcgen.pipeline.config import ROLES
-from utcgen.pipeline.llm import offline
+from utcgen.pipeline import simulator as offline
 from utcgen.pipeline.llm.gateway import Gateway
 from utcgen.pipeline.llm.requests import Request, parse_request
+from utcgen.pipeline.settings.config import ROLES
 
 SIM_MODEL = "openai/sim"
 API_KEY_ENV = "UTCGEN_SIM_API_KEY"

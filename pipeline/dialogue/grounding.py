@@ -1,0 +1,158 @@
+"""Grounded selection: did the user say what sets the chosen tool apart from each other candidate?
+
+One definition, shared by the `grounding` validator (which rejects a dialogue whose call the
+conversation never earned), the offline assistant (which commits only once the rule holds and
+otherwise asks) and the offline user (which says what makes the rule hold). The rule:
+
+* vocab(tool): stems (`text.stems`) of the content words of the tool's description, of its
+  name, of its parameters' keys (split into words), their descriptions and their enum values
+  (array parameters: their items' enum values too); words found only inside codes (URLs, link
+  targets, example ids: `text.code_words`) are no one's words and do not count;
+* said: the content stems of every user turn before the first assistant turn that carries a
+  tool call (`said.user_turns(..., until="call")`);
+* two stems *match* when they are equal, or when the shorter has 5 or more letters and is a
+  prefix of the other ("sched" matches "schedu");
+* the chosen tool c is *separated* from another candidate o when the user said a stem that
+  matches a stem of vocab(c) and none of vocab(o): something that fits c and not o;
+* a dialogue ending in a call to c is *grounded* when c is separated from every other tool
+  offered (its candidates and distractors other than c). A dialogue without a tool call, or
+  with a single candidate, has nothing to separate and is grounded.
+
+Evidence said after the first call does not count: the choice had already been made.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from ..core.records import Message, Tool
+from ..core.text import STOP, code_words, content_words, key_words, stem
+from .said import Until, user_said
+
+PREFIX_MIN = 5  # a stem this long or longer also matches the stems it is a prefix of
+
+ToolLike = Tool | Mapping[str, Any]
+
+
+def _field(tool: ToolLike, name: str) -> Any:
+    return tool.get(name) if isinstance(tool, Mapping) else getattr(tool, name, None)
+
+
+def tool_name(tool: ToolLike) -> str:
+    return str(_field(tool, "name") or "")
+
+
+def tool_description(tool: ToolLike) -> str:
+    return str(_field(tool, "description") or "")
+
+
+def _stem_words(text: str) -> list[tuple[str, str]]:
+    """(stem, word) for each content word of `text` (the shared stop words left out)."""
+    return [(stem(w), w) for w in content_words(text, STOP)]
+
+
+def vocab_words(tool: ToolLike) -> dict[str, str]:
+    """Each stem of vocab(tool) -> the first word it came from (description first, then name, then
+    parameters), so a caller can say the stem as a word."""
+    texts: list[str] = [tool_description(tool), tool_name(tool)]
+    params = _field(tool, "parameters") or {}
+    properties = params.get("properties") if isinstance(params, Mapping) else None
+    for key, schema in (properties or {}).items():
+        texts.append(" ".join(key_words(str(key), schema)))
+        if isinstance(schema, Mapping):
+            texts.append(str(schema.get("description") or ""))
+            items = schema.get("items")
+            enums = list(schema.get("enum") or [])
+            if isinstance(items, Mapping):
+                enums += list(items.get("enum") or [])
+            texts += [str(v) for v in enums if v is not None]
+    out: dict[str, str] = {}
+    for text in texts:
+        codes = code_words(text)
+        for s, w in _stem_words(text):
+            if w not in codes:
+                out.setdefault(s, w)
+    return out
+
+
+_VOCABS: dict[str, frozenset[str]] = {}
+
+
+def vocab(tool: ToolLike) -> frozenset[str]:
+    """vocab(tool): the stems of its description, name, parameter keys, their descriptions and enums."""
+    key = json.dumps([tool_name(tool), _field(tool, "description"), _field(tool, "parameters")],
+                     sort_keys=True, default=str)
+    found = _VOCABS.get(key)
+    if found is None:
+        if len(_VOCABS) > 4096:
+            _VOCABS.clear()
+        found = _VOCABS[key] = frozenset(vocab_words(tool))
+    return found
+
+
+def said_stems(messages: Iterable[Message | Mapping[str, Any]], until: Until = "call") -> frozenset[str]:
+    """said: the content stems of the user's turns up to `until` (the rule reads up to the first call)."""
+    return frozenset(s for s, _ in _stem_words(user_said(messages, until=until, sep=" ")))
+
+
+def match(a: str, b: str) -> bool:
+    """Equal stems, or the shorter (5+ letters) is a prefix of the other."""
+    if a == b:
+        return True
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= PREFIX_MIN and long.startswith(short)
+
+
+@lru_cache(maxsize=4096)
+def _prefixes(stems: frozenset[str]) -> frozenset[str]:
+    """Every prefix of PREFIX_MIN or more letters of each stem, shorter than the stem itself."""
+    return frozenset(s[:k] for s in stems for k in range(PREFIX_MIN, len(s)))
+
+
+def fits(word: str, stems: Iterable[str]) -> bool:
+    """Whether stem `word` matches one of `stems` (`match`)."""
+    return _fits(word, stems if isinstance(stems, frozenset) else frozenset(stems))
+
+
+@lru_cache(maxsize=1 << 16)  # the offline assistant asks of the same vocabularies at every turn
+def _fits(word: str, pool: frozenset[str]) -> bool:
+    if word in pool:
+        return True
+    if len(word) >= PREFIX_MIN and word in _prefixes(pool):
+        return True  # word is a prefix of a longer stem
+    return any(word[:k] in pool for k in range(PREFIX_MIN, len(word)))  # a stem is a prefix of word
+
+
+def separating(said: Iterable[str], chosen: Iterable[str], other: Iterable[str]) -> list[str]:
+    """The said stems that fit vocab `chosen` and not vocab `other`, sorted (empty: not separated)."""
+    mine, theirs = frozenset(chosen), frozenset(other)
+    return sorted(s for s in set(said) if fits(s, mine) and not fits(s, theirs))
+
+
+def distinct(chosen: Iterable[str], others: Sequence[Iterable[str]]) -> list[str]:
+    """The stems of vocab `chosen` that match no stem of any vocab in `others`: what a user could say
+    to set `chosen` apart from all of them at once. Sorted."""
+    theirs = [frozenset(o) for o in others]
+    return sorted(s for s in set(chosen) if not any(fits(s, t) for t in theirs))
+
+
+def unseparated(said: Iterable[str], chosen: ToolLike, others: Sequence[ToolLike]) -> list[str]:
+    """The names of `others` (in order, `chosen` itself and repeated names skipped) that the said
+    stems do not separate `chosen` from. Empty: the choice of `chosen` is grounded."""
+    heard, mine = frozenset(said), vocab(chosen)
+    out: list[str] = []
+    for other in others:
+        name = tool_name(other)
+        if name == tool_name(chosen) or name in out:
+            continue
+        if not separating(heard, mine, vocab(other)):
+            out.append(name)
+    return out
+
+
+def grounded(said: Iterable[str], chosen: ToolLike, others: Sequence[ToolLike]) -> bool:
+    """Whether `chosen` is separated from every one of `others` by the said stems."""
+    return not unseparated(said, chosen, others)

@@ -1,0 +1,423 @@
+"""Run configuration: YAML file -> typed model, with CLI and environment overrides."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+from ..core.errors import InputError
+from ..core.records import DEFAULT_SCENARIO
+from ..core.resources import resolve, shipped
+
+OFFLINE_PROVIDER = "utcgen-offline"  # the offline backend's litellm provider prefix
+OFFLINE_MODEL = f"{OFFLINE_PROVIDER}/default"
+
+
+def only_default_scenario(scenarios: dict[str, float] | None, decision_styles: dict[str, float] | None) -> bool:
+    """True when only the default scenario type can be drawn and no decision style is: the
+    dialogues of runs made before scenario types existed."""
+    return not decision_styles and {k for k, w in (scenarios or {}).items() if w > 0} == {DEFAULT_SCENARIO}
+
+
+def is_offline(model: str) -> bool:
+    """Whether a litellm model string names the offline backend."""
+    return str(model).startswith(f"{OFFLINE_PROVIDER}/")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SynthesisSettings(Strict):
+    k_distractors: int = Field(5, ge=1, le=50)
+    persona_top_k: int = Field(8, ge=1)
+    max_turns: int = Field(10, ge=1, le=50)
+    max_attempts: int = Field(5, ge=1, le=20)
+    slot_retries: int = Field(3, ge=0)
+    reply_retries: int = Field(2, ge=0)
+    # Seed jobs synthesised at once. None: twice llm.max_in_flight, so that every call slot has a job
+    # with a call to make while others validate, journal or wait for their next turn (`jobs_in_flight`).
+    max_jobs_in_flight: int | None = Field(None, ge=1)
+    # Use call slots that would sit idle (the end of a run) for work the dataset may need: a job's next
+    # attempt before its current one is judged, and a few jobs past the expected prefix. Results are
+    # the same; some of those calls are thrown away. Off: no call the dataset may not need, a slower end.
+    # Never for the offline backend (its calls are CPU, not waiting).
+    speculate: bool = True
+    # Stop the run when this many jobs in a row (in order of completion) were rejected for the same
+    # reason category (e.g. "unparseable reply"): the model or prompt is failing the same way. 0 = never.
+    stop_after_same_rejections: int = Field(20, ge=0)
+    # The low-acceptance stop, whatever the mix of reasons (`synthesis.schedule.check_acceptance`): once
+    # the run's finished jobs hold `stop_min_attempts` attempts (at least 5 per job slot,
+    # `max_jobs_in_flight`) and none was accepted, or twice that many and fewer than
+    # `stop_min_acceptance` of them were, the run stops with exit 1. 0 = never.
+    stop_min_attempts: int = Field(50, ge=1, le=1_000_000)
+    stop_min_acceptance: float = Field(0.02, ge=0, le=1)
+    # Give the assistant the question planner's best next question (`planning.next_question`) as a
+    # private note in its prompt (prompts/assistant_hint_*.txt). Off: the prompts are today's.
+    plan_hint: bool = False
+    # Prompts show at most this many characters of a tool's description and of its parameters'
+    # JSON Schema; longer ones are cut with one warning naming the tool (a 1 MB description would
+    # make every prompt about 250k tokens). The records keep the tool whole.
+    max_description_chars: int = Field(2000, ge=100, le=1_000_000)
+    max_schema_chars: int = Field(8000, ge=200, le=1_000_000)
+    # Distractors come from an exact index up to this many catalog tools, from an approximate (IVF)
+    # one above it (`retrieval.index`): faster at 10^5+ tools, and may pick another near neighbour.
+    exact_search_up_to: int = Field(50_000, ge=2)
+
+
+# Request fields the gateway sets itself: a role's `extra` may not carry them (the sampling ones have
+# their own keys in the role's mapping).
+OWN_REQUEST_FIELDS = frozenset({"model", "messages", "api_base", "api_key", "base_url", "timeout", "num_retries",
+                                "metadata", "stream", "tools", "response_format", "temperature", "max_tokens",
+                                "max_completion_tokens"})
+
+
+class ModelSpec(Strict):
+    """One role's model and, where given, its own endpoint and sampling: each key set here overrides
+    the `llm:` default for that role only; a key left out keeps the default."""
+
+    model: str
+    # Left out: `llm.api_base` / `llm.api_key_env`. Set to null: none for this role (the provider's own
+    # endpoint, the provider's own key variable), whatever `llm:` says.
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=16)
+    timeout: float | None = Field(default=None, gt=0)
+    # More request parameters sent as they are, e.g. {reasoning_effort: low} or {top_p: 0.9}.
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("extra")
+    @classmethod
+    def _not_own(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if clash := sorted(set(value) & OWN_REQUEST_FIELDS):
+            raise ValueError(f"{', '.join(clash)} cannot be set in extra: the gateway sets "
+                             f"{'it' if len(clash) == 1 else 'them'} (temperature and max_tokens have their own keys)")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Only the keys set; a mapping naming nothing but its model is written as the model string, so
+        `{model: X}` and `X` are the same setting (and the same fingerprint)."""
+        explicit = self.model_fields_set & {"api_base", "api_key_env"}  # a null that overrides `llm:`
+        data = {k: v for k, v in handler(self).items() if k == "model" or k in explicit or v not in (None, {})}
+        return data["model"] if len(data) == 1 else data
+
+    def own(self, key: str, default: Any) -> Any:
+        """This role's value of `key` when its mapping sets it (api_base and api_key_env may be set to
+        null), else `default`."""
+        value = getattr(self, key)
+        if key in ("api_base", "api_key_env"):
+            return value if key in self.model_fields_set else default
+        return default if value is None else value
+
+
+# The tags of a role's two forms; a validation error's location leaves them out (`field_path`).
+_STRING, _MAPPING = "model string", "model mapping"
+# A role's model: a string, or a mapping (validated as one only, so an error names the mapping's field).
+RoleModel = Annotated[
+    Annotated[str, Tag(_STRING)] | Annotated[ModelSpec, Tag(_MAPPING)],
+    Discriminator(lambda v: _MAPPING if isinstance(v, dict | ModelSpec) else _STRING),
+]
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as the dotted field name a config file shows (`models.user.temperature`)."""
+    return ".".join(str(p) for p in loc if p not in (_STRING, _MAPPING))
+
+
+class Models(Strict):
+    """role -> its model: a litellm model string, or a `ModelSpec` mapping with its own endpoint."""
+
+    goal: RoleModel = OFFLINE_MODEL
+    slots: RoleModel = OFFLINE_MODEL
+    user: RoleModel = OFFLINE_MODEL
+    assistant: RoleModel = OFFLINE_MODEL
+    relevancy: RoleModel = OFFLINE_MODEL
+    critic: RoleModel = OFFLINE_MODEL
+
+    def spec(self, role: str) -> ModelSpec:
+        """The role's setting as a mapping (a bare string is `{model: ...}`)."""
+        value = getattr(self, role)
+        return value if isinstance(value, ModelSpec) else ModelSpec(model=value)
+
+    def specs(self) -> dict[str, ModelSpec]:
+        return {role: self.spec(role) for role in ROLES}
+
+    def names(self) -> dict[str, str]:
+        """role -> litellm model string: what every dialogue records in `generation.models`."""
+        return {role: spec.model for role, spec in self.specs().items()}
+
+
+# The generation roles: the fields of `Models`, their one definition.
+ROLES: tuple[str, ...] = tuple(Models.model_fields)
+# The judges: greedy (temperature 0) unless their own mapping in `models:` sets a temperature.
+JUDGE_ROLES: tuple[str, ...] = ("relevancy", "critic")
+JUDGE_TEMPERATURE = 0.0
+
+
+def model_name(value: Any) -> str:
+    """The litellm model string of a role's setting as written or dumped: a string or a mapping with `model`."""
+    if isinstance(value, ModelSpec):
+        return value.model
+    if isinstance(value, dict):
+        return str(value.get("model", ""))
+    return str(value)
+
+
+class LLMSettings(Strict):
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float = Field(0.7, ge=0, le=2)
+    max_tokens: int = Field(1024, ge=16)
+    max_in_flight: int = Field(32, ge=1)
+    # The first limit of calls in flight per endpoint, before AIMD adapts it (never above
+    # max_in_flight). None: 2 for a server on this machine (often one model on one thread),
+    # else max_in_flight. Either way the limit grows in slow start until the first 429.
+    start_in_flight: int | None = Field(None, ge=1)
+    timeout: float = Field(60, gt=0)
+    max_retries: int = Field(6, ge=0)
+    # A call that fails through its retries rejects its own dialogue; the run stops only when an
+    # endpoint keeps failing: this many such calls in a row, or this share of its last 50 calls.
+    abort_after_failures: int = Field(10, ge=1, le=10_000)
+    abort_failure_rate: float = Field(0.5, gt=0, le=1)
+    backoff_base: float = Field(0.5, ge=0)
+    backoff_max: float = Field(30, ge=0)
+    cache: bool = True
+    cache_dir: str | None = None
+    # `openai/<name>` at an api_base: send the call with utcgen's own lean client (litellm's request
+    # and errors, much less CPU per call; `llm.direct`) instead of through litellm. Other providers
+    # always go through litellm.
+    direct_client: bool = True
+    # How replies are constrained (see pipeline/llm/structured.py): auto | json_schema | json_object | off,
+    # for every role, then per role in structured_output_roles (e.g. {user: off}).
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    structured_output_roles: dict[str, Literal["auto", "json_schema", "json_object", "off"]] = Field(
+        default_factory=dict)  # keys: ROLES
+    # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
+    tool_format: Literal["json", "native"] = "json"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_send_state(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "send_state" in value:
+            raise ValueError("llm.send_state is gone: no state is sent to a server any more (the offline backend "
+                             "gets each role's typed request in-process); delete the key")
+        return value
+
+    @field_validator("structured_output", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+
+    @field_validator("structured_output_roles", mode="before")
+    @classmethod
+    def _yaml_off_roles(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if unknown := sorted(set(value) - set(ROLES)):
+            raise ValueError(f"unknown role(s) {', '.join(map(str, unknown))}; roles are {', '.join(ROLES)}")
+        return {k: "off" if v is False else v for k, v in value.items()}
+
+
+class BudgetSettings(Strict):
+    """Spend limits over the whole run, resumes included; None = no limit. Not part of the
+    fingerprint: a stopped run resumes with a higher budget."""
+
+    max_cost_usd: float | None = Field(None, gt=0)  # a budget of nothing would stop before the first call
+    max_tokens: int | None = Field(None, ge=1)
+
+
+class ExportSettings(Strict):
+    """How the dataset folder is written; not part of the fingerprint (a resume may re-export differently)."""
+
+    # sft rows: chat = OpenAI messages with reasoning_content and native tool_calls; json = one JSON reply string.
+    sft_format: Literal["chat", "json"] = "chat"
+    # Local tokenizer folder for the token-length statistics; None = a byte-based estimate.
+    tokenizer: str | None = None
+    # A parquet shard is closed once it holds this many MB of Arrow data (as `datasets.push_to_hub` does).
+    shard_mb: float = Field(500.0, gt=0)
+
+
+DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}
+
+
+def _weights(value: Any, allowed: tuple[str, ...], what: str) -> dict[str, float]:
+    """A {name: weight} mix: known names, finite weights >= 0, at least one above 0 (an empty mix is allowed
+    only where the caller says so)."""
+    import math
+
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping of {what} to weights, got {type(value).__name__}")
+    out: dict[str, float] = {}
+    for name, weight in value.items():
+        if name not in allowed:
+            raise ValueError(f"unknown {what[:-1]} '{name}'; known: {', '.join(allowed)}")
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"{what[:-1]} '{name}': weight must be a finite number >= 0, got {weight!r}")
+        out[name] = float(weight)
+    if out and not any(out.values()):
+        raise ValueError(f"every {what[:-1]} weight is 0: give at least one a positive weight")
+    return out
+
+
+class RunConfig(Strict):
+    catalog: str = "catalog/tools"
+    personas: str = "catalog/personas.jsonl"
+    persona_field: str | None = None  # the field holding each persona's text (default: detected)
+    num_dialogues: int = Field(60, ge=1)
+    seed: int = Field(0, ge=-(2**63), le=2**63 - 1)  # a 64-bit integer: it is stored in every record's parquet row
+    # A benchmark's split.json (`utcgen eval build`): its held-out tools are removed from the catalog
+    # before retrieval, so they are neither seed tools nor distractors of this run.
+    exclude_split: str | None = None
+    # Leave out catalog tools that cannot be imported (listed at start-up) instead of refusing the
+    # catalog; the run still needs two usable tools (`--skip-invalid`).
+    skip_invalid: bool = False
+    out: str = "output"
+    # Where this run's relative paths (catalog, personas, exclude_split, out) are read from; unset: the
+    # working directory. The flow sets its own, so Dask workers started in other folders open the same
+    # files; only where they are read changes, never which content (inputs.json digests it).
+    workdir: str | None = None
+    # Scenario types drawn per seed job, by weight (pipeline/scenarios/, drawn in pipeline/synthesis/draw.py). The default makes
+    # today's disambiguation dialogues only; e.g. {disambiguation: 0.5, explicit: 0.1, ...} mixes them.
+    scenarios: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCENARIOS))
+    # User decision styles drawn per seed job, by weight; empty = none (the user proxy answers as before).
+    decision_styles: dict[str, float] = Field(default_factory=dict)
+    # How the embedding model runs (`retrieval.embeddings.BACKENDS`): torch (sentence-transformers), onnx
+    # (the same vectors, faster), onnx-int8 (faster still, slightly different vectors and neighbours) or
+    # openvino-int8 (the fastest and closer to torch than onnx-int8; the `openvino` extra).
+    embeddings: Literal["torch", "onnx", "onnx-int8", "openvino-int8"] = "torch"
+    # A folder of the user's own prompt templates (file names as in prompts/, e.g. user.txt): each file
+    # there replaces the shipped template of its name, the others stay in force (`utcgen prompts export`
+    # writes the shipped ones out to edit). Their texts enter the fingerprint; unset: the shipped ones.
+    prompts_dir: str | None = None
+    synthesis: SynthesisSettings = Field(default_factory=lambda: SynthesisSettings.model_validate({}))
+    models: Models = Field(default_factory=Models)
+    llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
+    export: ExportSettings = Field(default_factory=lambda: ExportSettings.model_validate({}))
+    budget: BudgetSettings = Field(default_factory=lambda: BudgetSettings.model_validate({}))
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _scenario_mix(cls, value: Any) -> Any:
+        from ..scenarios import names
+
+        mix = _weights(value, names(), "scenarios")
+        if not mix:
+            raise ValueError("the scenario mix is empty: give at least one scenario a positive weight")
+        return mix
+
+    @field_validator("decision_styles", mode="before")
+    @classmethod
+    def _style_mix(cls, value: Any) -> Any:
+        from ..core.records import DECISION_STYLES
+
+        return _weights(value or {}, tuple(DECISION_STYLES), "decision_styles")
+
+    def located(self, path: str) -> Path:
+        """`path` as this process opens it: under `workdir` when relative (a shipped file such as
+        `catalog/tools` that is not there is the one of this install), else as given."""
+        given = Path(path)
+        if given.is_absolute() or not self.workdir:
+            return given
+        there = Path(self.workdir) / given
+        if there.exists():
+            return there
+        installed = Path(resolve(path))
+        return installed if installed.is_absolute() else there
+
+    def jobs_in_flight(self) -> int:
+        """Seed jobs run at once: `synthesis.max_jobs_in_flight`, or twice the call slots when unset."""
+        return self.synthesis.max_jobs_in_flight or 2 * self.llm.max_in_flight
+
+    def default_scenarios(self) -> bool:
+        """True when only disambiguation can be drawn and no decision style is: today's dialogues."""
+        return only_default_scenario(self.scenarios, self.decision_styles)
+
+    def backend(self) -> Literal["offline", "litellm"]:
+        """`offline` when every role uses the built-in offline provider, else `litellm`."""
+        offline = all(is_offline(m) for m in self.models.names().values())
+        return "offline" if offline else "litellm"
+
+    def prompts_folder(self) -> Path | None:
+        """`prompts_dir` as this process opens it; None: the shipped templates only."""
+        return self.located(self.prompts_dir) if self.prompts_dir else None
+
+    def fingerprint_settings(self) -> dict[str, Any]:
+        """The settings the fingerprint hashes and a run's manifest records: every setting, and with
+        `prompts_dir` the digests of the user's templates (`fingerprint.TEMPLATES`)."""
+        from .fingerprint import TEMPLATES
+        from .templates import template_digests
+
+        settings = self.model_dump()
+        if digests := template_digests(self.prompts_folder()):
+            settings[TEMPLATES] = digests
+        return settings
+
+    def fingerprint(self) -> str:
+        """What must not change when a run resumes: every setting that changes a reply or a record,
+        the prompt versions and the texts of the user's own templates; what may change is the table in
+        `fingerprint.MAY_CHANGE`."""
+        from .fingerprint import fingerprint
+        from .templates import prompt_versions, prompts_from
+
+        with prompts_from(self.prompts_folder()):
+            versions = prompt_versions()
+        return fingerprint("generate", self.fingerprint_settings(), versions)
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,
+                model: str | None = None, models: dict[str, Any] | None = None) -> RunConfig:
+    """The run configuration every entry point uses (the CLI, the flows, the library).
+
+    Reads the YAML file (default: the shipped configs/default.yaml), then applies, each over
+    the last: `overrides` (top-level keys; None values are skipped), UTCGEN_API_BASE, the model
+    for every role (`model`, else UTCGEN_MODEL), and `models` for single roles (a model string, or a
+    mapping as in the file's `models:`)."""
+    path = Path(path) if path else shipped("configs", "default.yaml")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read config: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise InputError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from exc
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected a mapping at the top level")
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            raw[key] = value
+    if every := model or os.environ.get("UTCGEN_MODEL"):
+        raw["models"] = {role: every for role in ROLES}
+    if models:
+        if unknown := sorted(set(models) - set(ROLES)):
+            raise InputError(f"models: unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
+        raw["models"] = {**(raw.get("models") or {}), **models}
+    if api_base := os.environ.get("UTCGEN_API_BASE"):
+        raw.setdefault("llm", {})["api_base"] = api_base
+    try:
+        config = RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        problems = [
+            f"{path}: field '{field_path(err['loc'])}': {err['msg']}" for err in exc.errors()
+        ]
+        raise InputError(problems) from exc
+    config.catalog = resolve(config.catalog)
+    config.personas = resolve(config.personas)
+    return config

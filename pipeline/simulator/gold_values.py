@@ -1,0 +1,347 @@
+"""Schema-driven gold values and the plain-language phrasing of values and parameters.
+
+Used by the offline slot generator (values that validate against each parameter's schema and
+fit its meaning and the persona's world, on any catalog) and by the offline user and assistant,
+which say values under a spoken label and read them back losslessly (`say` / `read`).
+
+Numbers: whole numbers for counts, pages, limits, offsets, numbers and ids even when typed
+`number`; ranges by meaning (a page is small, a limit a round size) within the schema's bounds.
+Strings: the persona's own attributes where the key names one, the schema's pattern where it
+has one, else a value by meaning (`value_text`).
+
+Labels (`label`): the schema's `title` when it has one (importers put a spoken label there for
+keys they renamed); else the key's words with abbreviations spelled out, a long key turned round
+("code for the cost center"). A key that is one bare word naming no thing on its own (a verb
+such as `closes`, an adjective such as `draft`, a modifier such as `base`, a letter such as `q`:
+AMBIGUOUS and one- or two-letter keys) takes the first noun phrase of its description instead
+("search query" for `q`); a modifier key keeps its own word in front ("base branch"). A key
+numbered at its end is said with an ordinal ("first side" for `side1`).
+`copula(label)` gives "is" or "are" for the label's head noun.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from ..dialogue.person_names import NAMES, REGION, person_name
+from ..dialogue.shortcuts import WHOLE_WORDS as WHOLE
+from . import value_text
+from .value_tables import DIAL
+from .value_text import AMBIGUOUS, MODIFIER_KEYS, SINGLE, noun_phrase
+
+__all__ = ["DIAL", "NAMES", "REGION", "UnsupportedSchema", "copula", "from_pattern", "generate", "is_plural",
+           "label", "person_name", "read", "say", "words"]
+
+CURRENCIES = ["EUR", "USD", "GBP", "JPY", "CHF", "INR", "BRL", "SGD", "AUD", "CAD", "ZAR", "AED"]
+COUNTRIES = ["DE", "US", "GB", "JP", "CH", "IN", "BR", "SG", "AU", "CA", "ZA", "AE", "FR", "MX"]
+_PATTERN_TOKEN = re.compile(r"\[(A-Z|0-9|A-Z0-9|a-z|a-z0-9|A-Za-z0-9)\](?:\{(\d+)\})?|([A-Za-z0-9_\- ./:@])(?:\{(\d+)\})?")
+_CLASSES = {"A-Z": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0-9": "0123456789", "a-z": "abcdefghijklmnopqrstuvwxyz"}
+
+
+class UnsupportedSchema(ValueError):
+    """The schema asks for something the offline generator cannot produce."""
+
+
+def words(key: str) -> str:
+    """`po_number` -> `po number`: how people say a parameter name."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").replace("-", " ").lower().strip()
+
+
+def from_pattern(pattern: str, rng: random.Random) -> str:
+    """A string matching an anchored pattern of literals and [A-Z]/[0-9]-style classes with {n}."""
+    body = pattern.removeprefix("^").removesuffix("$")
+    out, pos = [], 0
+    while pos < len(body):
+        m = _PATTERN_TOKEN.match(body, pos)
+        if not m:
+            raise UnsupportedSchema(f"pattern {pattern!r} uses syntax beyond literals and simple classes")
+        cls, cls_n, lit, lit_n = m.groups()
+        if cls:
+            alphabet = "".join(_CLASSES[c] for c in re.findall(r"A-Z|a-z|0-9", cls))
+            out.extend(rng.choice(alphabet) for _ in range(int(cls_n or 1)))
+        else:
+            out.append(lit * int(lit_n or 1))
+        pos = m.end()
+    return "".join(out)
+
+
+# abbreviations in parameter names, said in full
+SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "stock item", "qty": "quantity", "num": "number",
+           "no": "number", "amt": "amount", "dept": "department", "emp": "employee", "mgr": "manager",
+           "ref": "reference", "desc": "description", "addr": "address", "org": "organisation", "id": "ID",
+           "ids": "IDs", "uom": "unit of measure", "eta": "arrival time", "sla": "service level", "dob": "birth date",
+           "iban": "IBAN", "vat": "VAT", "url": "link", "msg": "message", "tz": "time zone",
+           "kg": "in kilograms", "km": "in kilometres", "cm": "in centimetres", "pct": "percentage",
+           "hrs": "hours", "usd": "in US dollars", "eur": "in euros", "lbs": "in pounds", "max": "maximum",
+           "min": "minimum", "avg": "average", "pos": "position", "cc": "cost center", "fx": "exchange",
+           "rep": "representative", "rfq": "quote request", "hr": "HR"}
+
+
+# a key holding one of these already reads in speaking order ('date of birth', 'maintainer can modify')
+KEEP_ORDER = frozenset("of for in on to by per at with from into than can could is are has have was should must "
+                       "will may allow allows include includes use uses".split())
+
+
+_OPERATION_VERBS = frozenset("get list create update delete search find fetch retrieve remove add check save".split())
+
+
+_ORDINALS = {"1": "first", "2": "second", "3": "third", "4": "fourth", "5": "fifth"}
+
+
+def label(key: str, schema: dict | None = None) -> str:
+    """How people refer to a parameter (rules in the module docstring): never the raw key."""
+    title = str((schema or {}).get("title") or "").strip()
+    if title and title.split()[0].lower() in _OPERATION_VERBS:
+        title = ""  # an operation's title copied onto its parameter ("Get an Episode" on an `id`)
+    if title:
+        return " ".join(w if w.isupper() or re.search(r"[A-Z].*[A-Z]", w) else
+                        {"id": "ID", "ids": "IDs", "url": "URL"}.get(w.lower(), w.lower()) for w in title.split())
+    ws = words(key).split()
+    if not ws:
+        return "value"
+    numbered = re.fullmatch(r"([a-z]+)([1-5])", ws[-1])
+    if numbered:  # `side1`, `array2`: the first side, the second array
+        ws = [_ORDINALS[numbered[2]], *ws[:-1], numbered[1]]
+    description = str((schema or {}).get("description") or "")
+    if len(ws) == 1 and ws[0] in SINGLE:
+        return SINGLE[ws[0]]
+    if len(ws) == 1 and description and (ws[0] in AMBIGUOUS or (len(ws[0]) <= 2 and ws[0] not in SPELLED)):
+        phrase = noun_phrase(description)
+        if phrase and ws[0] in MODIFIER_KEYS:
+            head = phrase.split()[-1]
+            return f"{ws[0]} {head}" if head != ws[0] else phrase
+        if phrase:
+            return phrase
+    spoken = " ".join(SPELLED.get(w, w) for w in ws).split()
+    if ws[0] in ("from", "to") and len(spoken) >= 2:
+        return f"{' '.join(spoken[1:])} it {'comes from' if ws[0] == 'from' else 'goes to'}"
+    if len(ws) >= 3 and len(spoken) >= 2 and not KEEP_ORDER.intersection(ws) and not numbered:
+        return f"{spoken[-1]} for the {' '.join(spoken[:-1])}"
+    return " ".join(spoken)
+
+
+_SINGULAR_S = frozenset("alias canvas news series species gas bias atlas lens chassis physics analytics status "
+                        "address process class access business basis".split())
+
+
+def is_plural(spoken: str) -> bool:
+    """Whether a label names several things, by its head noun: "IDs", "ids", "KPIs", "tags" and
+    "start dates" are plural; "VAT", "status" and "code for the cost centers" are not."""
+    head = re.split(r" (?:for|of|it|in|on|to) ", spoken.strip(), maxsplit=1)[0].split()
+    if not head:
+        return False
+    w = head[-1]
+    low = w.lower()
+    if w.endswith(("Ds", "Is")) or low in ("ids", "people", "children", "criteria", "media"):
+        return True
+    if w.isupper():  # an abbreviation: "VAT", "SKU"
+        return False
+    return (len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is", "ics"))
+            and low not in _SINGULAR_S)
+
+
+def copula(spoken: str) -> str:
+    """'are' for a plural label, 'is' otherwise: "the IDs are", "the base branch is"."""
+    return "are" if is_plural(spoken) else "is"
+
+
+# ---- numbers ----------------------------------------------------------------------------------------
+
+def _bounds(schema: dict, lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] narrowed to the schema's minimum/maximum (exclusive ones too), never empty."""
+    smin, smax = schema.get("minimum"), schema.get("maximum")
+    xmin, xmax = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if isinstance(xmin, int | float) and not isinstance(xmin, bool):
+        smin = xmin + 1 if smin is None else max(smin, xmin + 1)
+    if isinstance(xmax, int | float) and not isinstance(xmax, bool):
+        smax = xmax - 1 if smax is None else min(smax, xmax - 1)
+    if smin is not None:
+        lo = max(lo, float(smin))
+        hi = max(hi, lo)
+    if smax is not None:
+        hi = min(hi, float(smax))
+        lo = min(lo, hi)
+    return lo, hi
+
+
+def _whole(key: str, schema: dict, rng: random.Random) -> int:
+    ws = set(words(key).split())
+    if "year" in ws:
+        lo, hi = _bounds(schema, 2024, 2027)
+    elif "month" in ws:
+        lo, hi = _bounds(schema, 1, 12)
+    elif ws & {"page", "pages"} and not ws & {"per", "size"}:
+        lo, hi = _bounds(schema, 1, 5)
+    elif ws & {"limit", "per", "size", "top", "take", "first", "last", "results", "k", "n"}:
+        lo, hi = _bounds(schema, 5, 100)
+        rounds = [v for v in (5, 10, 20, 25, 50, 100) if lo <= v <= hi]
+        if rounds:
+            return rng.choice(rounds)
+    elif ws & {"offset", "skip"}:
+        lo, hi = _bounds(schema, 0, 200)
+        tens = [v for v in range(0, 201, 10) if lo <= v <= hi]
+        if tens:
+            return rng.choice(tens)
+    elif ws & {"day", "night", "nights", "days", "quantity", "qty", "count", "seats", "guests", "attendees",
+               "units", "headcount", "retries", "attempts", "depth", "level", "floor", "rank", "position"}:
+        lo, hi = _bounds(schema, 1, 12)
+    elif ws & {"id", "ids"}:
+        lo, hi = _bounds(schema, 10000, 9999999)
+    elif ws & {"number", "num", "no"}:
+        lo, hi = _bounds(schema, 1, 3000)
+    else:
+        lo, hi = _bounds(schema, 1, 500)
+    value = rng.randint(int(-(-lo // 1)), max(int(-(-lo // 1)), int(hi // 1)))
+    step = schema.get("multipleOf")
+    if isinstance(step, int | float) and step and float(step).is_integer():
+        value = max(int(step), value - value % int(step))
+    return value
+
+
+def _number(key: str, schema: dict, rng: random.Random) -> float:
+    ws = set(words(key).split())
+    if "latitude" in ws or "lat" in ws:
+        lo, hi, places = *_bounds(schema, -60, 65), 4
+    elif ws & {"longitude", "lng", "lon"}:
+        lo, hi, places = *_bounds(schema, -150, 150), 4
+    elif ws & {"percent", "percentage", "pct", "rate", "ratio", "share"}:
+        lo, hi, places = *_bounds(schema, 1, 60), 1
+    elif ws & {"rating", "score"}:
+        lo, hi, places = *_bounds(schema, 1, 5), 1
+    else:
+        lo, hi, places = *_bounds(schema, 10, 5000), 2
+    value = round(rng.uniform(lo, hi), places)
+    return min(max(value, lo), hi)
+
+
+# ---- strings ----------------------------------------------------------------------------------------
+
+BY_ATTRIBUTE = {"currency": "currency", "country_code": "country", "country": "country", "city": "city",
+                "timezone": "timezone", "department": "department", "company": "company",
+                "cost_center": "cost_center", "employee_id": "employee_id"}
+
+
+def _fits(value: str, schema: dict) -> bool:
+    pattern = schema.get("pattern")
+    return not pattern or re.search(str(pattern), value) is not None
+
+
+def _string(key: str, schema: dict, persona: dict, rng: random.Random, tool: dict | None) -> str:
+    attrs = persona.get("attributes") or {}
+    k = key.lower()
+    if k.endswith("_currency") or k.endswith("_country_code"):
+        # a pair (from/to, base/quote, origin/destination): vary it, keep one side the persona's
+        pool = CURRENCIES if k.endswith("currency") else COUNTRIES
+        own = attrs.get("currency" if k.endswith("currency") else "country")
+        if own and k.startswith(("from", "base", "origin", "home", "source")):
+            return own
+        return rng.choice([c for c in pool if c != own])
+    attr = BY_ATTRIBUTE.get(k)
+    if attr and attrs.get(attr) and _fits(str(attrs[attr]), schema):
+        return str(attrs[attr])
+    meant = value_text.string_value(key, schema, persona, rng, tool)
+    if not schema.get("pattern") or _fits(meant, schema):
+        return meant
+    pattern = str(schema["pattern"]).removeprefix("^").removesuffix("$")
+    if re.fullmatch(r"(\[0-9\]\{4\}|\\d\{4\})-(\[0-9\]\{2\}|\\d\{2\})", pattern):
+        return f"{rng.randint(2026, 2027)}-{rng.randint(1, 12):02d}"  # a year-month, not any six digits
+    if re.fullmatch(r"(\[0-9\]\{4\}|\\d\{4\})", pattern):
+        return str(rng.randint(2025, 2027))
+    return from_pattern(str(schema["pattern"]), rng)
+
+
+def _sized(value: str, schema: dict, key: str, persona: dict, rng: random.Random, tool: dict | None) -> str:
+    lo, hi = schema.get("minLength"), schema.get("maxLength")
+    if hi is not None and len(value) > int(hi):
+        value = value[: int(hi)].rstrip(" -_/,.")
+    if lo is not None and len(value) < int(lo):
+        words_of = " ".join(value_text.meaning_words(key, schema) + value_text.domain_words(tool)) or "detail"
+        value = (value + " " + words_of)[: int(hi) if hi is not None else None].rstrip(" -_/,.")
+    return value
+
+
+def _kind(schema: dict) -> Any:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((t for t in kind if t != "null"), "string")
+    return kind
+
+
+def generate(key: str, schema: dict, persona: dict, rng: random.Random, tool: dict | None = None) -> Any:
+    """One value for parameter `key` that validates against `schema` and fits its meaning;
+    `tool` (name, description) gives free text its domain words."""
+    if schema.get("enum"):
+        return rng.choice(schema["enum"])
+    if "const" in schema:
+        return schema["const"]
+    kind = _kind(schema)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "integer" or (kind == "number" and set(words(key).split()) & WHOLE):
+        return _whole(key, schema, rng)
+    if kind == "number":
+        return _number(key, schema, rng)
+    if kind == "array":
+        items = schema.get("items") or {"type": "string"}
+        # an item says what it holds by the list's words when it has none of its own
+        item_schema = {**{k: schema[k] for k in ("title", "description") if schema.get(k)}, **items}
+        n = rng.randint(max(1, schema.get("minItems", 1)), max(1, min(schema.get("maxItems", 3), 3)))
+        values: list[Any] = []
+        for _ in range(n * 4):
+            v = generate(key.removesuffix("s"), item_schema, persona, rng, tool)
+            if v not in values and not (isinstance(v, str) and re.search(r",| and ", v)):
+                values.append(v)
+            if len(values) == n:
+                break
+        return values
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: generate(k, s, persona, rng, tool) for k, s in props.items() if k in (schema.get("required") or [])}
+    if kind in (None, "string"):
+        return _sized(" ".join(_string(key, schema, persona, rng, tool).split()), schema, key, persona, rng, tool)
+    raise UnsupportedSchema(f"parameter '{key}': type {kind!r}")
+
+
+def say(value: Any) -> str:
+    """How a user says a value; `read` inverts it for every generated value."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        parts = [say(v) for v in value]
+        return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def read(text: str, schema: dict) -> Any:
+    """Parses a spoken value back to the schema's type; returns the text when it cannot."""
+    text = text.strip().strip('"').strip()
+    kind = _kind(schema)
+    try:
+        if kind == "boolean":
+            low = text.lower()
+            if low in ("yes", "true", "y"):
+                return True
+            if low in ("no", "false", "n"):
+                return False
+            return text
+        if kind == "integer":
+            return int(text.replace(",", ""))
+        if kind == "number":
+            number = float(text.replace(",", ""))
+            return int(number) if number.is_integer() else number
+        if kind == "object" and text.startswith("{"):
+            parsed = json.loads(text)
+            return parsed if isinstance(parsed, dict) else text
+        if kind == "array":
+            items = [p for p in re.split(r",\s*|\s+and\s+", text) if p]
+            return [read(p, schema.get("items") or {"type": "string"}) for p in items]
+    except ValueError:
+        return text
+    return text

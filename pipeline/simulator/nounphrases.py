@@ -1,0 +1,100 @@
+"""Short noun phrases of a tool description, for the offline user to say in its own sentences.
+
+A description's words are cut into runs at punctuation, stop words and verbs; a run is kept when it
+ends in a noun-like word ('variance analysis', 'shipping address'), never a clause's leading verb,
+an adjective, a preposition or a gerund used as a verb, so 'the X' around it reads as English.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core import text
+from ..dialogue import shortcuts
+from .policies import STOP
+
+# words that carry no meaning a user would lead with, or are verbs in descriptions
+FILLER = set("another using user users optionally against ones single given current specific specifically whether "
+             "within return returns returned calling caller callers also based including without between across either "
+             "both such like only them their optional way ways etc able kind sort given whose which that exact every "
+             "still already yet instead rather fully being been allows allow lets provides provide gives uses used "
+             "takes take makes sends send creates raises adds lists moves marks sets reduces compares compare "
+             "returns retrieves fetches updates deletes cancels submits approves rejects registers opens "
+             "closes starts stops assigns finds searches pulls before after during first last next same then once "
+             "until since while where when later earlier below above following previous "
+             "not none ever never found whom because beyond back away instead wants asks stands accepts needs says goes comes gets "
+             "has have unknown themselves itself afterwards again reach half much many how".split())
+GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
+                   "housing hiring marketing accounting planning scheduling staffing building listing setting "
+                   "offering spending pending recording streaming".split())
+# verbs that follow 'and' or 'or' in a description ("register a supplier and start its checks")
+BASE_VERBS = set("start stop send add make take give keep move mark notify assign attach link remove register approve "
+                 "reject cancel close submit apply compare calculate generate upload download create update delete "
+                 "return list fetch retrieve get set find search show view check open change".split())
+_VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also"}
+
+def _ok(word: str) -> bool:
+    return len(word) > 3 and word not in STOP and word not in shortcuts.GENERIC and word not in FILLER
+
+
+_ADJECTIVES = set("technical internal external annual current final manual actual general additional individual "
+                  "optional available relevant related remaining existing multiple several various overall same "
+                  "full partial own different whole corporate recent prepaid old new due open closed upcoming".split())
+
+
+def _nounish(word: str) -> bool:
+    return not word.endswith(("ly", "ed", "ize", "ise", "ical", "ous", "ful", "less")) and word not in FILLER \
+        and word not in _ADJECTIVES
+
+
+# words of a sentence about the API rather than the tool's job ("This endpoint is in beta; please
+# share any feedback"): its phrases would set a tool apart by its documentation, not its use
+META = frozenset("endpoint endpoints beta feedback deprecated warning api apis".split())
+
+
+def about(description: str) -> str:
+    """`description` without its sentences about the API itself (`META`)."""
+    sentences = re.split(r"(?<=[.!?])\s+|\n+", description)
+    return " ".join(s for s in sentences if not META & {w.lower().strip("_*`") for w in re.findall(r"[\w*`]+", s)})
+
+
+def noun_phrases(description: str, banned: set[str]) -> list[str]:
+    """Short noun phrases of a description (at most 3 words, ending in a noun-like word), never a
+    clause's leading verb, nor a word after 'to', 'that' or 'which' (a verb there), nor a banned word."""
+    out: list[str] = []
+    for clause in re.split(r"[,.;:()/\[\]\"]| - ", text.without_codes(about(description))):
+        words = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
+        run: list[str] = []
+        for i, raw in enumerate(words):
+            w = raw.lower().strip("'-")
+            verbish = i == 0 or words[i - 1].lower() in _VERB_AFTER or (w.endswith("s") and i == 1 and
+                                                                     words[0].lower() in ("it", "this")) \
+                or (w in BASE_VERBS and words[i - 1].lower() in ("and", "or"))
+            if _ok(w) and not verbish and shortcuts.stem(w) not in banned and not w.endswith("'s") and raw.isascii():
+                run.append(raw.strip("'-") if raw[:1].isupper() and i > 0 else w)  # a proper noun keeps its capital
+                continue
+            _close(run, out)
+            run = []
+        _close(run, out)
+    return out
+
+
+def _close(run: list[str], out: list[str]) -> None:
+    while run and not _nounish(run[-1]):
+        run = run[:-1]
+    while run and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
+        run = run[1:]  # 'choosing', 'refunding': a verb, not a thing
+    while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
+        run = run[1:]
+    phrase = " ".join(run[-3:])
+    if phrase and phrase.lower() not in {p.lower() for p in out}:  # 'Saved Albums' and 'saved albums' are one
+        out.append(phrase)
+
+
+BLAND = set("number numbers count open method methods type types status value values amount name names list "
+             "code codes date dates period periods time times result results field fields entry entries "
+             "parameter parameters information details request requests response object objects resource "
+             "resources endpoint endpoints item items".split())
+# nouns that take no 'a': "some information", never "an information"
+UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
+               "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")

@@ -1,0 +1,379 @@
+"""How the offline assistant chooses a tool: it commits only when the user's words set its best
+candidate apart from every other (`pipeline.grounding`, the rule the `grounding` validator
+applies), and otherwise asks a question that contrasts the candidates still in play.
+
+A question names, in a few words of its own, what differs between the candidates it offers:
+for each, up to two short noun phrases of its description holding a word the other offered ones
+lack ("Are you after actual spend and account group, or the expense report?"; single words of
+its description or parameters when no phrase has one). It never pastes a run of a
+description, never names a tool, never repeats an option list it offered before (each question
+narrows: candidates the user's words ruled out are dropped), and when the user's last answer
+added nothing it offers fewer alternatives or asks for one concrete fact. When turns run out
+the engine stops the dialogue: the assistant never guesses.
+
+It also asks when the user's words, read as a whole, point nearer to another candidate than to
+the one a word set apart (`pipeline.nearness`): a careful listener checks before acting.
+
+Ranking: candidates are ordered by how many others the user's words separate them from, then by
+weighted word overlap (`scores`), then by their order in the pool.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..core import text
+from ..dialogue import grounding, shortcuts
+from ..dialogue.said import user_said
+from ..retrieval import nearness
+from .nounphrases import noun_phrases
+from .policies import STOP, tokens, tool_words
+
+MAX_OPTIONS = 3
+WORDS_PER_OPTION = 2
+MAX_RUN = 4  # at most this many consecutive words of a description in a question
+NEAR_MARGIN = 0.015  # how much nearer (cosine) the user's words must be to the best candidate than to any other
+
+# words that describe no difference a user could recognise
+VAGUE = set(
+    "another using user users optionally against ones single given current specific specifically whether within "
+    "return returns returned also based including without between across either both such like only them their "
+    "optional way ways etc able kind sort whose which that exact every still already yet true false null none "
+    "default provided value values field fields parameter parameters object objects string number integer boolean "
+    "array type format example e.g eg deprecated info information details detail data item items result results "
+    "response request optionally maximum minimum max min limit offset page cursor comma separated identified "
+    "identifier unique vary varies ensure except accepts accept perform correct numeric such specified whose "
+    "first next previous last index available unavailable".split()
+)
+
+
+def scores(candidates: list[dict], user_text: str) -> list[tuple[float, dict]]:
+    """Candidates by weighted word overlap with `user_text` (a word every candidate has weighs 0)."""
+    said = set(tokens(user_text))
+    bags = [tool_words(c) for c in candidates]
+    weight = {w: 1.0 - sum(w in b for b in bags) / len(bags) for w in set().union(*bags)} if bags else {}
+    ranked = [(sum(weight[w] for w in bag & said), c) for bag, c in zip(bags, candidates)]
+    return sorted(ranked, key=lambda sc: -sc[0])
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Either a tool to commit to (`tool`) or a question (`question`), with the private reason."""
+
+    thought: str
+    tool: dict | None = None
+    question: str = ""
+    options: tuple[str, ...] = ()
+
+
+CHATTER = frozenset(shortcuts.stem(w) for w in STOP)
+
+
+def evidence(history: list[dict]) -> frozenset[str]:
+    """The stems the assistant weighs: the grounding rule's said stems without greetings and small
+    talk (a subset of said, so a choice grounded on it is grounded under the rule)."""
+    return frozenset(s for s in grounding.said_stems(history) if s not in CHATTER)
+
+
+def _separations(said: frozenset[str], candidates: list[dict]) -> dict[str, dict[str, int]]:
+    """name -> {other name: how many said stems fit it and not the other} for the others it is separated from."""
+    return _separated(said, tuple((c["name"], grounding.vocab(c)) for c in candidates))
+
+
+@lru_cache(maxsize=4096)  # asked again at each step of one decision, and by ranked and in_play alike
+def _separated(said: frozenset[str], vocabs: tuple[tuple[str, frozenset[str]], ...]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for a, mine in vocabs:
+        found = {b: len(grounding.separating(said, mine, theirs)) for b, theirs in vocabs if b != a}
+        out[a] = {b: n for b, n in found.items() if n}
+    return out
+
+
+def _ahead(seps: dict[str, dict[str, int]], a: str) -> int:
+    """How many candidates `a` has more evidence against than they have against it."""
+    return sum(seps[a].get(b, 0) > seps[b].get(a, 0) for b in seps if b != a)
+
+
+def ranked(candidates: list[dict], history: list[dict]) -> list[dict]:
+    """The candidates, best first (module docstring)."""
+    seps = _separations(evidence(history), candidates)
+    overlap = {id(c): s for s, c in scores(candidates, user_said(history, sep=" "))}
+    order = {c["name"]: i for i, c in enumerate(candidates)}
+    return sorted(candidates, key=lambda c: (-_ahead(seps, c["name"]), -len(seps[c["name"]]),
+                                             -overlap[id(c)], order[c["name"]]))
+
+
+def in_play(candidates: list[dict], history: list[dict]) -> list[dict]:
+    """The candidates the user's words have not ruled out, best first. A candidate is ruled out when
+    another is separated from it while it is separated from nothing the other lacks."""
+    seps = _separations(evidence(history), candidates)
+    out = [c for c in ranked(candidates, history)
+           if not any(c["name"] in seps[o] and o not in seps[c["name"]] for o in seps)]
+    return out
+
+
+def _speakable(tool: dict) -> dict[str, str]:
+    """stem -> a word a person could say for it: from the tool's description and parameters, no
+    chatter, no very short or numeric words; description words first."""
+    out: dict[str, str] = {}
+    codes = text.code_words(tool.get("description", ""))
+    for s, w in grounding.vocab_words(tool).items():
+        if w in codes:
+            continue  # a fragment of an example id or a URL
+        if len(w) < 4 or w.isdigit() or any(ch.isdigit() for ch in w) or w in VAGUE or s in shortcuts.GENERIC:
+            continue
+        if tokens(w) == []:
+            continue  # the offline user's chatter says nothing about a tool
+        out[s] = w
+    return out
+
+
+def _naming(tool: dict) -> set[str]:
+    """Stems of the words that name things in a tool: its name's and its parameter keys' words."""
+    keys = [text.key_words(k, s) for k, s in ((tool.get("parameters") or {}).get("properties") or {}).items()]
+    return {shortcuts.stem(w) for w in [*shortcuts.split_words(tool["name"]), *(w for k in keys for w in k)]}
+
+
+def _verbish(word: str, description: str) -> bool:
+    """A word that likely says how, not what: an adverb, a past participle or the description's opening verb."""
+    opening = shortcuts.split_words(description)[:1]
+    return word.endswith(("ly", "ed")) or (bool(opening) and word == opening[0])
+
+
+def _coarse(word: str) -> str:
+    """A looser key than the stem, so 'save' and 'saved' count as one word to a listener."""
+    return re.sub(r"(e|ed|es|s|ing|ion|ions)$", "", word.lower())[:5]
+
+
+def contrast_words(option: dict, others: list[dict], said: frozenset[str], rng: random.Random) -> list[str]:
+    """Up to WORDS_PER_OPTION words `option` has and none of `others` has, in the description's order:
+    preferably words that name things (its name's and parameters' words, said as plain words, never
+    the name itself), not how-words, not the words of `said` (already in the conversation)."""
+    mine = _speakable(option)
+    distinct = set(grounding.distinct(mine, [grounding.vocab(o) for o in others]))
+    description = option.get("description", "").lower()
+    naming = _naming(option)
+    theirs = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
+    pool = [s for s in mine if s in distinct and _coarse(mine[s]) not in theirs]
+    fresh = [s for s in pool if not grounding.fits(s, said)] or pool
+
+    def weight(s: str) -> tuple[int, int, str]:
+        w = mine[s]
+        return (-(2 * (s in naming) + (w in description) - 2 * _verbish(w, description)), -len(w), s)
+
+    chosen = sorted(fresh, key=weight)[: WORDS_PER_OPTION + 1]
+    head, tail = chosen[:1], chosen[1:]
+    rng.shuffle(tail)
+    picked = head + tail[: WORDS_PER_OPTION - 1]
+    return sorted((mine[s] for s in picked), key=lambda w: (description.find(w) if w in description else 10**6, w))
+
+
+def contrast_phrases(option: dict, others: list[dict], said: frozenset[str], rng: random.Random) -> list[str]:
+    """Up to WORDS_PER_OPTION short noun phrases of `option`'s description ('actual spend', 'account
+    group') holding a word that none of `others` has, words not yet in the conversation first, in
+    the description's order; `contrast_words` when no phrase of its description has such a word.
+    A phrase of at most three words is the tool's subject in plain speech, never a run of it."""
+    description = option.get("description", "")
+    theirs = [grounding.vocab(o) for o in others]
+    coarse = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
+
+    def own(word: str) -> bool:
+        s = shortcuts.stem(word)
+        return word.lower() not in VAGUE and _coarse(word) not in coarse and not any(grounding.fits(s, t) for t in theirs)
+
+    ranked: list[tuple[int, int, int, int, str]] = []
+    for i, phrase in enumerate(noun_phrases(description, set())):
+        words = phrase.split()
+        mine = [w for w in words if own(w)]
+        if mine and len(words) <= 3:
+            fresh = any(not grounding.fits(shortcuts.stem(w), said) for w in mine)
+            ranked.append((-fresh, -len(mine), -(len(words) > 1), i, phrase))
+    picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]
+    low = description.lower()
+    return sorted(picked, key=lambda p: low.find(p.lower())) or contrast_words(option, others, said, rng)
+
+
+def _phrase(words: list[str]) -> str:
+    return " and ".join(words)
+
+
+LEADS_FIRST = ["I can help with that. ", "Happy to help. ", "Sure, let's find the right one. ", "Glad to help. "]
+LEADS_AGAIN = ["Thanks, that narrows it. ", "Got it. ", "Thanks. ", "Okay, that helps. "]
+LEADS_UNSURE = ["No problem, let's make it simpler. ", "That's fine. ", "Let me put it another way. ",
+                "No worries. "]
+TWO = ["Is this about {a}, or about {b}?", "Which is closer to what you need: {a}, or {b}?",
+       "Does it concern {a}, or rather {b}?", "To narrow it down: is it {a}, or {b}?",
+       "Are you after {a}, or {b}?", "Should it deal with {a}, or with {b}?", "Is it more {a}, or {b}?"]
+THREE = ["Is this about {a}, about {b}, or about {c}?", "Which sounds right: {a}, {b}, or {c}?",
+         "Does it concern {a}, {b}, or {c}?", "Which fits best: {a}, {b}, or {c}?",
+         "Are you after {a}, {b}, or {c}?", "What is it closest to: {a}, {b}, or {c}?"]
+OPEN = ["Could you tell me one concrete thing you expect to get out of this?",
+        "What is the one detail that matters most to you here?",
+        "What should be different once this is done? One concrete example is enough.",
+        "Can you name one thing this should touch or give you back?",
+        "What would you look at first to check it worked?",
+        "Could you walk me through what you would do by hand?", "Who will use the result, and for what?",
+        "Is there something you want changed, or only something you want to see?",
+        "What happened just before you needed this?", "If this went wrong, what would you notice?",
+        "Which word would you use for it with a colleague?"]
+
+
+def _fresh(forms: list[str], asked: str, rng: random.Random) -> str:
+    """One of `forms` whose fixed wording (before its first slot) no earlier question used."""
+    unused = [f for f in forms if f.split("{")[0].strip() not in asked] or forms
+    return rng.choice(unused)
+
+
+def _question(options: list[dict], said: frozenset[str], rng: random.Random, asked: str = "") -> tuple[str, list[dict]]:
+    """A contrasting question over `options` and the options it names (those with words of their own);
+    its wording differs from the earlier questions in `asked`."""
+    named: list[tuple[dict, str]] = []
+    used: set[str] = set()
+    for o in options:
+        # a phrase another option already says tells the two apart no more: each option in its own words
+        words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng) if w.lower() not in used]
+        if words:
+            named.append((o, _phrase(words)))
+            used.update(w.lower() for w in words)
+    if len(named) < 2:
+        return "", []
+    phrases = [p for _, p in named]
+    form = _fresh(TWO if len(named) == 2 else THREE, asked, rng)
+    return form.format(**dict(zip("abc", phrases))), [o for o, _ in named]
+
+
+def recites(text: str, candidates: list[dict], n: int = MAX_RUN + 1) -> bool:
+    """Whether `text` shares a run of `n` consecutive words with a candidate's description."""
+    said = shortcuts.split_words(text)
+    grams = {tuple(said[i:i + n]) for i in range(len(said) - n + 1)}
+    for c in candidates:
+        source = shortcuts.split_words(c.get("description", ""))
+        if any(tuple(source[i:i + n]) in grams for i in range(len(source) - n + 1)):
+            return True
+    return False
+
+
+def _names_said(text: str, candidates: list[dict]) -> bool:
+    return any(shortcuts.full_name_hit(text, c["name"]) for c in candidates)
+
+
+def _rivals(candidates: list[dict], history: list[dict], best: dict) -> list[str]:
+    """The names of the candidates the user's words do not put `best` ahead of: those it is not
+    separated from, those with more evidence against it than it has against them, and those with as
+    much, unless the request read as a whole points nearer `best` by NEAR_MARGIN (`nearness`)."""
+    seps = _separations(evidence(history), candidates)
+    a = best["name"]
+    rivals = [c for c in candidates if c["name"] != a and seps[a].get(c["name"], 0) <= seps[c["name"]].get(a, 0)]
+    tied = [c for c in rivals if seps[a].get(c["name"], 0)]  # as many words each way ('musician' vs 'shows')
+    if tied:  # the request read as a whole breaks the tie, when it clearly does
+        said = user_said(history, until="call", sep=" ").strip()
+        near = nearness.cosines([said], [best, *tied])[0]
+        settled = {c["name"] for c, score in zip(tied, near[1:]) if score < near[0] - NEAR_MARGIN}
+        rivals = [c for c in rivals if c["name"] not in settled]
+    return [c["name"] for c in rivals]
+
+
+def _nearer(candidates: list[dict], history: list[dict], best: dict) -> list[str]:
+    """The names of the candidates that what the user said, read as a whole, points nearer to than
+    `best`, or about as near (within NEAR_MARGIN: values said later may tip a tie) (`nearness`):
+    one word may set `best` apart while the request reads as another's."""
+    said = user_said(history, until="call", sep=" ").strip()
+    others = [c for c in candidates if c["name"] != best["name"]]
+    if not said or not others:
+        return []
+    scores = nearness.cosines([said], [best, *others])[0]
+    return [c["name"] for c, score in zip(others, scores[1:]) if score > scores[0] - NEAR_MARGIN]
+
+
+def _option_lists(play: list[dict], unsure: bool) -> list[list[dict]]:
+    """Option lists to try, preferred first: the best candidate with its closest rivals (three, then
+    two; two only when the user was unsure), then the best with each other rival, then any pair."""
+    best, rest = play[0], play[1:]
+    lists = [] if unsure else [play[:MAX_OPTIONS]]
+    lists += [[best, r] for r in rest]
+    lists += [[a, b] for i, a in enumerate(rest) for b in rest[i + 1:]]
+    return [options for options in lists if len(options) >= 2]
+
+
+def _asked_runs(history: list[dict]) -> set[tuple[str, ...]]:
+    """The word runs of every earlier assistant turn: a new question shares none (`validators/repetition`)."""
+    return set().union(*(shortcuts.word_runs(m["content"]) for m in history if m["role"] == "assistant"))
+
+
+def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[str]],
+          rng: random.Random, unsure: bool, rivals: list[str]) -> tuple[str, tuple[str, ...]]:
+    """The question to ask now and the option names it offers (empty: an open question)."""
+    # words already in the conversation (the user's, or offered in an earlier question) are avoided
+    said = evidence(history) | frozenset(grounding.said_stems(
+        [{"role": "user", "content": m["content"]} for m in history if m["role"] == "assistant"]))
+    asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
+    before = _asked_runs(history)
+    best = ranked(candidates, history)[0]
+    playing = [c["name"] for c in in_play(candidates, history)]
+    by_name = {c["name"]: c for c in candidates}
+    order = sorted(rivals, key=lambda n: (n not in playing, playing.index(n) if n in playing else 0))
+    play = [best, *(by_name[n] for n in order)]
+    for options in _option_lists(play, unsure):
+        if frozenset(c["name"] for c in options) in earlier:
+            continue
+        text, named = _question(options, said, rng, asked)
+        key = frozenset(c["name"] for c in named)
+        if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates) \
+                and not shortcuts.word_runs(text) & before:
+            return text, tuple(sorted(key))
+    fresh = [q for q in OPEN if q not in asked] or OPEN
+    return rng.choice(fresh), ()
+
+
+def _progress(candidates: list[dict], history: list[dict]) -> int:
+    return sum(sum(v.values()) for v in _separations(evidence(history), candidates).values())
+
+
+def decide(candidates: list[dict], history: list[dict], seed: int = 0, ask_first: bool = False,
+           near: bool = True) -> Decision:
+    """Commit to the best candidate when the user's words ground it, else a contrasting question.
+    `ask_first`: the protocol wants at least one clarifying question before any commitment (the
+    plain disambiguation dialogue); the question then checks the best against its nearest rivals.
+    `near`: also ask when the words read nearer another candidate (`_nearer`); off where an opening
+    states the need in full and a question would be an over-clarification (scenario openings)."""
+    earlier: list[frozenset[str]] = []
+    for i, m in enumerate(history):  # the option lists offered before: replayed, each from its own prefix
+        if m["role"] == "assistant" and any(u["role"] == "user" for u in history[:i]):
+            earlier.append(frozenset(_decide(candidates, history[:i], seed, earlier, ask_first, near).options))
+    return _decide(candidates, history, seed, [e for e in earlier if e], ask_first, near)
+
+
+def _decide(candidates: list[dict], history: list[dict], seed: int, earlier: list[frozenset[str]],
+            ask_first: bool, near: bool) -> Decision:
+    order = ranked(candidates, history)
+    best = order[0]
+    rivals = _rivals(candidates, history, best)
+    asked_before = any(m["role"] == "assistant" for m in history)
+    nearer = [] if rivals or not near else _nearer(candidates, history, best)  # grounded by a word, read as another
+    rivals = rivals or nearer
+    if not rivals and (asked_before or not ask_first or len(candidates) < 2):
+        thought = (f"What the user said sets {best['name']} apart from every other candidate. I will use it."
+                   if len(candidates) > 1 else f"{best['name']} is the only tool offered. I will use it.")
+        return Decision(thought=thought, tool=best)
+    check = not rivals
+    if check:  # grounded at once, but the protocol asks first: check the best against its nearest rivals
+        rivals = [c["name"] for c in order[1:MAX_OPTIONS]]
+    user_turns = [i for i, m in enumerate(history) if m["role"] == "user"]
+    unsure = len(user_turns) >= 2 and _progress(candidates, history[: user_turns[-1]]) >= _progress(candidates, history)
+    rng = random.Random(f"{seed}:{len(history)}:{best['name']}")
+    text, options = _plan(candidates, history, [e for e in earlier if e], rng, unsure, rivals)
+    asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
+    leads = LEADS_UNSURE if unsure else LEADS_AGAIN if asked_before else LEADS_FIRST
+    lead = rng.choice([x for x in leads if x.strip() not in asked] or leads)
+    before = _asked_runs(history)
+    if shortcuts.word_runs(lead + text) & before:  # an old lead before an open question can make an old run
+        lead = next((x for x in leads if not shortcuts.word_runs(x + text) & before), "")
+    thought = (f"{best['name']} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
+               f"The user's words set {best['name']} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
+               if nearer else
+               f"Still possible: {', '.join([best['name'], *rivals])}; nothing the user said yet sets "
+               f"{best['name']} apart from {', '.join(rivals)}. I must ask, not guess.")
+    return Decision(thought=thought, question=lead + text, options=options)
