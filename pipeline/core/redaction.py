@@ -114,11 +114,6 @@ def redact(text: str) -> str:
     return snapshot()(text) if text else text
 
 
-def redact_error(exc: BaseException) -> str:
-    """An exception's message, redacted: what a user-facing line shows."""
-    return redact(str(exc))
-
-
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts each record's final message (arguments included) in place."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from typing import Any
 
 from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage, kind_of
@@ -12,11 +11,6 @@ from .flatten import num_turns
 from .run_info import RunInfo
 
 NO_REASON = "(no reason recorded)"
-
-
-def _int_histogram(values: Iterable[int]) -> dict[str, int]:
-    counts = Counter(values)
-    return {str(k): counts[k] for k in sorted(counts)}
 
 
 def _counted_distribution(counts: Counter[int]) -> dict[str, Any]:
@@ -29,10 +23,6 @@ def _counted_distribution(counts: Counter[int]) -> dict[str, Any]:
         "min": min(counts) if n else None,
         "max": max(counts) if n else None,
     }
-
-
-def _numeric_distribution(values: list[int]) -> dict[str, Any]:
-    return _counted_distribution(Counter(values))
 
 
 def by_role(usage: dict[str, Usage], accepted: int) -> dict[str, dict[str, Any]]:

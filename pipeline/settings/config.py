@@ -345,10 +345,6 @@ class RunConfig(Strict):
         """Seed jobs run at once: `synthesis.max_jobs_in_flight`, or twice the call slots when unset."""
         return self.synthesis.max_jobs_in_flight or 2 * self.llm.max_in_flight
 
-    def default_scenarios(self) -> bool:
-        """True when only disambiguation can be drawn and no decision style is: today's dialogues."""
-        return only_default_scenario(self.scenarios, self.decision_styles)
-
     def backend(self) -> Literal["offline", "litellm"]:
         """`offline` when every role uses the built-in offline provider, else `litellm`."""
         offline = all(is_offline(m) for m in self.models.names().values())
