@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import BACKENDS, Embedder
-from utcgen.pipeline.retrieval.index import ToolIndex, build_index, neighbours, tool_text
+from utcgen.pipeline.retrieval.index import ToolIndex, build_index, index_text, neighbours
 from utcgen.pipeline.retrieval.stats import catalog_stats
 
 VERBS = ["get", "list", "create", "update", "approve", "reject", "cancel", "search", "export", "assign"]
@@ -134,7 +134,7 @@ def main() -> None:
         figures["load_catalog_s"] = time.perf_counter() - t
         assert [tool.name for tool in loaded] == [tool.name for tool in tools]
     if args.compare:
-        figures.update(backends_vs_torch([tool_text(tool) for tool in tools[:args.compare]], args.k))
+        figures.update(backends_vs_torch([index_text(tool) for tool in tools[:args.compare]], args.k))
     with tempfile.TemporaryDirectory() as cache:
         embedder = Embedder(cache_dir=cache, backend=args.embeddings)
         t = time.perf_counter()

@@ -41,7 +41,7 @@ def test_margins_are_the_chosen_tools_cosine_minus_the_nearest_others() -> None:
     near, far = nearness.margins(saids, REMOVE, [SAVE, CHECK], embed=_bag_of_words)
     assert near > 0 > far
     assert nearness.margins(saids, REMOVE, [], embed=_bag_of_words) == [1.0, 1.0]
-    assert nearness.tool_text(REMOVE).startswith("remove saved tracks. Remove one")
+    assert nearness.name_and_description(REMOVE).startswith("remove saved tracks. Remove one")
 
 
 def test_the_assistant_asks_when_a_word_sets_one_apart_but_the_request_reads_as_another() -> None:

@@ -14,7 +14,7 @@ import pytest
 from utcgen.pipeline.core.files import TMP_PREFIX
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
-from utcgen.pipeline.retrieval.index import tool_text
+from utcgen.pipeline.retrieval.index import index_text
 from utcgen.pipeline.settings.config import RunConfig
 
 pytestmark = pytest.mark.slow  # exports the model once (a few seconds)
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow  # exports the model once (a few seconds)
 
 @pytest.fixture(scope="module")
 def texts() -> list[str]:
-    return [tool_text(t) for t in load_catalog("catalog/tools")]
+    return [index_text(t) for t in load_catalog("catalog/tools")]
 
 
 @pytest.fixture(scope="module")

@@ -150,7 +150,7 @@ def test_offline_opening_and_detail_never_name_or_recite_the_seed() -> None:
         assert not shortcuts.name_hits(opening, tools[0].name, others), opening
         history = [{"role": "user", "content": opening}, {"role": "assistant", "content": "Which one?"}]
         detail = _user_text({**state, "seed": seed, "history": history})
-        plain = shortcuts.plain_words(tools[0].description)  # an answer may say the need in plain words
+        plain = shortcuts.description_stems(tools[0].description)  # an answer may say the need in plain words
         assert not shortcuts.name_hits(detail, tools[0].name, others, plain), detail
         assert not shortcuts.full_name_hit(detail, tools[0].name), detail
         assert all(shortcuts.recited(detail, t.description) is None for t in tools), detail

@@ -69,7 +69,8 @@ def stage(name: str) -> Validator | None:
     return _REGISTRY.get(name)
 
 
-def kind_of(name: str) -> Kind | None:
+def stage_kind(name: str) -> Kind | None:
+    """Whether stage `name` is a rule or a judge; None for a name that is no stage."""
     found = stage(name)
     return None if found is None else found.kind
 

@@ -310,7 +310,7 @@ class Dialogue(BaseModel):
     @field_validator("scenario")
     @classmethod
     def _registered(cls, value: str) -> str:
-        return check_scenario(value)
+        return registered_scenario(value)
 
     @property
     def assistant_turns(self) -> list[Message]:
@@ -320,7 +320,7 @@ class Dialogue(BaseModel):
         return sum(1 for m in self.assistant_turns if m.phase == phase)
 
 
-def check_scenario(name: str) -> str:
+def registered_scenario(name: str) -> str:
     """`name` if a scenario type of that name is registered (pipeline/scenarios/), else a ValueError
     listing the known ones."""
     from ..scenarios import get

@@ -80,9 +80,23 @@ def key_words(key: str, schema: object = None) -> list[str]:
     return words[1:] if titled and len(words) > 1 and words[0] in RENAME_PREFIXES else words
 
 
-def spoken(identifier: str) -> str:
-    """An identifier as words read aloud: `costCenter_id` -> "cost center id"."""
-    return " ".join(split_words(identifier))
+# Words written in capitals when a key is said as a title (`spoken(..., title=True)`).
+ACRONYMS: dict[str, str] = {w: w.upper() for w in (
+    "id", "url", "uri", "api", "ip", "uuid", "sku", "isbn", "utc", "html", "json", "xml", "csv", "pdf", "sms",
+    "vat", "iban", "gps", "dns", "ssl", "sql", "http", "https", "os", "tv", "faq")}
+ACRONYMS.update({w + "s": w.upper() + "s" for w in ("id", "url", "uri", "api", "ip", "uuid", "sku")})
+_TITLE_PART = re.compile(r"[A-Za-z]+|\d+")
+
+
+def spoken(identifier: str, *, title: bool = False) -> str:
+    """An identifier as words read aloud: `costCenter_id` -> "cost center id". With `title`, as a
+    schema title writes it (what an importer puts on a key it renamed): letters and digits apart,
+    acronyms in capitals ("user ID" for `userId`, "IDs" for `ids`), and the identifier itself when
+    it holds no word."""
+    if not title:
+        return " ".join(split_words(identifier))
+    words = [w.lower() for w in _TITLE_PART.findall(_CAMEL.sub(" ", identifier))]
+    return " ".join(ACRONYMS.get(w) or w for w in words) or identifier
 
 
 @lru_cache(maxsize=1 << 16)  # the offline policies stem the same words millions of times a run

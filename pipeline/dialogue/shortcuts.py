@@ -8,7 +8,7 @@ text normaliser (`text`):
 * name leaks (`name_hits`): a tool's name written as the identifier or read aloud as its
   words in order, or one of its distinctive name tokens (in an answer to a question, a token
   that is also a plain word of the tool's description is a word of the need, not of the name:
-  `plain_words`);
+  `description_stems`);
 * name tokens: words of a tool's name (split on `_`, `-` and camelCase, lower-cased,
   stemmed); a seed tool's *distinctive* tokens are those no distractor's name has,
   stop words and a few words every tool name uses (get, list, ...) left out;
@@ -96,7 +96,7 @@ def full_name_hit(text: str, name: str) -> str | None:
     return None
 
 
-def plain_words(description: str) -> frozenset[str]:
+def description_stems(description: str) -> frozenset[str]:
     """Stems of the words of a description: a name token among them is a word people use for what
     the tool does ('albums' for a tool that checks saved albums), which a user may say when asked."""
     return frozenset(stem(w) for w in split_words(description) if w not in STOP)
@@ -130,10 +130,10 @@ def user_name_leaks(messages: Sequence[Message], seed: str, others: list[str],
     """index in `messages` -> the first name leak of that user turn (`name_leaks`), the selection
     phase being the user turns before the first argument-filling assistant turn. The opening
     request may use no distinctive name token; an answer to the assistant may use one that is a
-    plain word of the seed's `description` (`plain_words`): the request starts under-specified,
+    plain word of the seed's `description` (`description_stems`): the request starts under-specified,
     and the user says what they need, in the words people use for it, once asked."""
     selecting = {i for i, _ in user_turns(messages, "argument_filling")}
-    plain = plain_words(description)
+    plain = description_stems(description)
     out: dict[int, str] = {}
     for n, (i, text) in enumerate(user_turns(messages)):
         if hits := name_leaks(text, seed, others, selecting=i in selecting, allowed=plain if n else frozenset()):

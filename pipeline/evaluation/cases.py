@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..core.errors import InputError
-from ..core.records import DEFAULT_SCENARIO, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage, check_scenario
+from ..core.records import DEFAULT_SCENARIO, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage, registered_scenario
 from ..scenarios import get as scenario_type
 
 CASES_FILE = "cases.jsonl"
@@ -101,7 +101,7 @@ class Case(BaseModel):
     @field_validator("scenario")
     @classmethod
     def _known_scenario(cls, value: str) -> str:
-        return check_scenario(value)
+        return registered_scenario(value)
 
     @property
     def has_gold_call(self) -> bool:

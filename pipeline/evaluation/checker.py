@@ -50,7 +50,7 @@ def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "
     if shortcuts.full_name_hit(text, case.gold_tool.name):
         return f"user names the tool ({case.gold_tool.name!r})"
     answering = any(m.role == "user" for m in before)  # the opening may use no distinctive name token
-    allowed = shortcuts.plain_words(case.gold_tool.description) if answering else frozenset()
+    allowed = shortcuts.description_stems(case.gold_tool.description) if answering else frozenset()
     if hits := shortcuts.name_leaks(text, case.gold_tool.name, others, selecting=phase == "tool_selection",
                                     allowed=allowed):
         return f"user names the tool ({hits[0]!r})"

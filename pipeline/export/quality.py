@@ -32,7 +32,7 @@ from ..core.records import Dialogue, Tool
 from ..core.text import split_words, spoken, word_tokens
 from ..dialogue.said import user_said
 from ..dialogue.shortcuts import REPEAT_N, recited, word_runs
-from ..retrieval.nearness import Embed, default_embed, tool_text, unit
+from ..retrieval.nearness import Embed, default_embed, name_and_description, unit
 
 RUN = REPEAT_N  # words in a run that counts as echoed or repeated
 SHARED_BY = 3  # unrelated parameters a string value may not fill
@@ -80,7 +80,7 @@ def seed_closest(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> t
         said = user_said(d.messages, until="call", sep=" ").strip()
         tools = _candidates(d)
         if said and len(tools) > 1:
-            cases.append((said, [tool_text(t) for t in tools]))
+            cases.append((said, [name_and_description(t) for t in tools]))
     if not cases:
         return None, 0
     texts = sorted({t for said, tools in cases for t in [said, *tools]})

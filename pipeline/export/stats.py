@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage, kind_of
+from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage, stage_kind
 from ..core.records import Dialogue, Usage
 from .flatten import num_turns
 from .run_info import RunInfo
@@ -66,7 +66,7 @@ class _Stages:
         out = {}
         for s in STAGES:
             evaluated, passed = self.evaluated[s], self.passed[s]
-            out[s] = {"kind": kind_of(s), "evaluated": evaluated, "passed": passed, "failed": evaluated - passed,
+            out[s] = {"kind": stage_kind(s), "evaluated": evaluated, "passed": passed, "failed": evaluated - passed,
                       "pass_rate": _rate(passed, evaluated)}
         return out
 

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..core.records import Tool
-from .common import JSON_TYPES, RefError, kind_of, resolve_pointer, walk_schema
+from .common import JSON_TYPES, RefError, json_type_name, resolve_pointer, walk_schema
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 MAX_NAME_LENGTH = 64  # what OpenAI-style function calling accepts
@@ -35,14 +35,14 @@ def check_tool(data: Any) -> list[Problem]:
     if "description" not in data:
         problems.append(("description", "missing"))
     elif not isinstance(description, str):
-        problems.append(("description", f"must be a string, got a {kind_of(description)}"))
+        problems.append(("description", f"must be a string, got a {json_type_name(description)}"))
     elif not description.strip():
         problems.append(("description", "is empty"))
     if "parameters" in data:
         problems += check_parameters(data["parameters"])
     lob = data.get("line_of_business")
     if lob is not None and not isinstance(lob, str):
-        problems.append(("line_of_business", f"must be a string or null, got a {kind_of(lob)}"))
+        problems.append(("line_of_business", f"must be a string or null, got a {json_type_name(lob)}"))
     tags = data.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         problems.append(("tags", "must be a list of strings"))
@@ -54,7 +54,7 @@ def _check_name(data: dict[str, Any]) -> list[Problem]:
         return [("name", "missing")]
     name = data["name"]
     if not isinstance(name, str):
-        return [("name", f"must be a string, got a {kind_of(name)}")]
+        return [("name", f"must be a string, got a {json_type_name(name)}")]
     if not name.strip():
         return [("name", "is empty")]
     problems: list[Problem] = []
@@ -72,7 +72,7 @@ def check_parameters(params: Any) -> list[Problem]:
     """Problems with a tool's `parameters` schema: our rules first, then the 2020-12 metaschema
     (whose findings are skipped where ours already explain the same spot)."""
     if not isinstance(params, dict):
-        return [("parameters", f"must be a JSON Schema object, got a {kind_of(params)}")]
+        return [("parameters", f"must be a JSON Schema object, got a {json_type_name(params)}")]
     problems: list[Problem] = []
     if params.get("type") != "object":
         got = f"got {params['type']!r}" if "type" in params else "it is missing"
@@ -81,7 +81,7 @@ def check_parameters(params: Any) -> list[Problem]:
         if isinstance(node, bool):
             continue
         if not isinstance(node, dict):
-            problems.append((path, f"must be a schema object, got a {kind_of(node)}"))
+            problems.append((path, f"must be a schema object, got a {json_type_name(node)}"))
             continue
         problems += _check_node(node, path, params, is_root=path == "parameters")
     ours = [where for where, _ in problems]
@@ -104,7 +104,7 @@ def _check_node(node: dict[str, Any], path: str, root: dict[str, Any], is_root: 
         t = node["type"]
         names = [t] if isinstance(t, str) else t if isinstance(t, list) else None
         if names is None:
-            problems.append((f"{path}.type", f"must be a type name or a list of them, got a {kind_of(t)}"))
+            problems.append((f"{path}.type", f"must be a type name or a list of them, got a {json_type_name(t)}"))
         for name in names or []:
             if isinstance(name, str) and name in JSON_TYPES:
                 declared.append(name)
@@ -114,7 +114,7 @@ def _check_node(node: dict[str, Any], path: str, root: dict[str, Any], is_root: 
                 )
     props = node.get("properties", {})
     if not isinstance(props, dict):
-        problems.append((f"{path}.properties", f"must be a mapping of name to schema, got a {kind_of(props)}"))
+        problems.append((f"{path}.properties", f"must be a mapping of name to schema, got a {json_type_name(props)}"))
         props = {}
     for key, sub in props.items():
         if not isinstance(key, str):
@@ -129,7 +129,7 @@ def _check_node(node: dict[str, Any], path: str, root: dict[str, Any], is_root: 
             continue
         values = node[keyword] if keyword == "enum" else [node[keyword]]
         if keyword == "enum" and not isinstance(values, list):
-            problems.append((f"{path}.enum", f"must be a list of values, got a {kind_of(values)}"))
+            problems.append((f"{path}.enum", f"must be a list of values, got a {json_type_name(values)}"))
             continue
         if keyword == "enum" and not values:
             problems.append((f"{path}.enum", "is empty: no value could ever be valid"))
@@ -158,7 +158,7 @@ def _check_node(node: dict[str, Any], path: str, root: dict[str, Any], is_root: 
 
 def _check_required(required: Any, props: dict[str, Any], field: str, check_names: bool) -> list[Problem]:
     if not isinstance(required, list):
-        return [(field, f"must be a list of property names, got a {kind_of(required)}")]
+        return [(field, f"must be a list of property names, got a {json_type_name(required)}")]
     problems: list[Problem] = []
     seen: set[str] = set()
     for name in required:
@@ -175,7 +175,7 @@ def _check_required(required: Any, props: dict[str, Any], field: str, check_name
 
 def _check_regex(pattern: Any, field: str) -> list[Problem]:
     if not isinstance(pattern, str):
-        return [(field, f"must be a string, got a {kind_of(pattern)}")]
+        return [(field, f"must be a string, got a {json_type_name(pattern)}")]
     try:
         re.compile(pattern)
     except re.error as exc:

@@ -6,7 +6,6 @@ Standard library only, like the importers, so the CLI can load the format list c
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -61,7 +60,7 @@ class Extracted:
     warnings: list[str] = field(default_factory=list)
 
 
-def kind_of(value: Any) -> str:
+def json_type_name(value: Any) -> str:
     """A JSON-ish name for a value's type, for messages."""
     if value is None:
         return "null"
@@ -70,7 +69,7 @@ def kind_of(value: Any) -> str:
 
 
 def not_object(index: int, item: Any, line: int | None) -> Candidate:
-    return Candidate(index, item, line, problems=[("", f"expected a tool object, got a {kind_of(item)}")])
+    return Candidate(index, item, line, problems=[("", f"expected a tool object, got a {json_type_name(item)}")])
 
 
 def iter_subschemas(schema: Any, path: str) -> Iterator[tuple[str, Any]]:
@@ -145,14 +144,3 @@ def resolve_pointer(doc: Any, ref: str) -> Any:
     return node
 
 
-# Words written in capitals when a key is read as a label.
-_ACRONYMS: dict[str, str] = {w: w.upper() for w in (
-    "id", "url", "uri", "api", "ip", "uuid", "sku", "isbn", "utc", "html", "json", "xml", "csv", "pdf", "sms",
-    "vat", "iban", "gps", "dns", "ssl", "sql", "http", "https", "os", "tv", "faq")}
-_ACRONYMS.update({w + "s": w.upper() + "s" for w in ("id", "url", "uri", "api", "ip", "uuid", "sku")})
-
-
-def spoken_label(key: str) -> str:
-    """A key as words a person would write ("IDs" for `ids`, "user ID" for `userId`)."""
-    words: list[str] = [w.lower() for w in re.findall(r"[A-Za-z]+|\d+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key))]
-    return " ".join(_ACRONYMS.get(w) or w for w in words) or key

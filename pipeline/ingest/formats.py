@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .common import Extracted, kind_of
+from .common import Extracted, json_type_name
 from .importers import bfcl, mcp, native, openai, openapi
 
 __all__ = ["FORMATS", "FormatError", "detect_format", "extract", "not_recognised", "unwrap_items"]
@@ -95,7 +95,7 @@ def detect_format(data: Any) -> str:
     items = unwrap_items(data)
     if items is None:
         if isinstance(data, dict) and "tools" in data:
-            raise FormatError(f"unknown format: 'tools' is a {kind_of(data['tools'])}, not a list")
+            raise FormatError(f"unknown format: 'tools' is a {json_type_name(data['tools'])}, not a list")
         raise FormatError(not_recognised(data, None))
     strong: dict[str, int] = {}
     weak: dict[str, int] = {}
@@ -128,8 +128,8 @@ def _shape(data: Any, items: list[Any] | None) -> str:
             keys = [str(k) for k in data][:6]
             more = ", ..." if len(data) > len(keys) else ""
             return f"the top level is a mapping with keys {', '.join(keys)}{more}" if keys else "the top level is an empty mapping"
-        return f"the top level is a {kind_of(data)}"
-    kinds = Counter(kind_of(i) for i in items)
+        return f"the top level is a {json_type_name(data)}"
+    kinds = Counter(json_type_name(i) for i in items)
     if kinds.get("mapping", 0) * 2 < len(items):
         return f"its {len(items)} items are mostly {kinds.most_common(1)[0][0]}s, not tool objects"
     keys = Counter(str(k) for i in items if isinstance(i, dict) for k in i)
@@ -139,7 +139,7 @@ def _shape(data: Any, items: list[Any] | None) -> str:
 
 def not_recognised(data: Any, items: list[Any] | None) -> str:
     """The one report for a file in no supported format: each format tried, and why it did not fit."""
-    top = "mapping" if isinstance(data, dict) else kind_of(data)
+    top = "mapping" if isinstance(data, dict) else json_type_name(data)
     tried = [
         ("openapi", "no 'openapi' (or 'swagger') key at the top level" if top == "mapping"
          else f"an OpenAPI document is a mapping; the top level is a {top}"),

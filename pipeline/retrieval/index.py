@@ -54,7 +54,7 @@ def build_index(vectors: np.ndarray, exact_up_to: int = EXACT_UP_TO) -> Any:
     return index
 
 
-def tool_text(tool: Tool) -> str:
+def index_text(tool: Tool) -> str:
     """What the encoder sees: the name in words, the description and the parameter names."""
     params = ", ".join(k.replace("_", " ") for k in tool.properties)
     text = f"{tool.name.replace('_', ' ')}: {tool.description}"
@@ -89,7 +89,7 @@ class ToolIndex:
         self.tools = tools
         self.embedder = embedder
         self.position = {t.name: i for i, t in enumerate(tools)}
-        self.vectors = embedder.encode([tool_text(t) for t in tools], show_progress=show_progress)
+        self.vectors = embedder.encode([index_text(t) for t in tools], show_progress=show_progress)
         self.index = build_index(self.vectors, exact_up_to)
         self.exact = len(tools) <= exact_up_to
         self._neighbours: tuple[np.ndarray, np.ndarray] | None = None
@@ -101,7 +101,7 @@ class ToolIndex:
         i = self.position.get(tool.name)
         if i is not None and self.tools[i] == tool:
             return self.vectors[i]
-        return self.embedder.encode([tool_text(tool)])[0]
+        return self.embedder.encode([index_text(tool)])[0]
 
     def all_neighbours(self, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
         """(cosines, ids), each of shape (n, k): every tool's k nearest other tools, self excluded."""

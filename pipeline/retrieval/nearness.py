@@ -22,7 +22,7 @@ from ..dialogue.grounding import ToolLike, tool_description, tool_name
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-def tool_text(tool: ToolLike) -> str:
+def name_and_description(tool: ToolLike) -> str:
     """What a user could match a tool by: its name read aloud and its description."""
     return f"{spoken(tool_name(tool))}. {tool_description(tool)}".strip()
 
@@ -46,8 +46,8 @@ def unit(vectors: np.ndarray) -> np.ndarray:
 
 
 def cosines(saids: Sequence[str], tools: Sequence[ToolLike], embed: Embed | None = None) -> np.ndarray:
-    """(len(saids), len(tools)): the cosine of each text of `saids` to each tool's text (`tool_text`)."""
-    texts = [tool_text(t) for t in tools]
+    """(len(saids), len(tools)): the cosine of each text of `saids` to each tool's text (`name_and_description`)."""
+    texts = [name_and_description(t) for t in tools]
     vectors = unit((embed or default_embed)([*texts, *saids]))
     return vectors[len(texts):] @ vectors[:len(texts)].T
 

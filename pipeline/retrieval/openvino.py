@@ -22,7 +22,10 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.files import remove_stale_temporaries, temporary_folder
+from ..core.resources import shipped
+from ..ingest.reader import load_catalog
 from .embeddings import DIMENSION
+from .index import index_text
 from .onnx import batches, export, mean_pooled, tokenizer
 
 log = logging.getLogger("utcgen.retrieval")
@@ -49,11 +52,7 @@ def versions() -> str:
 def calibration_texts() -> list[str]:
     """The shipped catalog's tools as the index embeds them: the same texts on every machine, so one
     quantisation serves every catalog."""
-    from ..core.resources import shipped
-    from ..ingest.reader import load_catalog
-    from .index import tool_text
-
-    return [tool_text(tool) for tool in load_catalog(str(shipped("catalog", "tools")))]
+    return [index_text(tool) for tool in load_catalog(str(shipped("catalog", "tools")))]
 
 
 def model_file(cache: Path, model_dir: Path) -> Path:

@@ -22,7 +22,7 @@ from ..core.records import Persona, Tool
 from ..core.text import content_words, stem
 from ..dialogue.shortcuts import GENERIC
 from .embeddings import Embedder
-from .index import tool_text
+from .index import index_text
 
 HUB_FIELDS: tuple[str, ...] = ("persona", "input persona")  # where PersonaHub's files keep the text
 SHOWN = 3  # problems of one kind listed one by one; more are summarised
@@ -210,7 +210,7 @@ class PersonaSampler:
         self._lines = np.array([p.line_of_business or "" for p in personas])
 
     def _vector(self, tool: Tool, tool_vector: np.ndarray | None) -> np.ndarray:
-        return tool_vector if tool_vector is not None else self.embedder.encode([tool_text(tool)])[0]
+        return tool_vector if tool_vector is not None else self.embedder.encode([index_text(tool)])[0]
 
     def ranked(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[tuple[Persona, float]]:
         """The k personas closest to the tool, best first, with their fit (personas of the tool's

@@ -184,7 +184,7 @@ def _banned(state: dict, answering: bool = False) -> set[str]:
     tool, distractors = state["tool"], state.get("distractors") or []
     if answering:
         distinctive = shortcuts.distinctive_name_tokens(tool["name"], [d["name"] for d in distractors])
-        return set(distinctive - shortcuts.plain_words(tool.get("description", "")))
+        return set(distinctive - shortcuts.description_stems(tool.get("description", "")))
     return set().union(*(shortcuts.name_tokens(t["name"]) | {shortcuts.stem(w) for w in shortcuts.split_words(t["name"])}
                          for t in [tool, *distractors]))
 
@@ -488,7 +488,7 @@ def _safe(state: dict, said: str) -> str:
     """`said`, unless it would give the seed tool away by a word of its name or recite a description
     (an answer to the assistant may say the seed's name words that are plain words of its description)."""
     tool, others = state["tool"], state.get("distractors") or []
-    allowed = shortcuts.plain_words(tool.get("description", "")) if state.get("history") else frozenset()
+    allowed = shortcuts.description_stems(tool.get("description", "")) if state.get("history") else frozenset()
     if shortcuts.name_hits(said, tool["name"], [d["name"] for d in others], allowed) or \
             any(shortcuts.recited(said, t.get("description", "")) for t in [tool, *others]):
         return "Honestly, I'm not sure how to put it. Could you walk me through the choices?"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common import Candidate, Extracted, Note, kind_of, not_object
+from ..common import Candidate, Extracted, Note, json_type_name, not_object
 
 _FN_KEYS = {"name", "description", "parameters", "strict"}
 
@@ -25,7 +25,7 @@ def extract(items: list[Any], lines: list[int | None]) -> Extracted:
             fn = item["function"]
             field_map = {k: f"function.{k}" for k in ("name", "description", "parameters")}
             if not isinstance(fn, dict):
-                problems.append(("function", f"expected an object, got a {kind_of(fn)}"))
+                problems.append(("function", f"expected an object, got a {json_type_name(fn)}"))
                 fn = {}
         # OpenAI's function spec is closed: a stray key (say MCP's inputSchema under a
         # forced format) would otherwise vanish silently with the arguments it describes.

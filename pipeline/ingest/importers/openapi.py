@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..common import Candidate, Extracted, Note, RefError, kind_of, map_schema, resolve_pointer
+from ..common import Candidate, Extracted, Note, RefError, json_type_name, map_schema, resolve_pointer
 from .openapi_args import Arg, settle
 from .openapi_schema import drop_openapi_only, flatten_allof, from_openapi30, is_object_schema, resolve_refs
 
@@ -73,7 +73,7 @@ class _Operation:
             self.problems.append((at, str(exc)))
             return None
         if not isinstance(schema, dict):
-            self.problems.append((at, f"expected a schema object, got a {kind_of(schema)}"))
+            self.problems.append((at, f"expected a schema object, got a {json_type_name(schema)}"))
             return None
         map_schema(schema, self.fix)
         map_schema(schema, drop_openapi_only)
@@ -84,7 +84,7 @@ class _Operation:
         params: dict[tuple[Any, Any], tuple[str, Any]] = {}
         for at, plist in ((f"paths.{self.path}.parameters", common), (f"{self.where}.parameters", own)):
             if not isinstance(plist, list):
-                self.problems.append((at, f"expected a list, got a {kind_of(plist)}"))
+                self.problems.append((at, f"expected a list, got a {json_type_name(plist)}"))
                 continue
             for i, raw in enumerate(plist):
                 try:
@@ -93,7 +93,7 @@ class _Operation:
                     self.problems.append((f"{at}[{i}]", str(exc)))
                     continue
                 if not isinstance(param, dict):
-                    self.problems.append((f"{at}[{i}]", f"expected a parameter object, got a {kind_of(param)}"))
+                    self.problems.append((f"{at}[{i}]", f"expected a parameter object, got a {json_type_name(param)}"))
                     continue
                 params[(param.get("name"), param.get("in"))] = (f"{at}[{i}]", param)
         args: list[Arg] = []
@@ -128,7 +128,7 @@ class _Operation:
             self.problems.append((at, str(exc)))
             return [], []
         if not isinstance(body, dict):
-            self.problems.append((at, f"expected a request body object, got a {kind_of(body)}"))
+            self.problems.append((at, f"expected a request body object, got a {json_type_name(body)}"))
             return [], []
         content = body.get("content")
         needed = " (which the API requires)" if body.get("required") is True else ""
@@ -164,10 +164,10 @@ class _Operation:
             body_required = ["body"] if body.get("required") is True else []
             field_at = None
         if not isinstance(fields, dict):
-            self.problems.append((f"{schema_at}.properties", f"expected a mapping, got a {kind_of(fields)}"))
+            self.problems.append((f"{schema_at}.properties", f"expected a mapping, got a {json_type_name(fields)}"))
             fields = {}
         if not isinstance(body_required, list):
-            self.problems.append((f"{schema_at}.required", f"expected a list, got a {kind_of(body_required)}"))
+            self.problems.append((f"{schema_at}.required", f"expected a list, got a {json_type_name(body_required)}"))
             body_required = []
         args: list[Arg] = []
         for name, sub in fields.items():
@@ -207,7 +207,7 @@ def _operation(
 def extract(doc: Any) -> Extracted:
     """One candidate per operation of an OpenAPI 3.x document (see the module doc)."""
     if not isinstance(doc, dict):
-        return Extracted(problems=[f"expected an OpenAPI 3.x document (a mapping), got a {kind_of(doc)}"])
+        return Extracted(problems=[f"expected an OpenAPI 3.x document (a mapping), got a {json_type_name(doc)}"])
     version = doc.get("openapi")
     if not isinstance(version, str) or not version.startswith("3."):
         return Extracted(problems=[f"openapi: unsupported version {version!r} (expected 3.x)"])
@@ -215,7 +215,7 @@ def extract(doc: Any) -> Extracted:
     if paths is None:
         paths = {}  # optional since 3.1 (a document may hold only webhooks or components)
     if not isinstance(paths, dict):
-        return Extracted(problems=[f"paths: expected a mapping of path to path item, got a {kind_of(paths)}"])
+        return Extracted(problems=[f"paths: expected a mapping of path to path item, got a {json_type_name(paths)}"])
     out = Extracted()
     for path, item in paths.items():
         if isinstance(item, dict) and isinstance(item.get("$ref"), str):
@@ -229,7 +229,7 @@ def extract(doc: Any) -> Extracted:
             if isinstance(target, dict):
                 item = {**target, **{k: v for k, v in item.items() if k != "$ref"}}
         if not isinstance(item, dict):
-            out.problems.append(f"paths.{path}: expected a path item (mapping), got a {kind_of(item)}")
+            out.problems.append(f"paths.{path}: expected a path item (mapping), got a {json_type_name(item)}")
             continue
         for method, op in item.items():
             if not isinstance(method, str) or method.lower() not in HTTP_METHODS:
@@ -238,7 +238,7 @@ def extract(doc: Any) -> Extracted:
             index = len(out.candidates)
             if not isinstance(op, dict):
                 out.candidates.append(Candidate(
-                    index, op, origin=origin, problems=[("", f"expected an operation object, got a {kind_of(op)}")]
+                    index, op, origin=origin, problems=[("", f"expected an operation object, got a {json_type_name(op)}")]
                 ))
                 continue
             data, problems, warnings = _operation(

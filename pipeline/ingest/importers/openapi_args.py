@@ -13,7 +13,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ..common import Note, spoken_label, type_names
+from ...core.text import spoken
+from ..common import Note, type_names
 
 _LABEL = {"path": "path parameter", "query": "query parameter", "body": "request body field"}
 # Keywords that describe a value rather than constrain it: agreeing arguments may differ in them.
@@ -73,7 +74,7 @@ def _titled(schema: Any, name: str) -> Any:
     renamed key (`query_ids`) is for the call, the title ("IDs") for anyone speaking of it."""
     if not isinstance(schema, dict) or (isinstance(schema.get("title"), str) and schema["title"].strip()):
         return schema
-    return {"title": spoken_label(name), **schema}
+    return {"title": spoken(name, title=True), **schema}
 
 
 def settle(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common import RefError, kind_of, resolve_pointer
+from ..common import RefError, json_type_name, resolve_pointer
 
 
 def resolve_refs(node: Any, doc: Any, stack: tuple[str, ...] = ()) -> Any:
@@ -37,7 +37,7 @@ def resolve_refs(node: Any, doc: Any, stack: tuple[str, ...] = ()) -> Any:
         if not siblings:
             return resolved
         if not isinstance(resolved, dict):
-            raise RefError(f"$ref {ref!r} points to a {kind_of(resolved)}, not an object")
+            raise RefError(f"$ref {ref!r} points to a {json_type_name(resolved)}, not an object")
         return {**resolved, **resolve_refs(siblings, doc, stack)}
     return {k: resolve_refs(v, doc, stack) for k, v in node.items()}
 
