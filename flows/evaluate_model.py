@@ -16,7 +16,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from ..pipeline.evaluation.run import EvalSettings, evaluate
-from ..pipeline.settings.config import OFFLINE_MODEL
+from ..pipeline.settings.models import OFFLINE_MODEL
 
 ARTIFACT_KEY = "utcgen-evaluation-report"
 

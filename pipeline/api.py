@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .core.errors import InputError
-from .settings.config import ROLES, RunConfig, load_config
+from .settings.config import RunConfig, load_config
+from .settings.models import ROLES
 
 if TYPE_CHECKING:
     from datasets import DatasetDict

@@ -14,7 +14,8 @@ from utcgen.pipeline.cli import build_parser
 from utcgen.pipeline.cli.checks import field, field_bounds, number
 from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.evaluation.run import EvalSettings
-from utcgen.pipeline.settings.config import BudgetSettings, LLMSettings, RunConfig, load_config
+from utcgen.pipeline.settings.config import BudgetSettings, RunConfig, load_config
+from utcgen.pipeline.settings.models import LLMSettings
 
 RUN = ["eval", "run", "--benchmark", "b", "--model", "reference/oracle", "--mode", "static", "--out", "o"]
 

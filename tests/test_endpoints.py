@@ -21,7 +21,8 @@ from tests.support.openai_server import ChatRequest, FaultPlan, ScriptedOpenAISe
 from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.core.records import Persona, Tool
 from utcgen.pipeline.llm.registry import LOCAL_START_IN_FLIGHT, LOCAL_TIMEOUT, ModelRegistry, check_models
-from utcgen.pipeline.settings.config import ROLES, RunConfig, load_config
+from utcgen.pipeline.settings.config import RunConfig, load_config
+from utcgen.pipeline.settings.models import ROLES
 
 SYSTEM = [{"role": "system", "content": "You write goals."}, {"role": "user", "content": "hi"}]
 

@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import REPO
 from tests.support.cli import UTCGEN
 from utcgen.pipeline.llm.registry import check_models
-from utcgen.pipeline.settings.config import ROLES, RunConfig, load_config
+from utcgen.pipeline.settings.config import RunConfig, load_config
+from utcgen.pipeline.settings.models import ROLES
 
 ALL_ROLES = "models." + "/".join(ROLES)
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import InputError
-from ..settings.config import OFFLINE_MODEL
+from ..settings.models import OFFLINE_MODEL
 from .checks import field, number, pair
 
 DEFAULT_BENCH = "eval-out/bench"

@@ -7,7 +7,8 @@ import asyncio
 import sys
 import time
 
-from ..settings.config import BudgetSettings, ExportSettings, LLMSettings, RunConfig
+from ..settings.config import BudgetSettings, ExportSettings, RunConfig
+from ..settings.models import LLMSettings
 from .checks import check_catalog_nesting, check_tokenizer, choices, field, number, quiet_progress_bars
 
 

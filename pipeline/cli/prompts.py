@@ -11,7 +11,8 @@ import argparse
 import json
 import sys
 
-from ..settings.config import ROLES, RunConfig
+from ..settings.config import RunConfig
+from ..settings.models import ROLES
 from .checks import field
 
 

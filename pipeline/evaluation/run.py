@@ -25,7 +25,7 @@ from ..core.records import Message, Usage
 from ..llm.gateway import Gateway, LLMError, LLMFatalError
 from ..llm.replies import ReplyError
 from ..runner import Checkpoint, Gateways, RunProgress, run_window
-from ..settings.config import OFFLINE_MODEL
+from ..settings.models import OFFLINE_MODEL
 from .cases import RESULTS_DIR, Case, CaseResult, Mode, read_cases
 from .dynamic import DEFAULT_MAX_TURNS, evaluate_dynamic
 from .models import DEFAULT_MAX_NEW_TOKENS, ModelUnderTest, load_model, make_gateway

@@ -5,7 +5,7 @@ A run builds it from its configuration (`ModelRegistry.from_config`); evaluation
 entries directly (`ModelRegistry.of`). The gateway, the start-up checks and the server probe
 read only this, never a whole run configuration.
 
-An entry is resolved once, here: the role's own keys in `models:` (`config.ModelSpec`), else the
+An entry is resolved once, here: the role's own keys in `models:` (`settings.models.ModelSpec`), else the
 `llm:` defaults, with two defaults of its own: the judges (`config.JUDGE_ROLES`) sample greedily
 unless their mapping sets a temperature, and a role at a server on this machine gets the longer
 local timeout unless a timeout was set.
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import simulator as offline
-from ..settings.config import JUDGE_ROLES, JUDGE_TEMPERATURE, LLMSettings, ModelSpec
+from ..settings.models import JUDGE_ROLES, JUDGE_TEMPERATURE, LLMSettings, ModelSpec
 
 if TYPE_CHECKING:
     from ..settings.config import RunConfig

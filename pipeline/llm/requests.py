@@ -188,7 +188,7 @@ Request = Annotated[
     | UnderTestRequest | VoterRequest | RubricRequest,
     Field(discriminator="role"),
 ]
-# Every role with a typed request, as each request type names it (the generation roles are `config.ROLES`).
+# Every role with a typed request, as each request type names it (the generation roles are `settings.models.ROLES`).
 ROLES: tuple[str, ...] = tuple(get_args(t.model_fields["role"].annotation)[0] for t in get_args(get_args(Request)[0]))
 _ADAPTER: TypeAdapter[Request] = TypeAdapter(Request)
 

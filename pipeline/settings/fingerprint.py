@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .config import ROLES
+from .models import ROLES
 
 FINGERPRINT_VERSION = 1
 Kind = Literal["generate", "evaluate"]
@@ -44,7 +44,7 @@ TEMPLATES = "prompt_templates"  # the key under which the texts of a user's own 
 
 
 def _offline(s: Mapping[str, Any]) -> bool:
-    from .config import is_offline, model_name
+    from .models import is_offline, model_name
 
     return all(is_offline(model_name(m)) for m in (s.get("models") or {}).values())
 

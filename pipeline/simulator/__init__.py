@@ -21,7 +21,7 @@ import warnings
 from typing import Any
 
 from ..llm.requests import Request, parse_request
-from ..settings.config import OFFLINE_PROVIDER
+from ..settings.models import OFFLINE_PROVIDER
 
 # litellm builds the provider's coroutine in an executor thread; when a run cancels a
 # call in flight (its target reached), that coroutine is dropped unawaited. Ours wraps a

@@ -30,7 +30,8 @@ from ..core.records import Dialogue
 from ..llm import replies, structured
 from ..llm.gateway import Gateway, LLMReply
 from ..llm.requests import Request
-from ..settings.config import OFFLINE_MODEL, ROLES, RunConfig
+from ..settings.config import RunConfig
+from ..settings.models import OFFLINE_MODEL, ROLES
 from ..settings.templates import prompts_from
 
 PHASES = ("tool_selection", "argument_filling")

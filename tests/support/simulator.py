@@ -42,7 +42,7 @@ from tests.support.openai_server import (
 from utcgen.pipeline import simulator as offline
 from utcgen.pipeline.llm.gateway import Gateway
 from utcgen.pipeline.llm.requests import Request, parse_request
-from utcgen.pipeline.settings.config import ROLES
+from utcgen.pipeline.settings.models import ROLES
 
 SIM_MODEL = "openai/sim"
 API_KEY_ENV = "UTCGEN_SIM_API_KEY"
