@@ -24,3 +24,7 @@ __version__ = "0.1.0"
 
 # litellm fetches a model cost map over the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# The built-in scenario types register their names (`records.SCENARIO_NAMES`) before any record is read,
+# whichever module of the library is imported first.
+from . import scenarios  # noqa: F401

@@ -15,6 +15,7 @@ from ..pipeline.dialogue.labels import action_of
 from ..pipeline.dialogue.mentions import mentioned
 from ..pipeline.dialogue.planning import asked_arguments, q_star
 from ..pipeline.dialogue.said import user_said
+from ..pipeline.scenarios import get as scenario_type
 from .common import Problem, verdict
 
 NAME = "planning"
@@ -40,7 +41,8 @@ def check_planning(d: Dialogue) -> Verdict:
         if asked and known == set(asked):
             problems.append(Problem("redundant_question",
                                     f"message {i} asks for {', '.join(asked)}, which the user already gave"))
-    need = d.q_star if d.q_star is not None else q_star(d)
+    need = d.q_star if d.q_star is not None else \
+        q_star(d, scenario_type(d.scenario).tool_known_from_opening(d.scenario_info))
     if asks > 2 * need + SLACK:
         problems.append(Problem("over_clarified", f"{asks} questions where {need} would do (Q*)"))
     return verdict(NAME, problems, f"{asks} questions, Q* = {need}", questions=asks, q_star=need)

@@ -123,6 +123,10 @@ ROLES: tuple[str, ...] = get_args(Role)
 # The scenario a record plays when it names none (records made before scenario types); the types
 # themselves are registered objects (pipeline/scenarios/), so a new one needs no change here.
 DEFAULT_SCENARIO = "disambiguation"
+# The names a record's `scenario` may hold, in registration order: the scenario registry
+# (pipeline/scenarios/) writes them as types register, so a record checks its name without
+# importing the layer above it.
+SCENARIO_NAMES: dict[str, None] = {}
 # The user decision styles (Drift-Bench), each with how it answers, in the user proxy's prompt's words.
 DECISION_STYLES: dict[str, str] = {
     "rational": "You decide deliberately: you answer exactly what is asked, precisely, and give reasons when useful.",
@@ -323,7 +327,6 @@ class Dialogue(BaseModel):
 def registered_scenario(name: str) -> str:
     """`name` if a scenario type of that name is registered (pipeline/scenarios/), else a ValueError
     listing the known ones."""
-    from ..scenarios import get
-
-    get(name)
+    if name not in SCENARIO_NAMES:
+        raise ValueError(f"unknown scenario '{name}'; known: {', '.join(SCENARIO_NAMES)}")
     return name

@@ -34,7 +34,6 @@ from typing import Any
 
 from ..core.records import Dialogue, Message, ScenarioInfo, Tool
 from ..core.text import split_words
-from ..scenarios import get as scenario_type
 from .mentions import mentioned
 from .said import user_said
 
@@ -116,18 +115,21 @@ def plan(belief: Belief, intended: str, limit: int = 20) -> list[tuple[str, str]
     return asked
 
 
-def initial_belief(d: Dialogue) -> Belief | None:
-    """The belief after the opening; None when the needed tool is not a candidate (nothing to plan)."""
+def initial_belief(d: Dialogue, known_from_opening: bool) -> Belief | None:
+    """The belief after the opening; None when the needed tool is not a candidate (nothing to plan).
+    `known_from_opening`: the dialogue's scenario type names the tool in the opening
+    (`ScenarioType.tool_known_from_opening`), which its caller asks."""
     opening = next((m.content for m in d.messages if m.role == "user"), "")
-    return belief_after(d.seed_tool, d.candidate_tools, d.gold_arguments, opening, d.scenario, d.scenario_info)
+    return belief_after(d.seed_tool, d.candidate_tools, d.gold_arguments, opening, known_from_opening,
+                        d.scenario_info)
 
 
-def belief_after(seed: Tool, candidates: list[Tool], gold: dict[str, Any], heard: str, scenario: str,
+def belief_after(seed: Tool, candidates: list[Tool], gold: dict[str, Any], heard: str, known_from_opening: bool,
                  info: ScenarioInfo) -> Belief | None:
     """The belief once the user has said `heard`; None when the needed tool is not a candidate."""
     if seed.name not in {t.name for t in candidates}:
         return None
-    specific = scenario_type(scenario).tool_known_from_opening(info)
+    specific = known_from_opening
     tools: dict[str, dict[str, float]] = {seed.name: _arguments(seed, gold, heard)}
     for t in candidates:
         if t.name != seed.name:
@@ -141,7 +143,7 @@ def belief_after(seed: Tool, candidates: list[Tool], gold: dict[str, Any], heard
 
 
 def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], history: list[Message],
-                  scenario: str, info: ScenarioInfo, phase: str) -> tuple[str, str] | bool | None:
+                  known_from_opening: bool, info: ScenarioInfo, phase: str) -> tuple[str, str] | bool | None:
     """The planner's best next question for the dialogue so far: an aspect ((TOOL, "") or (tool,
     argument)); None when nothing is worth asking (act now); False when there is nothing to plan
     (the needed tool is not a candidate).
@@ -149,7 +151,7 @@ def next_question(seed: Tool, candidates: list[Tool], gold: dict[str, Any], hist
     The belief is the one after every user turn so far; a question asked earlier adds its redundancy
     cost, and an argument asked and answered counts as resolved when its domain keeps the answer
     uncheckable (a fault's two values)."""
-    belief = belief_after(seed, candidates, gold, user_said(history), scenario, info)
+    belief = belief_after(seed, candidates, gold, user_said(history), known_from_opening, info)
     if belief is None:
         return False
     if phase == "argument_filling":
@@ -180,9 +182,10 @@ def _arguments(tool: Tool, gold: dict[str, Any], opening: str) -> dict[str, floa
     return {a: 1.0 if a in given else domain_certainty(tool.properties.get(a) or {}) for a in tool.required}
 
 
-def q_star(d: Dialogue) -> int:
-    """The minimal number of questions the dialogue needed (0 when there is nothing worth asking)."""
-    belief = initial_belief(d)
+def q_star(d: Dialogue, known_from_opening: bool) -> int:
+    """The minimal number of questions the dialogue needed (0 when there is nothing worth asking);
+    `known_from_opening` as for `initial_belief`."""
+    belief = initial_belief(d, known_from_opening)
     return 0 if belief is None else len(plan(belief, d.seed_tool.name))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..core.records import DEFAULT_SCENARIO, Dialogue, ScenarioInfo, Tool
+from ..core.records import DEFAULT_SCENARIO, SCENARIO_NAMES, Dialogue, ScenarioInfo, Tool
 from ..dialogue.shortcuts import invented_values
 from .base import DialogueView, ScenarioType, UnsafeValue
 from .disambiguation import Disambiguation
@@ -36,6 +36,7 @@ __all__ = ["DEFAULT_SCENARIO", "FAULT_HINTS", "DialogueView", "ScenarioType", "U
 _BUILT_IN: tuple[ScenarioType, ...] = (Disambiguation(), Explicit(), Underspecified(), UnavailableTool(),
                                        InfeasibleArguments(), InputFaultType())
 _REGISTRY: dict[str, ScenarioType] = {t.name: t for t in _BUILT_IN}
+SCENARIO_NAMES.update(dict.fromkeys(_REGISTRY))  # what a record's `scenario` may name
 
 
 class UnknownScenario(ValueError):
@@ -49,6 +50,7 @@ def register(kind: ScenarioType) -> ScenarioType:
     if kind.name in _REGISTRY:
         raise ValueError(f"scenario type '{kind.name}' is already registered")
     _REGISTRY[kind.name] = kind
+    SCENARIO_NAMES[kind.name] = None
     return kind
 
 
@@ -57,6 +59,7 @@ def unregister(name: str) -> None:
     if any(t.name == name for t in _BUILT_IN):
         raise ValueError(f"scenario type '{name}' is built in")
     _REGISTRY.pop(name, None)
+    SCENARIO_NAMES.pop(name, None)
 
 
 def get(name: str) -> ScenarioType:

@@ -128,7 +128,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         ),
     )
     dialogue.messages = label_dialogue(dialogue)
-    dialogue.q_star = q_star(dialogue) if messages else None
+    dialogue.q_star = q_star(dialogue, scenario_type(scenario).tool_known_from_opening(info)) if messages else None
     if not verdicts:
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage
@@ -202,7 +202,8 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
         if need_user:
             text = await roles.user(phase, tool, seed.persona, goal, distractors, gold, messages, rng_seed, context)
             messages.append(Message(role="user", content=text))
-        hint = plan_hint(next_question(tool, seed.candidates, gold, messages, scenario, info, phase),
+        known = scenario_type(scenario).tool_known_from_opening(info)
+        hint = plan_hint(next_question(tool, seed.candidates, gold, messages, known, info, phase),
                          phase, tool, gold, messages) if hints else None
         reply = await roles.assistant(phase, seed.candidates, tool if phase == "argument_filling" else None,
                                       messages, rng_seed, context, hint)
