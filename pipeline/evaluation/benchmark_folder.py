@@ -11,10 +11,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import yaml
+
+from ..export.folder import DatasetFolder
 from ..scenarios import names as scenario_names
-from .benchmark import BenchmarkSummary
 from .cases import CASES_FILE, SPLIT_FILE, Case, Split
 from .holdout import UNSET_LOB
+from .summary import BenchmarkSummary
 
 CASES_CONFIG = "cases"  # the parquet view: data/cases/train-00000-of-00001.parquet
 CARD_FILE = "README.md"
@@ -38,8 +42,6 @@ def _rows(cases: list[Case], overlaps: list[float]) -> list[dict[str, Any]]:
 
 
 def _parquet_schema():
-    import pyarrow as pa
-
     text, names = pa.string(), pa.list_(pa.string())
     return pa.schema([("id", text), ("gold_tool", text), ("gold_tool_spec", text), ("gold_arguments", text),
                       ("candidate_tools", names), ("candidate_tool_specs", names), ("persona", text),
@@ -79,8 +81,6 @@ COLUMNS = {
 def write_benchmark(out: Path, cases: list[Case], split: Split, summary: BenchmarkSummary,
                     overlaps: list[float]) -> None:
     """cases.jsonl, split.json, the parquet view, benchmark.json and the card, by the one dataset-folder writer."""
-    from ..export.folder import DatasetFolder
-
     folder = DatasetFolder(out)
     folder.write_text(CASES_FILE, "".join(c.model_dump_json() + "\n" for c in cases))
     folder.write_text(SPLIT_FILE, split.model_dump_json(indent=2) + "\n")
@@ -92,8 +92,6 @@ def write_benchmark(out: Path, cases: list[Case], split: Split, summary: Benchma
 def write_imported(out: Path, cases: list[Case], summary_json: str, card: str) -> None:
     """An imported benchmark (`eval import`): cases.jsonl, the parquet view, benchmark.json and its card; no
     split.json, since no tool of ours is held out."""
-    from ..export.folder import DatasetFolder
-
     folder = DatasetFolder(out)
     folder.write_text(CASES_FILE, "".join(c.model_dump_json() + "\n" for c in cases))
     folder.write_config(CASES_CONFIG, _rows(cases, [0.0] * len(cases)), _parquet_schema())
@@ -107,8 +105,6 @@ def _pct(x: float) -> str:
 
 def render_card(cases: list[Case], split: Split, s: BenchmarkSummary, overlaps: list[float]) -> str:
     """README.md: YAML front matter that `datasets` reads (one `test` split), then what the benchmark is."""
-    import yaml
-
     front = {
         "pretty_name": "utcgen held-out tool-calling benchmark",
         "license": "apache-2.0",

@@ -28,6 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.errors import InputError
 from ..core.records import Message, Persona, Tool
+from ..ingest.checks import check_tool
+from ..ingest.importers.bfcl import extract
+from .benchmark_folder import write_imported
 from .cases import AcceptedCall, Case, ExternalAnswer
 from .scoring import stored_name
 
@@ -148,9 +151,6 @@ def _parse(model: type[BaseModel], path: Path, number: int, item: dict[str, Any]
 
 def _tools(path: Path, number: int, functions: list[dict[str, Any]]) -> list[Tool]:
     """The entry's function docs through the catalog's BFCL importer and checks; names stored with `_` for `.`."""
-    from ..ingest.checks import check_tool
-    from ..ingest.importers.bfcl import extract
-
     tools: list[Tool] = []
     for i, cand in enumerate(extract(functions, [number] * len(functions)).candidates):
         problems = cand.problems + check_tool(cand.data)
@@ -259,8 +259,6 @@ def import_bfcl(questions: Path, out: Path | None = None, *, answers: Path | Non
                 category: str | None = None, skip_invalid: bool = False) -> ImportSummary:
     """Write the benchmark folder `out` (default `eval-out/bfcl-<category>`) from a BFCL file (see the module
     docstring)."""
-    from .benchmark_folder import write_imported
-
     questions = Path(questions)
     answers = Path(answers) if answers else default_answers(questions)
     skipped: list[str] | None = [] if skip_invalid else None
