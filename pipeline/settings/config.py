@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -10,15 +11,12 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from ..core.errors import InputError
-from ..core.records import DEFAULT_SCENARIO
+from ..core.records import DECISION_STYLES, DEFAULT_SCENARIO
 from ..core.resources import resolve, shipped
+from ..scenarios import names as scenario_names
+from .fingerprint import TEMPLATES, fingerprint
 from .models import ROLES, LLMSettings, Models, Strict, field_path, is_offline
-
-
-def only_default_scenario(scenarios: dict[str, float] | None, decision_styles: dict[str, float] | None) -> bool:
-    """True when only the default scenario type can be drawn and no decision style is: the
-    dialogues of runs made before scenario types existed."""
-    return not decision_styles and {k for k, w in (scenarios or {}).items() if w > 0} == {DEFAULT_SCENARIO}
+from .templates import prompt_versions, prompts_from, template_digests
 
 
 class SynthesisSettings(Strict):
@@ -83,8 +81,6 @@ DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}
 def _weights(value: Any, allowed: tuple[str, ...], what: str) -> dict[str, float]:
     """A {name: weight} mix: known names, finite weights >= 0, at least one above 0 (an empty mix is allowed
     only where the caller says so)."""
-    import math
-
     if not isinstance(value, dict):
         raise ValueError(f"expected a mapping of {what} to weights, got {type(value).__name__}")
     out: dict[str, float] = {}
@@ -138,9 +134,7 @@ class RunConfig(Strict):
     @field_validator("scenarios", mode="before")
     @classmethod
     def _scenario_mix(cls, value: Any) -> Any:
-        from ..scenarios import names
-
-        mix = _weights(value, names(), "scenarios")
+        mix = _weights(value, scenario_names(), "scenarios")
         if not mix:
             raise ValueError("the scenario mix is empty: give at least one scenario a positive weight")
         return mix
@@ -148,8 +142,6 @@ class RunConfig(Strict):
     @field_validator("decision_styles", mode="before")
     @classmethod
     def _style_mix(cls, value: Any) -> Any:
-        from ..core.records import DECISION_STYLES
-
         return _weights(value or {}, tuple(DECISION_STYLES), "decision_styles")
 
     def located(self, path: str) -> Path:
@@ -180,9 +172,6 @@ class RunConfig(Strict):
     def fingerprint_settings(self) -> dict[str, Any]:
         """The settings the fingerprint hashes and a run's manifest records: every setting, and with
         `prompts_dir` the digests of the user's templates (`fingerprint.TEMPLATES`)."""
-        from .fingerprint import TEMPLATES
-        from .templates import template_digests
-
         settings = self.model_dump()
         if digests := template_digests(self.prompts_folder()):
             settings[TEMPLATES] = digests
@@ -192,9 +181,6 @@ class RunConfig(Strict):
         """What must not change when a run resumes: every setting that changes a reply or a record,
         the prompt versions and the texts of the user's own templates; what may change is the table in
         `fingerprint.MAY_CHANGE`."""
-        from .fingerprint import fingerprint
-        from .templates import prompt_versions, prompts_from
-
         with prompts_from(self.prompts_folder()):
             versions = prompt_versions()
         return fingerprint("generate", self.fingerprint_settings(), versions)

@@ -35,7 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .models import ROLES
+from ..core.errors import InputError
+from ..core.records import DEFAULT_SCENARIO
+from .models import ROLES, is_offline, model_name
 
 FINGERPRINT_VERSION = 1
 Kind = Literal["generate", "evaluate"]
@@ -44,14 +46,16 @@ TEMPLATES = "prompt_templates"  # the key under which the texts of a user's own 
 
 
 def _offline(s: Mapping[str, Any]) -> bool:
-    from .models import is_offline, model_name
-
     return all(is_offline(model_name(m)) for m in (s.get("models") or {}).values())
 
 
-def _default_scenarios(s: Mapping[str, Any]) -> bool:
-    from .config import only_default_scenario
+def only_default_scenario(scenarios: dict[str, float] | None, decision_styles: dict[str, float] | None) -> bool:
+    """True when only the default scenario type can be drawn and no decision style is: the
+    dialogues of runs made before scenario types existed."""
+    return not decision_styles and {k for k, w in (scenarios or {}).items() if w > 0} == {DEFAULT_SCENARIO}
 
+
+def _default_scenarios(s: Mapping[str, Any]) -> bool:
     return only_default_scenario(s.get("scenarios"), s.get("decision_styles"))
 
 
@@ -198,8 +202,6 @@ def file_digests(files: Mapping[str, Path]) -> dict[str, str]:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
         except OSError as exc:
-            from ..core.errors import InputError
-
             raise InputError(f"{shown}: cannot read the input file: {exc.strerror or exc}") from exc
         out[shown] = digest.hexdigest()
     return out

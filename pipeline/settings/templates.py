@@ -34,17 +34,20 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
+
+from jinja2 import BaseLoader, StrictUndefined, Template, TemplateRuntimeError, TemplateSyntaxError, meta
+from jinja2.sandbox import SandboxedEnvironment
 
 from ..core.errors import InputError, UtcgenError
+from ..core.files import write_atomic
 from ..core.resources import shipped
+from ..scenarios import prompt_versions as scenario_prompts
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
 _SECTION = re.compile(r"^=== (system|user|assistant)\s*$", re.MULTILINE)
-_TAG_TEXT = r"\{\{\s*(?:#if\s+[a-zA-Z_][a-zA-Z0-9_]*|else|/if)\s*\}\}"
-_TAG = re.compile(r"\{\{\s*(?:#if\s+([a-zA-Z_][a-zA-Z0-9_]*)|(else)|(/if))\s*\}\}")
-_STANDALONE = re.compile(rf"^[ \t]*({_TAG_TEXT})[ \t]*(?:\n|\Z)", re.MULTILINE)
 _VERSION = re.compile(r"^version(?:\s+([a-zA-Z_][a-zA-Z0-9_]*))?\s*:\s*(\S.*?)\s*$")
+# the block tags of the renderer before Jinja, which a user's older template may still hold
+_OLD_TAG = re.compile(r"\{\{\s*(?:#if\s+[a-zA-Z_]\w*|else|/if)\s*\}\}")
 
 
 class PromptError(UtcgenError):
@@ -195,8 +198,6 @@ def prompt_versions(directory: Path | None = None) -> dict[str, str]:
     found = {name: version for stem in _prompt_names(directory)
              for name, version in load_prompt(stem, directory).versions}
     if directory is None:
-        from ..scenarios import prompt_versions as scenario_prompts
-
         found.update(scenario_prompts())
     return dict(sorted(found.items()))
 
