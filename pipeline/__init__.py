@@ -15,7 +15,7 @@ Shared by all: `records` (the pydantic records, written once), `config`, `errors
 files), and one home for each rule the stages share: `arguments` (the one schema-aware argument
 comparison and the schema check), `mentions` (whether the user's text states a value), `text`
 (words, stop words, stems), `said` (what the user said), `shortcuts` (name leaks, recited
-descriptions, spoken parameter keys, implausible and invented values).
+descriptions, spoken parameter keys), `values` (implausible and invented values).
 """
 
 import os

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.eval_bench import cases
 from utcgen.pipeline.core.records import Message
-from utcgen.pipeline.dialogue.shortcuts import invented_values
+from utcgen.pipeline.dialogue.values import invented_values
 from utcgen.pipeline.evaluation import voting
 from utcgen.pipeline.evaluation.checker import check_dialogue, check_user_turn
 from utcgen.pipeline.evaluation.dynamic import proxy_phase

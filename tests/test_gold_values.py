@@ -14,7 +14,8 @@ import pytest
 
 from tests.factories import make_dialogue
 from utcgen.pipeline.core.records import Tool
-from utcgen.pipeline.dialogue import person_names, shortcuts
+from utcgen.pipeline.dialogue import person_names
+from utcgen.pipeline.dialogue.values import implausible
 from utcgen.pipeline.simulator import gold_values as values
 from utcgen.validators import plausibility
 
@@ -94,7 +95,7 @@ def test_values_validate_are_plausible_and_read_back_exactly(seed: int) -> None:
         for key, schema, value in _all(seed, tool or {}):
             errors = [e.message for e in jsonschema.Draft202012Validator(schema, format_checker=CHECKER).iter_errors(value)]
             assert not errors, (key, value, errors)
-            assert shortcuts.implausible(key, value, schema, f"{(tool or {}).get('description', '')}") is None, (key, value)
+            assert implausible(key, value, schema, f"{(tool or {}).get('description', '')}") is None, (key, value)
             assert values.read(values.say(value), schema) == value, (key, value)
             assert _heard(key, schema, value) == value, (key, value)
 
@@ -224,27 +225,27 @@ def test_copula_agrees_with_the_label() -> None:
 # ---- plausibility: one test per fault ----------------------------------------------------------------
 
 def test_non_whole_value_for_a_count_number_or_id_is_caught() -> None:
-    assert "whole" in (shortcuts.implausible("issue_number", 1030.07, {"type": "number"}) or "")
-    assert shortcuts.implausible("per_page", 12.5, {"type": "number"}) is not None
-    assert shortcuts.implausible("issue_number", 1030, {"type": "number"}) is None
-    assert shortcuts.implausible("amount", 1030.07, {"type": "number"}) is None
+    assert "whole" in (implausible("issue_number", 1030.07, {"type": "number"}) or "")
+    assert implausible("per_page", 12.5, {"type": "number"}) is not None
+    assert implausible("issue_number", 1030, {"type": "number"}) is None
+    assert implausible("amount", 1030.07, {"type": "number"}) is None
 
 
 def test_a_person_name_for_a_thing_is_caught() -> None:
-    why = shortcuts.implausible("era_name", "Kaito Kobayashi", {"type": "string"})
+    why = implausible("era_name", "Kaito Kobayashi", {"type": "string"})
     assert why and "person" in why and "era_name" in why
-    assert shortcuts.implausible("customer_name", "Kaito Kobayashi", {"type": "string"}) is None
-    assert shortcuts.implausible("era_name", "late Heian era", {"type": "string"}) is None
+    assert implausible("customer_name", "Kaito Kobayashi", {"type": "string"}) is None
+    assert implausible("era_name", "late Heian era", {"type": "string"}) is None
 
 
 def test_a_phrase_unrelated_to_an_identifier_or_search_is_caught() -> None:
-    assert "not an owner" in (shortcuts.implausible("owner", "regional sales kickoff", S) or "")
-    assert shortcuts.implausible("repo", "contract renewal cycle", S) is not None
-    assert shortcuts.implausible("repo", "billing-service", S) is None
+    assert "not an owner" in (implausible("owner", "regional sales kickoff", S) or "")
+    assert implausible("repo", "contract renewal cycle", S) is not None
+    assert implausible("repo", "billing-service", S) is None
     q = {**S, "description": "Search query using GitHub code search syntax"}
     context = "search_code Fast and precise code search across all GitHub repositories"
-    assert "shares no word" in (shortcuts.implausible("q", "budget reforecast", q, context) or "")
-    assert shortcuts.implausible("q", "retry timeout repositories", q, context) is None
+    assert "shares no word" in (implausible("q", "budget reforecast", q, context) or "")
+    assert implausible("q", "retry timeout repositories", q, context) is None
 
 
 @pytest.mark.parametrize("value,schema", [
@@ -254,7 +255,7 @@ def test_a_phrase_unrelated_to_an_identifier_or_search_is_caught() -> None:
     ("www.example", {**S, "format": "uri"}), ("x" * 30, {**S, "maxLength": 10}),
 ])
 def test_a_value_breaking_its_schema_is_caught(value: Any, schema: dict) -> None:
-    assert shortcuts.implausible("field", value, schema) is not None
+    assert implausible("field", value, schema) is not None
 
 
 def test_one_value_for_two_required_parameters_is_caught() -> None:

@@ -13,6 +13,7 @@ import pytest
 from tests.factories import make_dialogue
 from utcgen.pipeline.core.records import Message, Tool, ToolCall
 from utcgen.pipeline.dialogue import shortcuts
+from utcgen.pipeline.dialogue.values import implausible
 from utcgen.pipeline.simulator import gold_values, judges, user
 from utcgen.validators import nameleak, paramkeys, personafit, plausibility, recitation, repetition
 
@@ -98,7 +99,7 @@ def test_repetition_catches_an_option_list_offered_again_in_another_frame() -> N
     ("quantity", -4, True), ("quantity_delta", -4, False), ("discount_percent", 140, True),
 ])
 def test_implausible_values(key: str, value: Any, bad: bool) -> None:
-    assert (shortcuts.implausible(key, value) is not None) == bad
+    assert (implausible(key, value) is not None) == bad
 
 
 def test_persona_fit_reads_the_recorded_score() -> None:
@@ -126,7 +127,7 @@ def test_offline_values_are_plausible_and_fit_the_persona() -> None:
                         ("start_date", {"type": "string", "format": "date"})]:
         for _ in range(20):
             value = gold_values.generate(key, schema, persona, rng)
-            assert shortcuts.implausible(key, value, schema) is None, (key, value)
+            assert implausible(key, value, schema) is None, (key, value)
     assert gold_values.person_name(persona, random.Random(1), "last") in gold_values.NAMES["jp"][1]
     assert shortcuts.key_hits("the " + gold_values.label("cost_center_code"), ["cost_center_code"]) == []
 

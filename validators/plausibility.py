@@ -1,7 +1,7 @@
 """Plausibility validator: gold values are believable for their parameters.
 
 Each gold argument (and each item of a list) is checked against what its parameter's name,
-description and schema imply (`shortcuts.implausible`), with the seed tool's name and
+description and schema imply (`dialogue.values.implausible`), with the seed tool's name and
 description as context:
 
 * the schema itself: enum, minimum/maximum, pattern, length, type and format (date,
@@ -24,7 +24,7 @@ title, a base branch equal to its head) shows values drawn from a pool, not from
 from __future__ import annotations
 
 from ..pipeline.core.records import Dialogue, Verdict
-from ..pipeline.dialogue import shortcuts
+from ..pipeline.dialogue.values import implausible, shared_values
 from .common import Problem, verdict
 
 NAME = "plausibility"
@@ -36,12 +36,12 @@ def check_plausibility(d: Dialogue) -> Verdict:
     problems = [
         Problem("implausible", f"gold value for '{k}' is implausible: {why}")
         for k, v in d.gold_arguments.items()
-        if (why := shortcuts.implausible(k, v, props.get(k) or {}, context))
+        if (why := implausible(k, v, props.get(k) or {}, context))
     ]
     required = {k: v for k, v in d.gold_arguments.items() if k in set(d.seed_tool.required)}
     problems += [
         Problem("shared_value", f"gold value '{value}' is given to {len(keys)} parameters "
                                 f"({', '.join(repr(k) for k in keys)}): each needs a value of its own")
-        for value, keys in shortcuts.shared_values(required, props).items()
+        for value, keys in shared_values(required, props).items()
     ]
     return verdict(NAME, problems, f"{len(d.gold_arguments)} gold values are plausible")

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.records import Message
 from ..dialogue import shortcuts
+from ..dialogue.values import invented_values
 from .cases import Case
 
 ROLE_BREAK = re.compile(r"how can i (help|assist)|as an ai\b|i('m| am) (an|the|your) assistant|<tool_call>|"
@@ -62,7 +63,7 @@ def check_user_turn(case: Case, text: str, before: list[Message], phase: str = "
     p = case.persona
     allowed = " ".join([_flatten(case.gold_arguments), p.text, _flatten(p.attributes), p.role or "", case.goal,
                         *(m.content for m in before if m.role == "assistant"), *_scenario_values(case)])
-    if found := shortcuts.invented_values(text, allowed):
+    if found := invented_values(text, allowed):
         return f"user invents value {found[0]!r} (not in the gold values, persona or goal)"
     return None
 

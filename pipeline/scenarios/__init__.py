@@ -21,7 +21,7 @@ import random
 from typing import Any
 
 from ..core.records import DEFAULT_SCENARIO, SCENARIO_NAMES, Dialogue, ScenarioInfo, Tool
-from ..dialogue.shortcuts import invented_values
+from ..dialogue.values import invented_values
 from .base import DialogueView, ScenarioType, UnsafeValue
 from .disambiguation import Disambiguation
 from .explicit import Explicit
@@ -108,7 +108,7 @@ def problems(d: Dialogue) -> list[tuple[str, str]]:
     lookalike_called / no_refusal / no_offer / seed_offered (unavailable_tool); bad_value_missing /
     bad_value_called / bad_value_not_raised (infeasible_arguments); fault_missing /
     fault_not_clarified (input_fault); user_invented: a user turn states a value the user was never
-    given (`shortcuts.invented_values`)."""
+    given (`values.invented_values`)."""
     kind = get(d.scenario)
     view = DialogueView.of(d)
     out = kind.problems(view)

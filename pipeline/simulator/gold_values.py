@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from ..dialogue.person_names import NAMES, REGION, person_name
-from ..dialogue.shortcuts import WHOLE_WORDS as WHOLE
+from ..dialogue.values import WHOLE_WORDS as WHOLE
 from . import value_text
 from .value_tables import DIAL
 from .value_text import AMBIGUOUS, MODIFIER_KEYS, SINGLE, noun_phrase

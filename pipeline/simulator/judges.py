@@ -53,6 +53,7 @@ from ..core import text
 from ..core.records import Dialogue, Message, Tool
 from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
+from ..dialogue.values import implausible
 
 MIN_TOPIC = 0.15
 MIN_FUNCTION_WORDS = 2
@@ -232,7 +233,7 @@ def _shortcut_issues(d: Dialogue) -> list[str]:
                 issues.append(f"message {i}: the assistant repeats an earlier question word for word")
             asked.add(norm)
     for k, v in d.gold_arguments.items():
-        if why := shortcuts.implausible(k, v, seed.properties.get(k) or {}):
+        if why := implausible(k, v, seed.properties.get(k) or {}):
             issues.append(f"the value for '{k}' is implausible: {why}")
     return issues
 

@@ -23,7 +23,7 @@ from faker import Faker
 
 from ..core.text import STOP, key_words, split_words, without_codes
 from ..dialogue import person_names
-from ..dialogue.shortcuts import BIRTH_WORDS
+from ..dialogue.values import BIRTH_WORDS
 from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
 
 # words that say what kind of field something is, not what it is about
