@@ -59,10 +59,11 @@ def soak(root: Path, n: int, seed: int, max_retries: int, faults: bool, dialogue
 
     from tests.support.fault_mix import FaultMix
     from tests.support.openai_server import ScriptedOpenAIServer
-    from tests.support.simulator import simulator_config, simulator_responder
+    from tests.support.simulator import install, simulator_config, simulator_responder
     from utcgen.pipeline.cli import main
     from utcgen.pipeline.synthesis.journal import JobRecord, select
 
+    install()  # the in-process run records its requests for the simulator to answer
     root.mkdir(parents=True, exist_ok=True)
     mix = FaultMix(seed=seed, slow_delay=TIMEOUT_S + 1.5, **SHARES) if faults else None
     out = root / (f"faults-r{max_retries}" if faults else "clean")

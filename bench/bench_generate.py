@@ -228,6 +228,7 @@ def run_one(in_flight: int, dialogues: int, latency: float, embedder: Any, work:
     from utcgen.pipeline.synthesis.journal import select
     from utcgen.pipeline.synthesis.run import Engine
 
+    simulator.install()  # the engine records its requests for the simulator process to answer
     tag = f"{in_flight}{'-faults' if faults else ''}"
     # the engine records every typed request here; the simulator process reads them by prompt
     os.environ[SPOOL_ENV] = str(work / f"requests-{tag}.jsonl")

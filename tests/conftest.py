@@ -9,20 +9,25 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.cli import SHARED_EMBEDDINGS_ENV, fresh_cache
+from tests.support.runs import SCENARIO_LINES, lines_subset, run_and_export
+from tests.support.simulator import API_KEY_ENV, recording_gateway
+from utcgen.pipeline import simulator as offline
+from utcgen.pipeline.core.records import DECISION_STYLES
+from utcgen.pipeline.retrieval.embeddings import Embedder
+from utcgen.pipeline.scenarios import names
+from utcgen.pipeline.settings.config import load_config
 
 
 @pytest.fixture(scope="session", autouse=True)
 def shared_embeddings(tmp_path_factory):
     """One embedding cache for the session's CLI runs (`tests.support.cli.fresh_cache` links it in)."""
-    from tests.support.cli import SHARED_EMBEDDINGS_ENV
-
     path = tmp_path_factory.mktemp("cli-embeddings")
     os.environ[SHARED_EMBEDDINGS_ENV] = str(path)
     yield path
@@ -32,8 +37,6 @@ def shared_embeddings(tmp_path_factory):
 @pytest.fixture(scope="session")
 def embedder(tmp_path_factory):
     """One loaded model for the whole session, with its own fresh disk cache."""
-    from utcgen.pipeline.retrieval.embeddings import Embedder
-
     return Embedder(cache_dir=tmp_path_factory.mktemp("embcache"))
 
 
@@ -41,9 +44,6 @@ def embedder(tmp_path_factory):
 def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """For runs against the HTTP simulator: a fresh cache folder (returned; `fresh_cache`), the simulator's
     dummy key set, and no environment override of models or endpoint."""
-    from tests.support.cli import fresh_cache
-    from tests.support.simulator import API_KEY_ENV
-
     cache = fresh_cache(tmp_path)
     monkeypatch.setenv("UTCGEN_CACHE_DIR", str(cache))
     monkeypatch.setenv(API_KEY_ENV, "sk-simulator-dummy")
@@ -52,37 +52,12 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
-def lines_subset(root: Path, lines: set[str] | tuple[str, ...], persona_share: int = 3) -> tuple[Path, Path]:
-    """The shipped catalog's tools of some lines of business, and every `persona_share`-th of their personas
-    (fewer texts to embed), written under root: (catalog, personas)."""
-    from utcgen.pipeline.core.resources import shipped
-    from utcgen.pipeline.ingest.reader import load_catalog
-
-    catalog, personas = root / "tools.json", root / "personas.jsonl"
-    tools = load_catalog(str(shipped("catalog", "tools")))
-    catalog.write_text(json.dumps([t.model_dump() for t in tools if t.line_of_business in lines]))
-    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
-            if json.loads(line).get("line_of_business") in lines]
-    personas.write_text("".join(line + "\n" for line in mine[::persona_share]))
-    return catalog, personas
-
-
-SCENARIO_LINES = ("finance", "procurement", "supply_chain")
-
-
-def run_and_export(config: Any, embedder: Any) -> dict[int, Any]:
-    """Run the engine on `config` to the end, export its folder, and return its job records."""
-    import asyncio
-
-    from utcgen.pipeline.synthesis.run import Engine
-
-    engine = Engine(config, embedder=embedder)
-    try:
-        records = asyncio.run(engine.run())
-        engine.export(records)
-    finally:
-        engine.close()
-    return records
+@pytest.fixture
+def simulated_gateway() -> Iterator[None]:
+    """For a test whose calls a simulator server answers (`tests.support.simulator.simulator_responder`):
+    `Gateway.chat` records each typed request under its prompt, for this test only."""
+    with recording_gateway():
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -90,11 +65,6 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
     """One offline run for the whole session, exported: 48 dialogues, every scenario type and decision style
     mixed, on three lines of business. Modules that read such a run share it (and must not write into it):
     {"out", "catalog", "every" (every attempt), "accepted", "calls" (what the offline provider was asked)}."""
-    from utcgen.pipeline import simulator as offline
-    from utcgen.pipeline.core.records import DECISION_STYLES
-    from utcgen.pipeline.scenarios import names
-    from utcgen.pipeline.settings.config import load_config
-
     respond = offline.respond
     root = tmp_path_factory.mktemp("scenario-run")
     catalog, personas = lines_subset(root, SCENARIO_LINES)
@@ -102,7 +72,7 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
                                 "personas": str(personas), "scenarios": {name: 1.0 for name in names()},
                                 "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)})
     config.llm.cache_dir = str(root / "cache")
-    calls = []  # every (typed request, messages) the offline provider answered: what tests/test_prompt_parity.py reads
+    calls = []  # every (typed request, messages) the offline provider answered: what tests/integration/test_prompt_parity.py reads
     patch = pytest.MonkeyPatch()
     patch.setattr(offline, "respond", lambda request, messages: (calls.append((request, messages)),
                                                                   respond(request, messages))[1])
@@ -117,9 +87,12 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
 
 # Fixtures that start something heavy: a test using one is slow (`make test-fast` leaves it out) wherever it is.
 SLOW_FIXTURES = {"prefect_api": "starts a Prefect server"}
+E2E = Path(__file__).resolve().parent / "e2e"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e (console script, subprocesses, Prefect, dask, wheel, training) is slow, and so
+    is any test that asks for a heavy fixture."""
     for item in items:
-        if any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
+        if item.path.is_relative_to(E2E) or any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)

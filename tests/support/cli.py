@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.paths import REPO
+
 UTCGEN = str(Path(sys.executable).with_name("utcgen"))
-REPO = Path(__file__).resolve().parents[2]
 
 
 # Set by conftest for the session: the embedding cache every `generate_env` run shares. It is content-addressed

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "eval"
 

@@ -1,16 +1,18 @@
 """A competent-LLM simulator for ScriptedOpenAIServer: every utcgen role, over real HTTP.
 
 No state travels to the server: the simulator gets each call's typed request its own way.
-Importing this module wraps `Gateway.chat` in this process so that every request is recorded
-under a hash of its prompt (the messages as sent); the server thread looks the prompt it
-received up and answers with :func:`utcgen.pipeline.simulator.respond`, i.e. exactly what
-the offline backend would say, but reached through litellm, httpx and a socket::
+While :func:`recording_gateway` is active (a test asks for the ``simulated_gateway`` fixture),
+`Gateway.chat` in this process records every request under a hash of its prompt (the messages
+as sent); the server thread looks the prompt it received up and answers with
+:func:`utcgen.pipeline.simulator.respond`, i.e. exactly what the offline backend would say, but
+reached through litellm, httpx and a socket::
 
-    with ScriptedOpenAIServer(simulator_responder, latency=0.3) as srv:
-        config = simulator_config(srv.base_url, out=tmp_path / "out")
+    def test_x(tmp_path, simulated_gateway):
+        with ScriptedOpenAIServer(simulator_responder, latency=0.3) as srv:
+            config = simulator_config(srv.base_url, out=tmp_path / "out")
 
-A run in a subprocess records into a spool file instead: start it with
-:func:`recording_command` and the environment from :func:`spool_env`.
+Importing this module changes nothing. A run in a subprocess records into a spool file instead:
+start it with :func:`recording_command` and the environment from :func:`spool_env`.
 
 Fault plans are layered on top with predicates over the recorded request
 (:func:`role_is`, :func:`for_job`), e.g. ``FaultPlan().when(role_is("critic"), RateLimited(1))``.
@@ -18,13 +20,15 @@ Fault plans are layered on top with predicates over the recorded request
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,34 +89,46 @@ def _record(request: Request, messages: list[dict[str, Any]]) -> None:
 _sending: dict[tuple[int, str], Any] = {}  # (event loop, prompt key) -> the lock of the call sending it
 
 
-def _install() -> None:
-    """Wraps `Gateway.chat` once per process so every request is recorded before it is sent.
+def recording(chat: Callable[..., Any]) -> Callable[..., Any]:
+    """`chat` (a `Gateway.chat`) wrapped so every request is recorded before it is sent.
 
     The server knows a request by its prompt alone, so two calls with the same prompt but different
     typed requests (two attempts of one job run at once, whose goal prompts match but whose seeds do
     not) must not be in flight together: the second waits for the first's reply."""
-    if getattr(Gateway.chat, "_records", False):
-        return
-    original = Gateway.chat
 
-    async def chat(self: Gateway, request: Request, messages: list[dict], **kwargs: Any):
-        import asyncio
-
+    async def chat_recorded(self: Gateway, request: Request, messages: list[dict], **kwargs: Any) -> Any:
         slot = (id(asyncio.get_running_loop()), prompt_key(messages))
         lock = _sending.setdefault(slot, asyncio.Lock())
         try:
             async with lock:
                 record(request, messages)
-                return await original(self, request, messages, **kwargs)
+                return await chat(self, request, messages, **kwargs)
         finally:
             if not lock.locked() and _sending.get(slot) is lock:
                 del _sending[slot]
 
-    chat._records = True  # type: ignore[attr-defined]
-    Gateway.chat = chat  # type: ignore[method-assign]
+    chat_recorded._records = True  # type: ignore[attr-defined]
+    return chat_recorded
 
 
-_install()
+@contextmanager
+def recording_gateway() -> Iterator[None]:
+    """`Gateway.chat` records every request while the block runs (nested blocks record once), then is itself
+    again: the tests that talk to the simulator server record, the others run the real gateway."""
+    original = Gateway.chat
+    if not getattr(original, "_records", False):
+        Gateway.chat = recording(original)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Gateway.chat = original  # type: ignore[method-assign]
+
+
+def install() -> None:
+    """Records every request for the rest of this process: for a process that talks to the simulator and to
+    nothing else (a recording subprocess, a benchmark)."""
+    if not getattr(Gateway.chat, "_records", False):
+        Gateway.chat = recording(Gateway.chat)  # type: ignore[method-assign]
 
 
 def spool_env(path: Path) -> dict[str, str]:
@@ -122,7 +138,8 @@ def spool_env(path: Path) -> dict[str, str]:
 
 def recording_command(*args: str) -> list[str]:
     """`utcgen ARGS` run by this interpreter with the recorder installed (see `spool_env`)."""
-    code = "import sys, tests.support.simulator; from utcgen.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = ("import sys, tests.support.simulator as s; s.install(); from utcgen.pipeline.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")
     return [sys.executable, "-c", code, *args]
 
 

@@ -1,0 +1,190 @@
+"""The `sft` config trains with TRL's SFTTrainer unchanged (no mapping, loss on the completion only), the
+`preference` config with DPOTrainer unchanged, and `utcgen.reward_function` drives GRPOTrainer on `sft` rows.
+
+A small folder is generated with the offline backend, loaded with `datasets.load_dataset`,
+and trained for 2 steps on a tiny randomly initialised Llama with a tokenizer built here
+(a byte-level BPE trained on the folder's own text) whose chat template renders tools,
+tool calls and reasoning. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.cli import UTCGEN, write_store_personas
+from tests.support.paths import REPO
+from tests.support.tiny_model import build_model, build_tokenizer
+
+pytestmark = pytest.mark.slow
+
+def _texts(rows: Any, completion: tuple[str, ...] = ("completion",)) -> list[str]:
+    out = []
+    for row in rows:
+        out += [json.dumps(t) for t in row["tools"]]
+        for m in row["prompt"] + [m for column in completion for m in row[column]]:
+            out.append(json.dumps(m, ensure_ascii=False))
+    return out
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("trl")
+    out = tmp / "out"
+    env = dict(os.environ, UTCGEN_CACHE_DIR=str(tmp / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.pop("UTCGEN_MODEL", None)
+    # A small catalog and persona file keep the embedding work (fresh cache) to seconds.
+    personas = write_store_personas(tmp / "personas.jsonl")
+    cmd = [UTCGEN, "generate", "--catalog", "tests/fixtures/catalogs/store_openapi.yaml", "--personas",
+           str(personas), "--num-dialogues", "3", "--out", str(out), "--no-progress"]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_sft_trains_with_trl_unchanged(folder: Path, tmp_path: Path) -> None:
+    from datasets import Json, List, load_dataset
+    from trl import SFTConfig, SFTTrainer
+
+    ds = load_dataset(str(folder), "sft", cache_dir=str(tmp_path / "hf"))
+    train = ds["train"]
+    assert train.num_rows >= 3
+    # Json features: messages and tools come back as objects, not text.
+    for column in ("prompt", "completion", "tools"):
+        assert train.features[column] == List(Json()), train.features[column]
+    row = train[0]
+    assert isinstance(row["tools"][0], dict) and row["tools"][0]["type"] == "function"
+    calls = [r for r in train if r["completion"][0].get("tool_calls")]
+    assert calls, "no row ends in a tool call"
+    call = calls[0]["completion"][0]["tool_calls"][0]
+    assert call["type"] == "function" and isinstance(call["function"]["arguments"], dict)
+    assert all(r["completion"][0]["reasoning_content"] for r in train)
+
+    tok = build_tokenizer(_texts(train))
+    model = build_model(tok)
+    args = SFTConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=1,
+                     learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
+                     max_length=None, dataloader_num_workers=0, seed=0)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=train, processing_class=tok)
+    result = trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    print("losses per step:", losses, "train_loss:", result.training_loss)
+    assert len(losses) == 2 and all(loss == loss and loss > 0 for loss in losses)
+
+    # Masking: every prompt token has label -100, every completion token is learned.
+    processed = trainer.train_dataset
+    index = next(i for i, r in enumerate(train) if r["completion"][0].get("tool_calls"))
+    example = processed[index]
+    source = train[index]
+    prompt_ids = tok.apply_chat_template(source["prompt"], tools=source["tools"], add_generation_prompt=True,
+                                         tokenize=True, return_dict=True)["input_ids"]
+    n_prompt = len(prompt_ids)
+    assert example["input_ids"][:n_prompt] == list(prompt_ids)
+    labels = example["labels"]
+    assert labels == [-100] * n_prompt + example["input_ids"][n_prompt:]
+    batch = trainer.data_collator([example])
+    assert batch["labels"][0].tolist() == labels
+    masked = sum(label == -100 for label in labels)
+    print(f"row {index}: {len(labels)} tokens, {n_prompt} prompt tokens masked (-100), {len(labels) - masked} learned")
+
+    # The learned part is the rendered assistant turn: thought, reply and the native tool call.
+    learned = tok.decode(example["input_ids"][n_prompt:])
+    print("completion as trained:", learned)
+    fn = source["completion"][0]["tool_calls"][0]["function"]
+    assert "<think>" in learned and "<tool_call>" in learned and learned.rstrip().endswith("<|im_end|>")
+    assert f'"name": "{fn["name"]}"' in learned
+    assert json.dumps(fn["arguments"]) in learned
+    # The tools reached the prompt through the template, not through the system text.
+    rendered_prompt = tok.decode(prompt_ids)
+    assert "<tools>" in rendered_prompt and source["tools"][0]["function"]["name"] in rendered_prompt
+
+
+def test_train_lora_saves_a_merged_checkpoint_that_hf_loads(folder: Path, tmp_path: Path) -> None:
+    """examples/train_lora.py: one step on a tiny model, then OUTPUT/merged is a plain checkpoint (config.json
+    with model_type, no adapter) that `--model hf:OUTPUT/merged` loads as it is."""
+    import importlib.util
+
+    from datasets import load_dataset
+
+    from utcgen.pipeline.evaluation.models import HFModel
+
+    train = load_dataset(str(folder), "sft", cache_dir=str(tmp_path / "hf"))["train"]
+    tok = build_tokenizer(_texts(train))
+    base = tmp_path / "base"
+    build_model(tok).save_pretrained(str(base))
+    tok.save_pretrained(str(base))
+    spec = importlib.util.spec_from_file_location("train_lora", REPO / "examples" / "train_lora.py")
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    report = script.main(["--data", str(folder), "--base-model", str(base), "--output-dir", str(tmp_path / "lora"),
+                          "--max-steps", "1", "--max-length", "16000", "--keep-template",
+                          "--save-base", str(tmp_path / "plain-base")])
+    merged = tmp_path / "lora" / "merged"
+    # the base as trained on, for the other side of a base-vs-LoRA comparison
+    assert type(HFModel(tmp_path / "plain-base", max_new_tokens=4)._model).__name__ == "LlamaForCausalLM"
+    assert report["merged"] == str(merged) and (tmp_path / "lora" / "adapter_config.json").is_file()
+    assert json.loads((merged / "config.json").read_text())["model_type"] == "llama"
+    assert not (merged / "adapter_config.json").exists()
+    model = HFModel(merged, max_new_tokens=4)
+    assert model._tokenizer.chat_template and type(model._model).__name__ == "LlamaForCausalLM"
+
+
+def test_preference_trains_with_dpo_unchanged(folder: Path, tmp_path: Path) -> None:
+    from datasets import Json, List, load_dataset
+    from trl import DPOConfig, DPOTrainer
+
+    train = load_dataset(str(folder), "preference", split="train", cache_dir=str(tmp_path / "hf"))
+    assert train.num_rows >= 3
+    for column in ("prompt", "chosen", "rejected", "tools"):
+        assert train.features[column] == List(Json()), train.features[column]
+    print("preference rows per pattern:", dict(Counter(train["pattern"])))
+    tok = build_tokenizer(_texts(train, ("chosen", "rejected")))
+    model, reference = build_model(tok), build_model(tok)  # the same seed: the reference is the start point
+    args = DPOConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=2,
+                     learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
+                     max_length=None, dataloader_num_workers=0, seed=0)
+    trainer = DPOTrainer(model=model, ref_model=reference, args=args, train_dataset=train, processing_class=tok)
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "loss" in h]
+    print("dpo losses per step:", [h["loss"] for h in logs])
+    assert len(logs) == 2 and all(h["loss"] == h["loss"] and h["loss"] > 0 for h in logs)
+
+    # The chosen and rejected sequences share the prompt and differ after it.
+    example = trainer.train_dataset[0]
+    n = len(example["prompt_ids"])
+    assert n > 0 and example["chosen_ids"] != example["rejected_ids"]
+    chosen_text, rejected_text = tok.decode(example["chosen_ids"]), tok.decode(example["rejected_ids"])
+    assert chosen_text != rejected_text
+
+
+def test_reward_function_drives_grpo(folder: Path, tmp_path: Path) -> None:
+    from datasets import load_dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from utcgen import reward_function
+
+    train = load_dataset(str(folder), "sft", split="train", cache_dir=str(tmp_path / "hf"))
+    seen: list[list[float]] = []
+
+    def reward(prompts, completions, **columns):
+        scores = reward_function(prompts, completions, **columns)
+        seen.append(scores)
+        return scores
+
+    tok = build_tokenizer(_texts(train))
+    model = build_model(tok)
+    args = GRPOConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=2,
+                      num_generations=2, max_completion_length=12, learning_rate=1e-3, logging_steps=1,
+                      save_strategy="no", report_to="none", use_cpu=True, dataloader_num_workers=0, seed=0)
+    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=train, processing_class=tok)
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    print("grpo rewards per step:", [h["reward"] for h in logs], "scores seen:", seen)
+    assert len(logs) == 2 and seen and all(isinstance(x, float) for batch in seen for x in batch)

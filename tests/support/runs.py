@@ -1,0 +1,49 @@
+"""Small offline runs built from the shipped catalog: the pieces the session's shared run and the few tests
+that need a run of their own (other settings) have in common."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from utcgen.pipeline.core.resources import shipped
+from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.synthesis.run import Engine
+
+SCENARIO_LINES = ("finance", "procurement", "supply_chain")
+
+
+def lines_subset(root: Path, lines: set[str] | tuple[str, ...], persona_share: int = 3) -> tuple[Path, Path]:
+    """The shipped catalog's tools of some lines of business, and every `persona_share`-th of their personas
+    (fewer texts to embed), written under root: (catalog, personas)."""
+    catalog, personas = root / "tools.json", root / "personas.jsonl"
+    tools = load_catalog(str(shipped("catalog", "tools")))
+    catalog.write_text(json.dumps([t.model_dump() for t in tools if t.line_of_business in lines]))
+    mine = [line for line in shipped("catalog", "personas.jsonl").read_text().splitlines()
+            if json.loads(line).get("line_of_business") in lines]
+    personas.write_text("".join(line + "\n" for line in mine[::persona_share]))
+    return catalog, personas
+
+
+def run_and_export(config: Any, embedder: Any) -> dict[int, Any]:
+    """Run the engine on `config` to the end, export its folder, and return its job records."""
+    engine = Engine(config, embedder=embedder)
+    try:
+        records = asyncio.run(engine.run())
+        engine.export(records)
+    finally:
+        engine.close()
+    return records
+
+
+def rows(out: Path, config: str) -> list[dict[str, Any]]:
+    """A config's rows of a dataset folder, without the time each dialogue was made (two runs differ there)."""
+    table = pq.read_table(out / "data" / config).to_pylist()
+    for row in table:
+        if isinstance(row.get("generation"), dict):
+            row["generation"].pop("created_at", None)
+    return table

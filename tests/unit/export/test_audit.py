@@ -1,0 +1,73 @@
+"""`utcgen audit`: every rule's pass rate on a folder of dialogues in our record shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.factories import make_dialogue
+from utcgen.pipeline.cli import main
+from utcgen.pipeline.export.audit import audit_dialogues as audit
+from utcgen.pipeline.export.reading import dialogue_from_row, load_dialogues
+from utcgen.validators.cascade import RULE_STAGES
+
+
+def _bad():
+    d = make_dialogue(id="bad")
+    msgs = [m.model_copy() for m in d.messages]
+    msgs[0] = msgs[0].model_copy(update={"content": f"Please run {d.seed_tool.name} for me."})
+    return d.model_copy(update={"messages": msgs, "accepted": False})
+
+
+def test_audit_runs_every_rule_on_every_dialogue(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = make_dialogue(id="good", accepted=True), _bad()
+    (tmp_path / "records.jsonl").write_text(good.model_dump_json() + "\n" + bad.model_dump_json() + "\n")
+    dialogues, source = load_dialogues(tmp_path)
+    assert [d.id for d in dialogues] == ["good", "bad"] and "JSON Lines" in source
+    report = audit(dialogues)
+    assert list(report["validators"]) == list(RULE_STAGES)
+    assert report["validators"]["name_leak"]["passed"] == 1 and report["validators"]["name_leak"]["failures"] == {"name_token": 1}
+    assert report["validators"]["format"]["pass_rate"] == 1.0
+    assert main(["audit", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "name_leak" in out and "50.0%" in out
+    assert main(["audit", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dialogues"] == 2
+
+
+def test_audit_reads_parquet_rows_back_as_dialogues(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from utcgen.pipeline.export.flatten import dialogue_row
+
+    good = make_dialogue(id="good", accepted=True)
+    folder = tmp_path / "data" / "dialogues"
+    folder.mkdir(parents=True)
+    row = dialogue_row(good).model_dump(mode="json")
+    pq.write_table(pa.Table.from_pylist([row]), folder / "train-00000-of-00001.parquet")
+    dialogues, source = load_dialogues(tmp_path)
+    assert "parquet" in source and len(dialogues) == 1
+    back = dialogues[0]
+    assert back.seed_tool.name == good.seed_tool.name and back.gold_arguments == good.gold_arguments
+    assert [m.content for m in back.messages] == [m.content for m in good.messages]
+    assert dialogue_from_row(row, True).accepted
+
+
+def test_audit_on_a_missing_folder_is_an_input_error(tmp_path: Path) -> None:
+    assert main(["audit", str(tmp_path / "nope")]) != 0
+
+
+def test_audit_reports_the_quality_figures_with_targets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = make_dialogue(id="good", accepted=True), _bad()
+    (tmp_path / "records.jsonl").write_text(good.model_dump_json() + "\n" + bad.model_dump_json() + "\n")
+    assert main(["audit", str(tmp_path), "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)["quality"]
+    assert set(figures) == {"seed_closest", "description_echo", "repeated_runs", "shared_values", "non_whole",
+                            "opening_trigrams", "acceptance"}
+    assert figures["acceptance"]["value"] == 0.5 and figures["acceptance"]["met"] is True
+    assert main(["audit", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("acceptance "))
+    assert "Quality" in out and row.split()[:5] == ["acceptance", "50.0%", ">=", "30%", "pass"]

@@ -1,0 +1,288 @@
+"""Gold values for any catalog: values by meaning, whole numbers for ids and counts, person
+names only for people, no phrase shared between unrelated parameters, lossless say/read,
+spoken labels; and the plausibility rules that catch each fault the old generator had."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.support.factories import make_dialogue
+from utcgen.pipeline.core.records import Tool
+from utcgen.pipeline.dialogue import person_names
+from utcgen.pipeline.dialogue.values import implausible
+from utcgen.pipeline.simulator import gold_values as values
+from utcgen.validators import plausibility
+
+PERSONAS = [
+    {"text": "Mara maintains the payments platform and reviews pull requests for the checkout team.",
+     "attributes": {"country": "DE", "city": "Berlin", "company": "Obelan Machine Works", "department": "Platform",
+                    "currency": "EUR", "timezone": "Europe/Berlin"}},
+    {"text": "Kenji curates playlists for a running club and follows new albums every Friday.",
+     "attributes": {"country": "JP", "city": "Osaka"}},
+    {"attributes": {"country": "BR"}},
+    {},
+]
+GITHUB = {"name": "create_issue", "description": "Create a new issue in a GitHub repository."}
+SPOTIFY = {"name": "add_tracks_to_playlist", "description": "Add one or more items to a user's playlist."}
+S = {"type": "string"}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "owner": {**S, "description": "Repository owner"},
+    "repo": {**S, "description": "Repository name"},
+    "title": {**S, "description": "Issue title"},
+    "body": {**S, "description": "Issue body content"},
+    "issue_number": {"type": "number", "description": "Issue number"},
+    "pull_number": {"type": "number"},
+    "page": {"type": "number", "minimum": 1},
+    "perPage": {"type": "number", "minimum": 1, "maximum": 100},
+    "q": {**S, "description": "Search query using GitHub code search syntax"},
+    "path": {**S, "description": "Path to file/directory"},
+    "branch": {**S, "description": "Branch to create the file in"},
+    "base": {**S, "description": "The name of the branch you want the changes pulled into"},
+    "head": {**S, "description": "The name of the branch where your changes are implemented"},
+    "sha": {**S, "description": "SHA of the file being replaced"},
+    "era_name": {**S, "description": "Name of the historical era"},
+    "assignees": {"type": "array", "items": S, "description": "Usernames to assign to this issue"},
+    "labels": {"type": "array", "items": S, "description": "Labels to apply to this issue"},
+    "id": {**S, "description": "The Spotify ID for the album."},
+    "ids": {**S, "description": "A comma-separated list of the Spotify IDs for the tracks."},
+    "market": {**S, "description": "An ISO 3166-1 alpha-2 country code."},
+    "uri": {**S, "description": "The Spotify URI of the item"},
+    "position": {"type": "integer", "minimum": 0},
+    "name": {**S, "description": "The name for the new playlist"},
+    "commit_message": {**S, "description": "Commit message"},
+    "since": {**S, "format": "date-time"},
+    "due_on": {**S, "format": "date"},
+    "homepage": {**S, "format": "uri"},
+    "contact_email": {**S, "format": "email"},
+    "request_id": {**S, "format": "uuid"},
+    "color": S, "timezone": S, "currency": {**S, "pattern": "^[A-Z]{3}$"}, "language": S, "locale": S,
+    "limit": {"type": "integer", "maximum": 50}, "offset": {"type": "integer"},
+    "latitude": {"type": "number", "minimum": -90, "maximum": 90}, "amount": {"type": "number", "minimum": 0},
+    "reviewer": {**S, "description": "Person reviewing the change"}, "customer_name": S, "first_name": S,
+    "display_name": S, "file_name": S, "repo_name": S, "branch_name": S, "reason": S, "version": S,
+    "notes": {**S, "maxLength": 40}, "invoice_code": {**S, "pattern": "^INV-[0-9]{6}$"}, "tags": {"type": "array", "items": S},
+    "state": {**S, "enum": ["open", "closed"]}, "draft": {"type": "boolean"},
+    "filters": {"type": "object", "properties": {"status": {**S, "enum": ["a", "b"]}, "year": {"type": "integer"}},
+                "required": ["status", "year"]},
+}
+CHECKER = jsonschema.FormatChecker()
+
+
+def _all(seed: int, tool: dict) -> list[tuple[str, dict, Any]]:
+    rng = random.Random(seed)
+    persona = PERSONAS[seed % len(PERSONAS)]
+    return [(k, s, values.generate(k, s, persona, rng, tool)) for k, s in SCHEMAS.items()]
+
+
+def _heard(key: str, schema: dict, value: Any) -> Any:
+    """What the offline assistant reads back when the user says the value in a sentence."""
+    name = values.label(key, schema)
+    said = f"Sure, the {name} {values.copula(name)} {values.say(value)}; thanks."
+    m = re.search(rf"the {re.escape(name)} (?:is|are) (.+?)(?=;\s|\.\s|\.$|\n|$)", said, re.IGNORECASE)
+    assert m, (key, said)
+    return values.read(m.group(1), schema)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_values_validate_are_plausible_and_read_back_exactly(seed: int) -> None:
+    for tool in (GITHUB, SPOTIFY, None):
+        for key, schema, value in _all(seed, tool or {}):
+            errors = [e.message for e in jsonschema.Draft202012Validator(schema, format_checker=CHECKER).iter_errors(value)]
+            assert not errors, (key, value, errors)
+            assert implausible(key, value, schema, f"{(tool or {}).get('description', '')}") is None, (key, value)
+            assert values.read(values.say(value), schema) == value, (key, value)
+            assert _heard(key, schema, value) == value, (key, value)
+
+
+def test_counts_numbers_and_ids_are_whole_even_when_typed_number() -> None:
+    rng = random.Random(0)
+    for key in ("issue_number", "pull_number", "page", "perPage", "per_page", "limit", "id", "count", "comment_id"):
+        for _ in range(30):
+            v = values.generate(key, {"type": "number"}, {}, rng)
+            assert isinstance(v, int), (key, v)
+    assert all(1 <= values.generate("page", {"type": "number"}, {}, rng) <= 5 for _ in range(20))
+    assert {values.generate("per_page", {"type": "integer", "maximum": 100}, {}, rng) for _ in range(40)} <= {5, 10, 20, 25, 50, 100}
+    assert any(not float(values.generate("amount", {"type": "number"}, {}, rng)).is_integer() for _ in range(10))
+
+
+@pytest.mark.parametrize("key,schema,person", [
+    ("era_name", {"description": "Name of the historical era"}, False), ("file_name", {}, False),
+    ("repo_name", {}, False), ("branch_name", {}, False), ("display_name", {}, False),
+    ("name", {"description": "Name of the repository"}, False), ("name", {"description": "The name for the new playlist"}, False),
+    ("first_name", {}, True), ("customer_name", {}, True), ("reviewer", {"description": "Person reviewing"}, True),
+    ("name", {"description": "Full name of the employee"}, True),
+])
+def test_person_names_only_for_people(key: str, schema: dict, person: bool) -> None:
+    assert person_names.means_person(key, schema.get("description", "")) == person
+    rng = random.Random(4)
+    got = [values.generate(key, {"type": "string", **schema}, PERSONAS[0], rng, GITHUB) for _ in range(20)]
+    looks = [person_names.looks_like_person_name(v) or v in person_names.NAMES["de"][0] for v in got]
+    assert all(looks) if person else not any(looks), got
+
+
+def test_values_have_the_shape_their_key_means() -> None:
+    rng = random.Random(2)
+    persona = PERSONAS[0]
+    for _ in range(20):
+        assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", values.generate("owner", SCHEMAS["owner"], persona, rng, GITHUB))
+        assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", values.generate("repo", SCHEMAS["repo"], persona, rng, GITHUB))
+        assert re.fullmatch(r"[\w./-]+\.\w+", values.generate("path", SCHEMAS["path"], persona, rng, GITHUB))
+        assert re.fullmatch(r"[0-9A-Za-z]{22}", values.generate("id", SCHEMAS["id"], persona, rng, SPOTIFY))
+        assert re.fullmatch(r"spotify:track:[0-9A-Za-z]{22}", values.generate("uri", SCHEMAS["uri"], persona, rng, SPOTIFY))
+        assert re.fullmatch(r"#[0-9a-f]{6}", values.generate("color", S, persona, rng))
+        assert values.generate("base", SCHEMAS["base"], persona, rng, GITHUB) in ("main", "develop", "release/2.4")
+        assert "/" in values.generate("head", SCHEMAS["head"], persona, rng, GITHUB)
+        assert re.fullmatch(r"[0-9a-f]{7}|[0-9a-f]{40}", values.generate("sha", SCHEMAS["sha"], persona, rng, GITHUB))
+    assert values.generate("timezone", S, persona, rng) == "Europe/Berlin"
+    assert values.generate("language", S, persona, rng) == "de"
+    # free text never carries a word of the tool's own name (it would give the tool away)
+    for _ in range(20):
+        for key in ("title", "body", "q"):
+            v = values.generate(key, SCHEMAS[key], persona, rng, GITHUB)
+            assert "issue" not in v.lower().split() and "create" not in v.lower().split(), v
+
+
+def test_a_renamed_key_holds_what_its_original_name_means() -> None:
+    """The OpenAPI importer renames a query parameter and a body field that share a name
+    (`query_ids`, titled by the original name): its values are ids, not search phrases."""
+    schema = {"title": "Spotify Track IDs", "type": "string",
+              "description": "A comma-separated list of the Spotify IDs. Maximum: 50 IDs."}
+    rng = random.Random(4)
+    for _ in range(10):
+        value = values.generate("query_ids", schema, PERSONAS[0], rng, SPOTIFY)
+        assert re.fullmatch(r"[0-9A-Za-z]{22}(,[0-9A-Za-z]{22})*", value), value
+    body = {"title": "IDs", "type": "array", "items": {"type": "string"},
+            "description": "A JSON array of the Spotify IDs. A maximum of 50 items can be specified in one request."}
+    for _ in range(5):
+        items = values.generate("body_ids", body, PERSONAS[0], rng, SPOTIFY)
+        assert items and all(re.fullmatch(r"[0-9A-Za-z]{22}", v) for v in items), items
+    assert values.generate("query", {"type": "string", "title": "Query"}, PERSONAS[0], rng, SPOTIFY).count(" ") >= 1
+
+
+def test_a_thing_without_a_shape_takes_an_example_its_description_gives() -> None:
+    """BFCL-style parameters name their examples in prose: a value is one of them, not a made-up
+    'spring specialization'; a place described as a city is a city."""
+    rng = random.Random(6)
+    cases = {"specialization": ("Medical specialization. For example, 'Cardiology', 'Orthopedics'.", {"Cardiology", "Orthopedics"}),
+             "platform": ("The gaming platform e.g. Xbox, Playstation, PC", {"Xbox", "Playstation", "PC"}),
+             "location": ("The city and state, e.g. Chicago, IL.", {"Chicago, IL"}),
+             "competition": ("The name of the competition (for example, 'UEFA Champions League').", {"UEFA Champions League"})}
+    for key, (description, allowed) in cases.items():
+        assert values.generate(key, {"type": "string", "description": description}, PERSONAS[0], rng) in allowed, key
+    city = values.generate("location", {"type": "string", "description": "The city that you want the forecast for."},
+                           PERSONAS[0], rng)
+    assert not any(ch.isdigit() for ch in city), city  # a city, not a street address
+
+
+def test_a_date_of_birth_is_in_the_past() -> None:
+    rng = random.Random(5)
+    for key in ("date_of_birth", "dob", "birthday", "birth_date"):
+        born = values.generate(key, {"type": "string", "format": "date"}, PERSONAS[0], rng)
+        assert "1955" <= born[:4] <= "2004", (key, born)
+
+
+def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
+    """The old generator gave ~78% of string values to 3+ unrelated parameters (stock phrases)."""
+    keys: dict[str, set[str]] = defaultdict(set)
+    total = 0
+    for seed in range(30):
+        for key, _, value in _all(seed, GITHUB if seed % 2 else SPOTIFY):
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, str) and key not in ("state", "currency", "timezone", "language", "locale", "market"):
+                    keys[v].add(key)
+                    total += 1
+    shared = sum(len(ks) for ks in keys.values() if len(ks) >= 3)
+    assert shared / total <= 0.02, {v: ks for v, ks in keys.items() if len(ks) >= 3}
+
+
+@pytest.mark.parametrize("key,schema,expected", [
+    ("query_ids", {"title": "IDs"}, "IDs"), ("ids", {"title": "Ids"}, "IDs"),
+    ("id", {"title": "Get an Episode", "description": "The Spotify ID for the episode."}, "ID"), ("q", {"description": "Search query using code search syntax"}, "search query"),
+    ("base", {"description": "The name of the branch you want the changes pulled into"}, "base branch"),
+    ("closes", {"description": "Issue number this pull request closes"}, "issue number"),
+    ("since", {}, "start time"), ("cost_center_code", None, "code for the cost center"), ("po_number", None, "purchase order number"),
+    ("closes", None, "closes"),
+])
+def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
+    assert values.label(key, schema) == expected
+    assert values.label(key) == values.label(key, None)  # callers without a schema keep working
+
+
+def test_copula_agrees_with_the_label() -> None:
+    assert [values.copula(x) for x in ("IDs", "tags", "status", "address", "code for the cost centers", "track IDs",
+                                       "ids", "KPIs", "VAT", "analytics")] == \
+        ["are", "are", "is", "is", "is", "are", "are", "are", "is", "is"]
+    for key, schema in SCHEMAS.items():
+        assert "_" not in values.label(key, schema) and not re.search(r"[a-z][A-Z]", values.label(key, schema)), key
+
+
+# ---- plausibility: one test per fault ----------------------------------------------------------------
+
+def test_non_whole_value_for_a_count_number_or_id_is_caught() -> None:
+    assert "whole" in (implausible("issue_number", 1030.07, {"type": "number"}) or "")
+    assert implausible("per_page", 12.5, {"type": "number"}) is not None
+    assert implausible("issue_number", 1030, {"type": "number"}) is None
+    assert implausible("amount", 1030.07, {"type": "number"}) is None
+
+
+def test_a_person_name_for_a_thing_is_caught() -> None:
+    why = implausible("era_name", "Kaito Kobayashi", {"type": "string"})
+    assert why and "person" in why and "era_name" in why
+    assert implausible("customer_name", "Kaito Kobayashi", {"type": "string"}) is None
+    assert implausible("era_name", "late Heian era", {"type": "string"}) is None
+
+
+def test_a_phrase_unrelated_to_an_identifier_or_search_is_caught() -> None:
+    assert "not an owner" in (implausible("owner", "regional sales kickoff", S) or "")
+    assert implausible("repo", "contract renewal cycle", S) is not None
+    assert implausible("repo", "billing-service", S) is None
+    q = {**S, "description": "Search query using GitHub code search syntax"}
+    context = "search_code Fast and precise code search across all GitHub repositories"
+    assert "shares no word" in (implausible("q", "budget reforecast", q, context) or "")
+    assert implausible("q", "retry timeout repositories", q, context) is None
+
+
+@pytest.mark.parametrize("value,schema", [
+    ("pending", {**S, "enum": ["open", "closed"]}), (0, {"type": "integer", "minimum": 1}),
+    (250, {"type": "integer", "maximum": 100}), ("INV-12", {**S, "pattern": "^INV-[0-9]{6}$"}),
+    ("2026-13-40", {**S, "format": "date"}), ("not an address", {**S, "format": "email"}),
+    ("www.example", {**S, "format": "uri"}), ("x" * 30, {**S, "maxLength": 10}),
+])
+def test_a_value_breaking_its_schema_is_caught(value: Any, schema: dict) -> None:
+    assert implausible("field", value, schema) is not None
+
+
+def test_one_value_for_two_required_parameters_is_caught() -> None:
+    tool = Tool(name="create_pull_request", description="Open a pull request between two branches.",
+                parameters={"type": "object", "required": ["owner", "repo", "head", "base"],
+                            "properties": {k: dict(S) for k in ("owner", "repo", "head", "base")}})
+    good = {"owner": "acme-data", "repo": "billing-service", "head": "feature/retry", "base": "main"}
+    assert plausibility.check_plausibility(make_dialogue(seed_tool=tool, gold_arguments=good)).passed
+    bad = {**good, "base": "feature/retry"}
+    v = plausibility.check_plausibility(make_dialogue(seed_tool=tool, gold_arguments=bad))
+    assert not v.passed and v.details["rule"] == "shared_value" and "'head'" in v.reason and "'base'" in v.reason
+
+
+def test_two_parameters_of_one_call_never_share_a_value() -> None:
+    """An origin and a destination both drawn as the persona's own city made a trip to nowhere
+    (plausibility rejected them); each parameter gets a value of its own."""
+    import json
+
+    from utcgen.pipeline.simulator import policies
+
+    city = {"type": "string", "description": "The city name."}
+    tool = {"name": "flight.book", "description": "Book a direct flight between two cities.",
+            "parameters": {"type": "object", "required": ["origin", "destination"],
+                           "properties": {"origin": {**city, "description": "City of departure."},
+                                          "destination": {**city, "description": "City of arrival."}}}}
+    persona = {"role": "traveller", "attributes": {"city": "Braga", "country": "PT"}}
+    for attempt in range(20):
+        args = json.loads(policies.slots({"tool": tool, "persona": persona, "required": ["origin", "destination"],
+                                          "attempt": attempt, "seed": attempt}, []))["arguments"]
+        assert args["origin"].lower() != args["destination"].lower(), args

@@ -1,0 +1,151 @@
+"""The offline backend's contracts, checked over the whole shipped catalog."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import jsonschema
+import pytest
+
+from tests.support.paths import REPO
+from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.retrieval.personas import load_personas
+from utcgen.pipeline.simulator import assistant, policies, user
+from utcgen.pipeline.simulator import gold_values as values
+
+
+# Loaded when a test runs, not at collection.
+@pytest.fixture(scope="module")
+def tools():
+    return load_catalog(REPO / "catalog" / "tools")
+
+
+@pytest.fixture(scope="module")
+def personas():
+    return load_personas(REPO / "catalog" / "personas.jsonl")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gold_values_validate_for_every_shipped_tool(seed, tools, personas):
+    checker = jsonschema.FormatChecker()
+    for i, tool in enumerate(tools):
+        persona = personas[(i * 7 + seed) % len(personas)]
+        state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "required": tool.required,
+                 "seed": seed}
+        args = json.loads(policies.slots(state, []))["arguments"]
+        assert set(args) == set(tool.required), tool.name
+        schema = {"type": "object", "properties": tool.properties, "required": tool.required}
+        errors = list(jsonschema.Draft202012Validator(schema, format_checker=checker).iter_errors(args))
+        assert not errors, (tool.name, args, [e.message for e in errors])
+
+
+def test_spoken_values_read_back_exactly(tools, personas):
+    rng = random.Random(5)
+    for tool in tools:
+        for key in tool.required:
+            schema = tool.properties[key]
+            value = values.generate(key, schema, personas[0].model_dump(), rng)
+            assert values.read(values.say(value), schema) == value, (tool.name, key, value)
+
+
+def test_patterns_generate_matching_strings():
+    rng = random.Random(0)
+    for pattern in ["^PO-[0-9]{7}$", "^INV-[A-Z]{2}-[0-9]{5}$", "^[A-Z0-9]{8}$", "^EMP[0-9]{6}$"]:
+        for _ in range(20):
+            assert re.fullmatch(pattern, values.from_pattern(pattern, rng))
+    with pytest.raises(values.UnsupportedSchema):
+        values.from_pattern("^(a|b)+$", rng)
+
+
+def test_user_reveals_only_gold_values_and_assistant_extracts_them(tools, personas):
+    tool = next(t for t in tools if len(t.required) >= 3)
+    gold = json.loads(policies.slots({"tool": tool.model_dump(), "persona": personas[0].model_dump(),
+                                      "required": tool.required, "seed": 0}, []))["arguments"]
+    history: list[dict] = []
+    state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": personas[0].model_dump(),
+             "gold_arguments": gold, "seed": 0, "history": history}
+    for _ in range(6):
+        reply = json.loads(assistant.assistant({**state, "history": history}, []))
+        history.append({"role": "assistant", "content": reply["content"]})
+        if reply["tool_calls"]:
+            assert reply["tool_calls"][0] == {"name": tool.name, "arguments": gold}
+            break
+        history.append({"role": "user", "content": json.loads(user.user({**state, "history": history}, []))["message"]})
+    else:
+        pytest.fail("the assistant never called the tool")
+
+
+def test_assistant_in_tool_selection_does_not_see_the_seed_tool(tools):
+    state = {"phase": "tool_selection", "candidates": [t.model_dump() for t in tools[:6]], "tool": None,
+             "history": [{"role": "user", "content": "Need help with something."}], "seed": 0}
+    reply = json.loads(assistant.assistant(state, []))
+    assert reply["tool_calls"] == [] and reply["content"].endswith("?")  # asks, never guesses on turn one
+    assert reply["thought"].strip()  # every turn carries a private thought
+
+
+# ---- the typed request: the only thing the offline provider reads besides the prompt ----------------------
+
+def _goal_request(tools, personas):
+    from utcgen.pipeline.llm.requests import GoalRequest
+
+    return GoalRequest(tool=tools[0], persona=personas[0], seed=3)
+
+
+def test_only_the_offline_provider_gets_the_typed_request(tools, personas):
+    from utcgen.pipeline.llm.gateway import Gateway
+    from utcgen.pipeline.llm.registry import ModelRegistry
+    from utcgen.pipeline.llm.structured import Shape
+
+    request = _goal_request(tools, personas)
+    msgs = [{"role": "user", "content": "Write a goal."}]
+    gateway = Gateway(ModelRegistry.of({"goal": "utcgen-offline/default", "user": "openai/m"}))
+    try:
+        sent = gateway._request_kwargs(request, msgs, Shape())
+        assert sent["metadata"] == {"utcgen_request": request.model_dump(mode="json")}
+        gateway.registry.entries["goal"] = gateway.registry.entries["user"]  # the same request to a real model
+        real = gateway._request_kwargs(request, msgs, Shape())
+        assert "metadata" not in real and tools[0].name not in json.dumps(real)
+    finally:
+        gateway.close()
+
+
+def test_the_offline_provider_validates_the_request_it_receives(tools, personas):
+    import asyncio
+
+    from litellm.exceptions import BadRequestError
+
+    from utcgen.pipeline.llm.gateway import quiet_litellm
+
+    litellm = quiet_litellm()
+    msgs = [{"role": "user", "content": "Write a goal."}]
+    request = _goal_request(tools, personas)
+
+    async def call(metadata):
+        return await litellm.acompletion(model="utcgen-offline/default", messages=msgs, metadata=metadata)
+
+    reply = asyncio.run(call({"utcgen_request": request.model_dump(mode="json")}))
+    assert json.loads(reply.choices[0].message.content)["goal"]
+    with pytest.raises(BadRequestError, match="needs the role's typed request"):
+        asyncio.run(call({}))
+    broken = {**request.model_dump(mode="json"), "history": []}  # a goal writer sees no transcript
+    with pytest.raises(BadRequestError, match=r"malformed request: not a valid role request \(goal\.history: Extra inputs"):
+        asyncio.run(call({"utcgen_request": broken}))
+
+
+def test_the_generation_assistant_request_carries_no_seed_tool_gold_or_scenario():
+    from utcgen.pipeline.llm.requests import AssistantRequest
+
+    assert set(AssistantRequest.model_fields) == {"role", "phase", "candidates", "tool", "history", "may_decline",
+                                                  "hint", "considered", "seed"}
+
+
+def test_an_old_config_that_sets_send_state_is_refused_by_name(tmp_path):
+    from utcgen.pipeline.core.errors import InputError
+    from utcgen.pipeline.settings.config import load_config
+
+    path = tmp_path / "old.yaml"
+    path.write_text("llm:\n  send_state: false\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"old\.yaml.*llm.*send_state is gone"):
+        load_config(path)

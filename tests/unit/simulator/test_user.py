@@ -1,0 +1,171 @@
+"""The offline user proxy writes like people: grammatical, varied, in the persona's style, never a
+tool name nor a description's run; and every value it states is read back exactly."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+from tests.support.paths import REPO
+from utcgen.pipeline.core import text
+from utcgen.pipeline.dialogue import grounding, shortcuts
+from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.retrieval.personas import load_personas
+from utcgen.pipeline.simulator import gold_values as values
+from utcgen.pipeline.simulator import phrasing, policies, user
+from utcgen.pipeline.simulator.voice import FOREIGN, Voice
+
+
+@pytest.fixture(scope="module")
+def tools():
+    return [t.model_dump() for t in load_catalog(REPO / "catalog" / "tools")]
+
+
+@pytest.fixture(scope="module")
+def personas():
+    return [p.model_dump() for p in load_personas(REPO / "catalog" / "personas.jsonl")]
+
+
+def _state(tools, personas, i: int, history=None, phase="tool_selection", persona=None) -> dict:
+    tool = tools[(i * 11) % len(tools)]
+    others = [t for t in tools if t["name"] != tool["name"] and t.get("line_of_business") == tool.get("line_of_business")][:4]
+    persona = persona or personas[(i * 7) % len(personas)]
+    gold = json.loads(policies.slots({"tool": tool, "persona": persona, "required": tool["parameters"].get("required") or [],
+                                      "seed": i}, []))["arguments"]
+    return {"tool": tool, "distractors": others, "persona": persona, "goal": "", "gold_arguments": gold,
+            "history": history or [], "phase": phase, "seed": i}
+
+
+def _turns(tools, personas, i: int) -> list[str]:
+    """The opening and the first distinguishing answer of dialogue `i`."""
+    state = _state(tools, personas, i)
+    opening = user.user_text(state)
+    history = [{"role": "user", "content": opening}, {"role": "assistant", "content": "Which of these do you need?"}]
+    return [opening, user.user_text({**state, "history": history, "seed": i + 1000})]
+
+
+def _trigram_ratio(texts: list[str]) -> float:
+    grams = []
+    for t in texts:
+        w = re.findall(r"[a-z0-9']+", t.lower())
+        grams += [tuple(w[i:i + 3]) for i in range(len(w) - 2)]
+    return len(set(grams)) / len(grams)
+
+
+def test_openings_are_varied(tools, personas):
+    openings = [user.user_text(_state(tools, personas, i)) for i in range(40)]
+    assert _trigram_ratio(openings) >= 0.6
+    assert len(set(openings)) >= 38
+    assert not re.search(r", [A-Z][a-z]+ I\b|, (?:Could|Can|May|There's) ", " ".join(openings))
+
+
+def test_no_plural_label_takes_is_and_articles_fit(tools, personas):
+    assert phrasing.verb("IDs") == "are" and phrasing.verb("start dates") == "are"
+    assert phrasing.verb("status") == "is" and phrasing.verb("code for the cost center") == "is"
+    assert [phrasing.article(w) for w in ("invoice", "user", "hour", "HR form", "ledger", "one-off")] == \
+        ["an", "a", "an", "an", "a", "a"]
+    rng = random.Random(1)
+    for tool in tools:
+        for key, schema in (tool["parameters"].get("properties") or {}).items():
+            name = values.label(key, schema)
+            said = phrasing.state(name, "X-1", rng, form="is")
+            assert not (values.is_plural(name) and " is X-1" in said), said
+    for i in range(60):
+        for turn in _turns(tools, personas, i):
+            assert not re.search(r"\b[Aa] [aeiou]\w+", turn.replace("a one", "")), turn
+            assert not re.search(r"\b[Aa]n [bcdfgjklmnpqrstvwz]\w+", turn), turn
+            assert not re.search(r"\bthe \w+ and the being\b|\bIDs is\b", turn), turn
+
+
+def test_no_name_word_nor_description_run_across_the_catalog(tools, personas):
+    """The opening says no distinctive word of the seed's name; the answer may say one only when it
+    is a plain word of the seed's description (the name_leak rule), and never the name itself."""
+    said_plainly = 0
+    for i in range(len(tools)):
+        state = _state(tools, personas, i)
+        names = [d["name"] for d in state["distractors"]]
+        plain = shortcuts.plain_words(state["tool"]["description"])
+        opening, answer = _turns(tools, personas, i)
+        assert not shortcuts.name_hits(opening, state["tool"]["name"], names), opening
+        assert not shortcuts.name_hits(answer, state["tool"]["name"], names, plain), answer
+        assert not shortcuts.full_name_hit(answer, state["tool"]["name"]), answer
+        said_plainly += bool(shortcuts.name_hits(answer, state["tool"]["name"], names))
+        for turn in (opening, answer):
+            for t in [state["tool"], *state["distractors"]]:
+                assert not shortcuts.recited(turn, t.get("description", "")), turn
+            assert not shortcuts.key_hits(turn, list(state["tool"]["parameters"].get("properties") or {})), turn
+    assert said_plainly > 0  # some answers do say what they need in the word the name also uses
+
+
+def test_details_separate_the_seed_from_every_distractor(tools, personas):
+    """The grounded-selection rule: some stem the user said fits the seed and not the other tool."""
+    grounded = 0
+    for i in range(60):
+        state = _state(tools, personas, i)
+        said = text.stems(" ".join(user.separators(state, random.Random(i))))
+        bags = [grounding.vocab(d) for d in state["distractors"]]
+        seed_bag = grounding.vocab(state["tool"])
+        ok = all(any(grounding.fits(s, seed_bag) and not grounding.fits(s, bag) for s in said) for bag in bags)
+        grounded += ok
+    assert grounded >= 54  # a distractor may share every word of the seed's description and parameters
+
+
+def test_styles_are_honoured(tools, personas):
+    def styled(style: str) -> str:
+        persona = {**personas[3], "style": style}
+        return " ".join(user.user_text(_state(tools, personas, i, persona=persona)) for i in range(12))
+
+    emoji = styled("casual, lowercase, uses emoji")
+    assert re.search(r"[\U0001F300-\U0001FAFF\u2709\u2728]", emoji)
+    german = styled("code-switches between English and German")
+    assert any(w in german for w in FOREIGN["german"][0] + FOREIGN["german"][1])
+    japanese = styled("code-switches between English and Japanese")
+    assert any(w in japanese for w in FOREIGN["japanese"][0] + FOREIGN["japanese"][1])
+    upbeat = styled("upbeat, lots of exclamation marks")
+    assert upbeat.count("!") >= 12
+    plain = styled("direct and businesslike")
+    assert plain != emoji and "!" not in plain.replace("Thank you!", "")
+    assert Voice.of({"style": "terse, uses PO, PR and RFQ numbers"}).terse
+
+
+def _schemas() -> list[tuple[str, dict]]:
+    return [("due_date", {"type": "string", "format": "date"}), ("amount", {"type": "number", "minimum": 1}),
+            ("notify", {"type": "boolean"}), ("ids", {"type": "array", "items": {"type": "string"}}),
+            ("quantity", {"type": "integer"}), ("employee_ids", {"type": "array", "items": {"type": "integer"}}),
+            ("note", {"type": "string"}), ("cost_center_code", {"type": "string"}),
+            ("from_currency", {"type": "string"}), ("email", {"type": "string", "format": "email"}),
+            ("reason", {"type": "string", "title": "Reason for the change"}), ("date", {"type": "string"})]
+
+
+def test_phrasing_round_trip(tools, personas):
+    rng = random.Random(7)
+    awkward = ["Fix it. Then ship", "a; b", "ends with a dot.", 'say "hi"', "x as the y", "A, B and C", "Why?"]
+    cases: list[tuple[dict, dict]] = []
+    for tool in tools:
+        props = tool["parameters"].get("properties") or {}
+        keys = tool["parameters"].get("required") or []
+        gold = {k: values.generate(k, props[k], personas[len(cases) % len(personas)], rng) for k in keys}
+        cases.append((tool, gold))
+    props = dict(_schemas())
+    synthetic = {"name": "t", "parameters": {"type": "object", "properties": props, "required": list(props)}}
+    for n in range(200):
+        gold = {k: values.generate(k, s, personas[n % len(personas)], rng) for k, s in props.items()}
+        gold["note"] = rng.choice(awkward)
+        gold["ids"] = rng.sample(awkward, 2)
+        cases.append((synthetic, gold))
+    for tool, gold in cases:
+        keys = list(gold)
+        rng.shuffle(keys)
+        said = user.values_sentence(tool, gold, keys[: len(keys) // 2], rng) + " Sure. " + \
+            user.values_sentence(tool, gold, keys[len(keys) // 2:], rng)
+        assert phrasing.read_values(said, tool, keys=list(gold)) == gold, (said, gold)
+
+
+def test_later_statement_wins_and_short_label_does_not_read_a_longer_one():
+    tool = {"name": "t", "parameters": {"properties": {"date": {"type": "string"}, "due_date": {"type": "string"}},
+                                        "required": ["date", "due_date"]}}
+    said = "The due date is 2026-05-01. Date: 2026-01-02.\nSorry, use 2026-06-30 as the due date."
+    assert phrasing.read_values(said, tool) == {"date": "2026-01-02", "due_date": "2026-06-30"}
