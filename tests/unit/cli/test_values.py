@@ -41,6 +41,7 @@ BAD = [
 ]
 
 
+@pytest.mark.slow  # the console script, once per bad value
 def test_bad_values_exit_2_naming_the_flag_from_the_console_script(tmp_path) -> None:
     env = {**os.environ, "UTCGEN_CACHE_DIR": str(tmp_path / "cache")}
     procs = [(argv, flag, value, subprocess.Popen([UTCGEN, *argv], cwd=tmp_path, env=env, text=True,
@@ -55,6 +56,7 @@ def test_bad_values_exit_2_naming_the_flag_from_the_console_script(tmp_path) -> 
     assert not (tmp_path / "output").exists()  # refused before anything ran
 
 
+@pytest.mark.slow  # the console script
 def test_num_dialogues_zero_no_longer_blamed_on_the_config_file(tmp_path) -> None:
     run = subprocess.run([UTCGEN, "generate", "--num-dialogues", "0", "--out", str(tmp_path / "o")], cwd=REPO,
                          capture_output=True, text=True, timeout=120)

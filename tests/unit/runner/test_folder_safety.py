@@ -83,6 +83,7 @@ def _tmp_name(host: str, pid: int) -> str:
     return f"{TMP_PREFIX}{host}-{pid}-abcd1234{TMP_SUFFIX}"
 
 
+@pytest.mark.slow  # a subprocess, for the pid of a process that has ended
 def test_start_up_clean_up_spares_live_processes_and_other_hosts(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)

@@ -70,6 +70,7 @@ def test_the_problem_says_when_the_model_came_from_utcgen_model(monkeypatch: pyt
     assert f"{ALL_ROLES} = 'openai/gpt-4o-mini' (from UTCGEN_MODEL): needs OPENAI_API_KEY" in problem
 
 
+@pytest.mark.slow  # the console script
 def test_generate_without_a_key_stops_before_doing_anything(tmp_path: Path) -> None:
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
