@@ -136,6 +136,92 @@ def _per_item(work: Work[Any, Any], records: dict[Any, Any]) -> tuple[float, flo
     return total.cost_usd / len(records), total.total_tokens / len(records)
 
 
+class _Window(Generic[K, R]):
+    """One `run_window` session: the finished items, those in flight, and the spend the budget is held
+    to, which every model call (the meter's callback) and every finished item bring up to date."""
+
+    def __init__(self, work: Work[K, R], run: Callable[[K], Awaitable[R]], window: int, budget: Budget,
+                 meter: Meter | None, progress: RunProgress | None,
+                 on_progress: Callable[[RunProgress], None] | None) -> None:
+        self.work, self.run, self.window, self.budget, self.meter = work, run, window, budget, meter
+        self.on_progress = on_progress
+        self.records = work.load()
+        self.progress = progress or RunProgress(target=work.target)
+        self.progress.done = self.progress.resumed = len(self.records)
+        for record in self.records.values():
+            work.tally(self.progress, record)
+        self.prior = spend(work, self.records)  # finished before this session
+        self.here = Usage()  # of the items this session finished
+        self.active: dict[asyncio.Future[R], K] = {}
+        self.stop = asyncio.Event()
+        self.reason: list[str] = []
+
+    def session(self) -> Usage:
+        """Every call of this session (without a meter: of its finished items)."""
+        return self.meter.usage() if self.meter else self.here
+
+    def spent(self) -> Usage:
+        return Usage.total([self.prior, self.session()])
+
+    def refresh(self) -> None:
+        """Brings the progress up to date and, once the calls made reach the budget, stops the run:
+        the items in flight are cancelled at their next await, so none starts another call."""
+        progress, meter = self.progress, self.meter
+        progress.spent = self.spent()
+        progress.in_flight = len(self.active)
+        if meter:
+            progress.calls_in_flight, progress.retries = meter.calls_in_flight(), meter.retries()
+        if self.budget.active and meter and not self.stop.is_set():
+            used = meter.usage()
+            per_call = 1 / max(1, used.calls - used.cached_calls)
+            calls = meter.calls_in_flight()  # their cost is not known yet: expect the average
+            if limit := self.budget.over(progress.spent, used.cost_usd * per_call * calls,
+                                         used.total_tokens * per_call * calls):
+                self.reason.append(limit)
+                self.stop.set()
+                for task in self.active:
+                    task.cancel()
+        if self.on_progress:
+            self.on_progress(progress)
+
+    def start_next(self) -> None:
+        """Starts what the work plans next, as many items as the window and the budget leave room for;
+        raises when nothing is in flight and nothing may start (the budget spent, or the work stuck)."""
+        work, budget, records = self.work, self.budget, self.records
+        work.check(records)
+        wanted = work.plan(records, self.active.values(), self.window - len(self.active))
+        in_flight = self.session().minus(self.here)  # spent by the items in flight so far
+        room = budget.room(self.spent(), _per_item(work, records), len(self.active), in_flight, len(wanted))
+        for key in wanted[:room]:
+            self.active[asyncio.ensure_future(self.run(key))] = key
+        if not self.active:
+            if budget.active:
+                per_item = _per_item(work, records) or (0, 0)  # planned with the margin `room` uses
+                limit = budget.over(self.spent(), *(MARGIN * x for x in per_item)) or "the budget"
+                raise budget.exceeded(limit, self.spent(), work.describe(records))
+            raise work.stuck()
+
+    def finish(self, done: Collection[asyncio.Future[Any]], stopper: asyncio.Future[Any]) -> None:
+        """Takes in the items that ended (their exception, if any, is raised here and stops the run)."""
+        for task in done:
+            if task is stopper:
+                continue
+            self.active.pop(task)
+            record = task.result()
+            self.records[self.work.key(record)] = record
+            self.here.add(self.work.usage(record))
+            self.progress.done += 1
+            self.work.tally(self.progress, record)
+            self.refresh()
+
+    async def cancel(self) -> None:
+        """Cancels the items still in flight and waits until they have ended."""
+        for task in self.active:
+            task.cancel()
+        if self.active:
+            await asyncio.gather(*self.active, return_exceptions=True)
+
+
 async def run_window(work: Work[K, R], run: Callable[[K], Awaitable[R]], *, window: int, budget: Budget = NO_BUDGET,
                      meter: Meter | None = None, progress: RunProgress | None = None,
                      on_progress: Callable[[RunProgress], None] | None = None) -> dict[K, R]:
@@ -145,84 +231,27 @@ async def run_window(work: Work[K, R], run: Callable[[K], Awaitable[R]], *, wind
     plus the expected spend of the items in flight and of the new one would pass it, and the items in
     flight are cancelled (not checkpointed) when the calls already made reach it: `BudgetExceeded`
     is raised either way. An item's exception stops the run (the others are cancelled) and is raised."""
-    records = work.load()
-    progress = progress or RunProgress(target=work.target)
-    progress.done = progress.resumed = len(records)
-    for record in records.values():
-        work.tally(progress, record)
-    prior = spend(work, records)  # finished before this session
-    here = Usage()  # of the items this session finished
-    active: dict[asyncio.Future[R], K] = {}
-    stop = asyncio.Event()
-    reason: list[str] = []
-
-    def session() -> Usage:  # every call of this session (without a meter: of its finished items)
-        return meter.usage() if meter else here
-
-    def spent() -> Usage:
-        return Usage.total([prior, session()])
-
-    def refresh() -> None:
-        progress.spent = spent()
-        progress.in_flight = len(active)
-        if meter:
-            progress.calls_in_flight, progress.retries = meter.calls_in_flight(), meter.retries()
-        if budget.active and meter and not stop.is_set():
-            used = meter.usage()
-            per_call = 1 / max(1, used.calls - used.cached_calls)
-            calls = meter.calls_in_flight()  # their cost is not known yet: expect the average
-            if limit := budget.over(progress.spent, used.cost_usd * per_call * calls,
-                                    used.total_tokens * per_call * calls):
-                reason.append(limit)
-                stop.set()
-                for task in active:  # no item starts another call: cancelled at its next await
-                    task.cancel()
-        if on_progress:
-            on_progress(progress)
-
+    w = _Window(work, run, window, budget, meter, progress, on_progress)
     if meter:
-        meter.watch(refresh)
-    refresh()
-    stopper = asyncio.ensure_future(stop.wait())
+        meter.watch(w.refresh)
+    w.refresh()
+    stopper = asyncio.ensure_future(w.stop.wait())
     try:
-        while not work.complete(records) and not stop.is_set():
-            work.check(records)
-            wanted = work.plan(records, active.values(), window - len(active))
-            in_flight = session().minus(here)  # spent by the items in flight so far
-            room = budget.room(spent(), _per_item(work, records), len(active), in_flight, len(wanted))
-            for key in wanted[:room]:
-                active[asyncio.ensure_future(run(key))] = key
-            if not active:
-                if budget.active:
-                    per_item = _per_item(work, records) or (0, 0)  # planned with the margin `room` uses
-                    limit = budget.over(spent(), *(MARGIN * x for x in per_item)) or "the budget"
-                    raise budget.exceeded(limit, spent(), work.describe(records))
-                raise work.stuck()
-            refresh()
-            done, _ = await asyncio.wait([*active, stopper], return_when=asyncio.FIRST_COMPLETED)
-            if stop.is_set():
+        while not work.complete(w.records) and not w.stop.is_set():
+            w.start_next()
+            w.refresh()
+            done, _ = await asyncio.wait([*w.active, stopper], return_when=asyncio.FIRST_COMPLETED)
+            if w.stop.is_set():
                 break
-            for task in done:
-                if task is stopper:
-                    continue
-                active.pop(task)  # pyright: ignore[reportArgumentType]
-                record = task.result()
-                records[work.key(record)] = record  # pyright: ignore[reportArgumentType]
-                here.add(work.usage(record))  # pyright: ignore[reportArgumentType]
-                progress.done += 1
-                work.tally(progress, record)  # pyright: ignore[reportArgumentType]
-                refresh()
-        if stop.is_set() and not work.complete(records):
-            raise budget.exceeded(reason[0], spent(), work.describe(records))
+            w.finish(done, stopper)
+        if w.stop.is_set() and not work.complete(w.records):
+            raise budget.exceeded(w.reason[0], w.spent(), work.describe(w.records))
     finally:
         if meter:
             meter.watch(None)
         stopper.cancel()
-        for task in active:
-            task.cancel()
-        if active:
-            await asyncio.gather(*active, return_exceptions=True)
-    return records
+        await w.cancel()
+    return w.records
 
 
 def batches(jobs: list[K], batch_size: int, parallelism: int = 1) -> list[list[K]]:
