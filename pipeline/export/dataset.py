@@ -93,24 +93,8 @@ def export_dataset(
     writers = {name: ShardWriter(folder, name, schema(name), built_as=storage_schema(schema(name)),
                                  shard_bytes=shard_bytes) for name in CONFIGS}
     stats_builder, lengths = StatsBuilder(), Lengths(str(tokenizer) if tokenizer else None)
-    patterns: Counter[str] = Counter()
-    # a seed tool's latest rejected attempts: a job's attempts come before its accepted dialogue
-    attempts: dict[str, deque[Dialogue]] = defaultdict(lambda: deque(maxlen=ATTEMPTS_KEPT))
     try:
-        for d in dialogues:
-            stats_builder.add(d)
-            if not d.accepted:
-                writers["rejected"].add(storage_row(rejected_row(d)))
-                attempts[d.seed_tool.name].append(d)
-                continue
-            writers["dialogues"].add(storage_row(dialogue_row(d)))
-            turns = slice_dialogue(d, sft_format)
-            lengths.add_dialogue(turns)
-            for turn in turns:
-                writers["sft"].add(storage_row(turn))
-            for pair in preference_rows([d], attempts.pop(d.seed_tool.name, ()), sft_format):
-                patterns[pair.pattern] += 1
-                writers["preference"].add(storage_row(pair))
+        patterns = _write_rows(dialogues, writers, stats_builder, lengths, sft_format)
         for writer in writers.values():  # every config fully staged before any is renamed into place
             writer.flush_all()
     except BaseException:
@@ -125,9 +109,7 @@ def export_dataset(
     stats = finite(stats)
     stats_path = folder.write_json("stats.json", stats)
     plot_paths = [folder.write_text(f"plots/{name}", png) for name, png in render_plots(stats).items()]
-    file_bytes = {name: sum(p.stat().st_size for p in paths) for name, paths in shards.items()}
-    num_bytes = {name: sum(split_bytes(p) for p in paths) for name, paths in shards.items()}
-    card_path = folder.write_text("README.md", render_card(stats, run, [p.name for p in plot_paths], file_bytes, num_bytes))
+    card_path = _write_card(folder, stats, run, plot_paths, shards)
 
     return DatasetSummary(
         out_dir=out_dir,
@@ -145,6 +127,40 @@ def export_dataset(
         card_path=card_path,
         plot_paths=plot_paths,
     )
+
+
+def _write_rows(dialogues: Iterable[Dialogue], writers: dict[str, ShardWriter], stats_builder: StatsBuilder,
+                lengths: Lengths, sft_format: str) -> Counter[str]:
+    """Streams each dialogue's rows into its configs' writers and its figures into the statistics,
+    keeping no dialogue but a seed tool's latest rejected attempts (the preference config's
+    run_attempt pattern); returns how many preference rows each pattern gave."""
+    patterns: Counter[str] = Counter()
+    # a seed tool's latest rejected attempts: a job's attempts come before its accepted dialogue
+    attempts: dict[str, deque[Dialogue]] = defaultdict(lambda: deque(maxlen=ATTEMPTS_KEPT))
+    for d in dialogues:
+        stats_builder.add(d)
+        if not d.accepted:
+            writers["rejected"].add(storage_row(rejected_row(d)))
+            attempts[d.seed_tool.name].append(d)
+            continue
+        writers["dialogues"].add(storage_row(dialogue_row(d)))
+        turns = slice_dialogue(d, sft_format)
+        lengths.add_dialogue(turns)
+        for turn in turns:
+            writers["sft"].add(storage_row(turn))
+        for pair in preference_rows([d], attempts.pop(d.seed_tool.name, ()), sft_format):
+            patterns[pair.pattern] += 1
+            writers["preference"].add(storage_row(pair))
+    return patterns
+
+
+def _write_card(folder: DatasetFolder, stats: dict[str, Any], run: RunInfo, plot_paths: list[Path],
+                shards: dict[str, list[Path]]) -> Path:
+    """README.md, written last: the card states each config's size on disk and in memory, read from
+    the shards as renamed into place."""
+    file_bytes = {name: sum(p.stat().st_size for p in paths) for name, paths in shards.items()}
+    num_bytes = {name: sum(split_bytes(p) for p in paths) for name, paths in shards.items()}
+    return folder.write_text("README.md", render_card(stats, run, [p.name for p in plot_paths], file_bytes, num_bytes))
 
 
 def load_split(out_dir: Path, name: str, cache_dir: Path | None = None) -> Any:
