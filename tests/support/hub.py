@@ -6,8 +6,11 @@ from __future__ import annotations
 import inspect
 import json
 import shutil
+import socket
 import struct
+import threading
 import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +173,50 @@ class RecordingApi(HfApi):
     @property
     def names(self) -> list[str]:
         return [n for n, _ in self.calls]
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AuthFailServer:
+    """A local 'Hub' that answers every request with one status, recording what it was sent."""
+
+    def __init__(self, status: int) -> None:
+        seen: list[tuple[str, str, str | None]] = []
+        self.seen = seen
+
+        class Handler(BaseHTTPRequestHandler):
+            def _reply(self) -> None:
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                seen.append((self.command, self.path, self.headers.get("Authorization")))
+                body = json.dumps({"error": "Invalid credentials in Authorization header"}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("X-Error-Message", "Invalid credentials in Authorization header")
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = do_PUT = do_HEAD = _reply
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> AuthFailServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

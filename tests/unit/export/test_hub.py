@@ -3,21 +3,17 @@
 The Hub is exercised at the huggingface_hub API boundary (a recording HfApi whose
 overrides bind their arguments against the real method signatures) and with real
 HfApi clients against things that exist locally: offline mode, a closed port, a
-server that drops SYNs, and a tiny HTTP server that answers 401/403.
+server that drops SYNs, and a tiny HTTP server that answers 401/403. `utcgen publish` run as a
+user runs it is in tests/e2e/test_publish_cli.py.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import socket
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +24,18 @@ import yaml
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, constants
 from huggingface_hub.utils import hf_raise_for_status
 
-from tests.support.cli import UTCGEN
-from tests.support.hub import CARD, CONFIGS, EXPECTED_FILES, REJECTED_SCHEMA, REPO_ID, TOKEN, RecordingApi, write_dataset
-from tests.support.paths import REPO
+from tests.support.hub import (
+    CARD,
+    CONFIGS,
+    EXPECTED_FILES,
+    REJECTED_SCHEMA,
+    REPO_ID,
+    TOKEN,
+    AuthFailServer,
+    RecordingApi,
+    closed_port,
+    write_dataset,
+)
 from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.export.hub import PublishError, publish_dataset
 
@@ -346,12 +351,6 @@ def test_folder_without_stats_or_plots_is_still_publishable(dataset_dir: Path) -
 # --------------------------------------------------------------------- real HfApi, no Hub
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_offline_mode_gives_clear_error(dataset_dir: Path) -> None:
     start = time.monotonic()
     with pytest.raises(PublishError, match=r"cannot reach the Hugging Face Hub \(offline\?\)") as info:
@@ -364,7 +363,7 @@ def test_offline_mode_gives_clear_error(dataset_dir: Path) -> None:
 def test_unreachable_endpoint_gives_same_clear_error(dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                                     _no_real_hub: list[str]) -> None:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    endpoint = f"http://127.0.0.1:{closed_port()}"
     start = time.monotonic()
     with pytest.raises(PublishError, match=r"cannot reach the Hugging Face Hub \(offline\?\)") as info:
         publish_dataset(dataset_dir, REPO_ID, token=TOKEN, api=HfApi(endpoint=endpoint))
@@ -373,52 +372,12 @@ def test_unreachable_endpoint_gives_same_clear_error(dataset_dir: Path, monkeypa
     assert _no_real_hub and all(url.startswith(endpoint) for url in _no_real_hub)
 
 
-class _AuthFailServer:
-    """A local 'Hub' that answers every request with one status, recording what it was sent."""
-
-    def __init__(self, status: int) -> None:
-        seen: list[tuple[str, str, str | None]] = []
-        self.seen = seen
-
-        class Handler(BaseHTTPRequestHandler):
-            def _reply(self) -> None:
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                seen.append((self.command, self.path, self.headers.get("Authorization")))
-                body = json.dumps({"error": "Invalid credentials in Authorization header"}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("X-Error-Message", "Invalid credentials in Authorization header")
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_GET = do_POST = do_PUT = do_HEAD = _reply
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> _AuthFailServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("status", [401, 403])
 def test_auth_failure_from_a_real_http_server(dataset_dir: Path, status: int, monkeypatch: pytest.MonkeyPatch,
                                              _no_real_hub: list[str]) -> None:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    with _AuthFailServer(status) as server, pytest.raises(PublishError, match=r"^unauthorised: check HF_TOKEN") as info:
+    with AuthFailServer(status) as server, pytest.raises(PublishError, match=r"^unauthorised: check HF_TOKEN") as info:
         publish_dataset(dataset_dir, REPO_ID, token=TOKEN, api=HfApi(endpoint=server.url))
     assert info.value.exit_code == 3 and TOKEN not in str(info.value)
     # The token travelled only as a bearer header, and the repo was being created as a dataset.
@@ -426,97 +385,6 @@ def test_auth_failure_from_a_real_http_server(dataset_dir: Path, status: int, mo
     assert all(auth == f"Bearer {TOKEN}" for _, _, auth in server.seen)
     assert not any(TOKEN in path for _, path, _ in server.seen)
     assert len(_no_real_hub) == len(server.seen) and all(u.startswith(server.url) for u in _no_real_hub)
-
-
-# --------------------------------------------------------------------- the CLI
-
-
-def _cli(tmp: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would. Tests always set HF_HUB_OFFLINE or point HF_ENDPOINT at
-    loopback (huggingface_hub's telemetry fetch also goes to HF_ENDPOINT); HF_HOME is a
-    throw-away folder so nothing is cached in the real home."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    base["HF_HOME"] = str(tmp / "hf_home")
-    return subprocess.run([UTCGEN, "publish", *args], cwd=REPO, env={**base, **(env or {})},
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    """The CLI's final stderr line (warnings such as an empty config may precede it)."""
-    lines = proc.stderr.strip().splitlines()
-    return lines[-1] if lines else ""
-
-
-@pytest.mark.slow
-def test_cli_offline_exits_nonzero_with_clear_message(dataset_dir: Path) -> None:
-    proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID, env={"HF_HUB_OFFLINE": "1", "HF_TOKEN": TOKEN})
-    assert proc.returncode == 3
-    assert _error_line(proc).startswith("error: cannot reach the Hugging Face Hub (offline?)")
-    assert "Traceback" not in proc.stderr and proc.stdout == ""
-    assert TOKEN not in proc.stderr + proc.stdout
-
-
-@pytest.mark.slow
-def test_cli_closed_port_exits_nonzero_quickly(dataset_dir: Path) -> None:
-    start = time.monotonic()
-    proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID,
-                env={"HF_ENDPOINT": f"http://127.0.0.1:{_closed_port()}", "HF_TOKEN": TOKEN})
-    assert proc.returncode == 3, proc.stderr
-    assert _error_line(proc).startswith("error: cannot reach the Hugging Face Hub (offline?)")
-    assert TOKEN not in proc.stderr + proc.stdout
-    assert time.monotonic() - start < 30
-
-
-@pytest.mark.slow
-def test_cli_connect_timeout_bounds_a_silent_network(dataset_dir: Path) -> None:
-    """A listener with a full accept queue drops SYNs, like a firewall: without a connect
-    timeout huggingface_hub (timeout=None) would wait for the kernel's ~2 min SYN retries.
-    Expect ~5 s: huggingface_hub first spends its own 3 s timeout on a telemetry fetch of
-    {HF_ENDPOINT}/api/agent-harnesses, then our 1 s connect timeout fails create_repo."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(0)
-        port = listener.getsockname()[1]
-        fillers = []
-        for _ in range(4):
-            filler = socket.socket()
-            filler.setblocking(False)
-            filler.connect_ex(("127.0.0.1", port))
-            fillers.append(filler)
-        try:
-            start = time.monotonic()
-            proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID, "--connect-timeout", "1",
-                        env={"HF_ENDPOINT": f"http://127.0.0.1:{port}"})
-            elapsed = time.monotonic() - start
-        finally:
-            for filler in fillers:
-                filler.close()
-    assert proc.returncode == 3, proc.stderr
-    assert _error_line(proc).startswith("error: cannot reach the Hugging Face Hub (offline?)")
-    assert elapsed < 20
-
-
-@pytest.mark.slow
-def test_cli_unauthorised_against_401_server(dataset_dir: Path) -> None:
-    with _AuthFailServer(401) as server:
-        proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", REPO_ID, env={"HF_ENDPOINT": server.url, "HF_TOKEN": TOKEN})
-    assert proc.returncode == 3
-    assert _error_line(proc).startswith("error: unauthorised: check HF_TOKEN")
-    assert TOKEN not in proc.stderr + proc.stdout
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("repo_id", ["noslash", "org/bad--name", "a/b/c"])
-def test_cli_malformed_repo_id_exits_2(dataset_dir: Path, repo_id: str) -> None:
-    proc = _cli(dataset_dir.parent, str(dataset_dir), "--repo-id", repo_id, env={"HF_HUB_OFFLINE": "1"})
-    assert proc.returncode == 2
-    assert _error_line(proc).startswith("error: ") and "repo id" in proc.stderr and "Traceback" not in proc.stderr
-
-
-@pytest.mark.slow
-def test_cli_bad_folder_exits_2(tmp_path: Path) -> None:
-    proc = _cli(tmp_path, str(tmp_path / "nope"), "--repo-id", REPO_ID, env={"HF_HUB_OFFLINE": "1"})
-    assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
 def test_cli_success_prints_commit_url(dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
