@@ -16,17 +16,25 @@ import concurrent.futures
 import tempfile
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
+
+from datasets import DatasetDict
+from pydantic import ValidationError
 
 from .core.errors import InputError
+from .evaluation.report import RunReport
+from .evaluation.run import EvalSettings
+from .evaluation.run import evaluate as run_evaluation
+from .export.audit import audit_folder
+from .export.dataset import DatasetSummary, load_split
+from .export.rows import CONFIGS
+from .llm.gateway import shutdown
+from .runner import RunStopped
+from .runner.outdir import claimed
 from .settings.config import RunConfig, load_config
 from .settings.models import ROLES
-
-if TYPE_CHECKING:
-    from datasets import DatasetDict
-
-    from .evaluation.report import RunReport
-    from .export.dataset import DatasetSummary
+from .synthesis.pool import run_pooled
+from .synthesis.run import Engine
 
 T = TypeVar("T")
 
@@ -64,17 +72,14 @@ def run_generation(config: RunConfig, *, force: bool = False, allow_config_chang
     the folder: the path of `utcgen generate` and `generate`. A run stopped early (budget, failures) still
     exports its finished jobs, then raises. `on_engine` sees the engine once it is built. `workers` > 1 runs
     the jobs in that many processes (`synthesis.pool`); this process keeps the lock and exports, once."""
-    from .llm.gateway import shutdown
-    from .runner import RunStopped
-    from .runner.outdir import claimed
-    from .synthesis.run import Engine
-
     if workers < 1:
         raise InputError(f"workers must be at least 1 (1 = this process alone), not {workers}")
 
     async def run(engine: Engine) -> Any:
         try:
-            return await engine.run(on_progress, light=True, workers=workers)  # job summaries: the export streams the journal
+            if workers > 1:
+                return await run_pooled(engine, on_progress, workers)
+            return await engine.run(on_progress, light=True)  # job summaries: the export streams the journal
         finally:
             await shutdown()
 
@@ -97,11 +102,6 @@ def run_generation(config: RunConfig, *, force: bool = False, allow_config_chang
 
 def load_folder(out: str | Path, cache_dir: str | Path | None = None) -> DatasetDict:
     """Every config of a dataset folder as one `datasets.DatasetDict` (empty configs included)."""
-    from datasets import DatasetDict
-
-    from .export.dataset import load_split
-    from .export.rows import CONFIGS
-
     cache = Path(cache_dir) if cache_dir is not None else None
     return DatasetDict({name: load_split(Path(out), name, cache) for name in CONFIGS})
 
@@ -145,11 +145,6 @@ def evaluate(benchmark: str | Path, model: str, mode: Literal["static", "dynamic
     >>> report.metrics["acc"].value                                                      # doctest: +SKIP
     1.0
     """
-    from pydantic import ValidationError
-
-    from .evaluation.run import EvalSettings
-    from .evaluation.run import evaluate as run_evaluation
-
     try:
         spec = EvalSettings(benchmark=str(benchmark), model=model, mode=mode, **settings)
     except ValidationError as exc:
@@ -168,6 +163,4 @@ def audit(folder: str | Path) -> dict[str, Any]:
     >>> figures["validators"]["toolargs"]["pass_rate"]             # doctest: +SKIP
     1.0
     """
-    from .export.audit import audit_folder
-
     return audit_folder(folder)[0]

@@ -1,8 +1,8 @@
 """Seed jobs run by worker processes: `utcgen generate --workers N`.
 
 The offline backend is pure CPU, so one process uses one core. With workers, the parent keeps the
-run as it is (`Engine.run`: `runner.run_window` over `SeedJobs`, so the budget, the stop rules and
-the progress hold), but its `run(job)` hands the job to one of N spawned processes. Each worker
+run as it is (`run_pooled`: `runner.run_window` over the engine's `SeedJobs`, so the budget, the stop
+rules and the progress hold), but its `run(job)` hands the job to one of N spawned processes. Each worker
 builds its engine once (`batch.serve`, on `run_batch`'s per-process cache and loop), runs the jobs it
 is sent, several at once, journals each record itself and answers with the job's `JobSummary`. The
 parent holds the run lock and exports once at the end; the journal is shared (one atomic file per
@@ -23,16 +23,30 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.errors import UtcgenError
+from ..runner import Budget, RunProgress, run_window
 from ..settings.config import RunConfig
 from .batch import serve
+from .run import Engine
 from .schedule import JobSummary
 
 OFFLINE_JOBS_PER_WORKER = 2  # CPU-bound jobs: one runs while the other journals
 ALIVE_CHECK_S = 0.5  # how often the parent looks whether a worker died
 STOP_WAIT_S = 10.0  # a worker asked to stop gets this long before it is terminated
+
+
+async def run_pooled(engine: Engine, on_progress: Callable[[RunProgress], None] | None,
+                     workers: int) -> Mapping[int, JobSummary]:
+    """`Engine.run` with the jobs in `workers` processes: the same window of jobs and stop rules; the budget
+    is checked as jobs finish (their calls are counted by the workers, so none is cancelled midway)."""
+    async with WorkerPool(engine.config, workers) as pool:
+        records = await run_window(engine.work(light=True), pool.run, window=pool.window,
+                                   budget=Budget.of(engine.config.budget), on_progress=on_progress)
+    engine.worker_jobs = dict(zip(pool.pids, pool.ran))
+    return records  # pyright: ignore[reportReturnType]
 
 
 class WorkerLost(UtcgenError):

@@ -221,15 +221,12 @@ class Engine:
         return self._work is not None and self._work.tail and self._speculates()
 
     async def run(self, on_progress: Callable[[RunProgress], None] | None = None,
-                  light: bool = False, workers: int = 1) -> Mapping[int, JobRecord | JobSummary]:
+                  light: bool = False) -> Mapping[int, JobRecord | JobSummary]:
         """Runs jobs in order, at most `config.jobs_in_flight()` at once, until the first N
         accepted are known (`runner.run_window`: the budget and the fruitless-run stop hold).
         Returns every finished job: its record, or with `light` its summary (memory that stays small
-        whatever the run's size; the export then reads the journal). With `workers` > 1 the jobs run
-        in that many worker processes (`pool.WorkerPool`) and the summaries come back (`light`)."""
-        if workers > 1:
-            return await self._run_pooled(on_progress, workers)
-
+        whatever the run's size; the export then reads the journal). `pool.run_pooled` runs the same
+        window with the jobs in worker processes."""
         async def run_light(job: int) -> JobSummary:
             return JobSummary.of(await self.run_job(job))
 
@@ -243,19 +240,6 @@ class Engine:
                                     on_progress=on_progress)
         finally:
             gc.unfreeze()
-
-    async def _run_pooled(self, on_progress: Callable[[RunProgress], None] | None,
-                          workers: int) -> Mapping[int, JobSummary]:
-        """`run` with the jobs in worker processes: the same window of jobs and stop rules; the budget is
-        checked as jobs finish (their calls are counted by the workers, so none is cancelled midway)."""
-        from .pool import WorkerPool
-
-        self._work = self.work(light=True)
-        async with WorkerPool(self.config, workers) as pool:
-            records = await run_window(self._work, pool.run, window=pool.window,
-                                       budget=Budget.of(self.config.budget), on_progress=on_progress)
-        self.worker_jobs = dict(zip(pool.pids, pool.ran))
-        return records  # pyright: ignore[reportReturnType]
 
     def llm_report(self, records: Mapping[int, JobRecord | JobSummary] | None = None) -> dict[str, Any]:
         """Spend over every journaled job, the budget, retries and the adaptive limits: stats.json's `llm`."""
