@@ -26,6 +26,14 @@ STOP = frozenset(
     "he she his her have has had more most each per via other than then also just only if but up out "
     "over under new".split()
 )
+# words of a tool description that tell no tool from another ("optional", "returns", "based"): the
+# base the offline roles' own lists of empty words extend
+DESCRIPTION_FILLER = frozenset(
+    "able accepts across against already also another based between both current either etc every exact "
+    "first given including kind last like next none ones only optional optionally previous return "
+    "returned returns single sort specific specifically still such that their them user users using way "
+    "ways whether which whose within without yet".split()
+)
 TOKEN = re.compile(r"[a-z0-9]+(?:['’.\-][a-z0-9]+)*")
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

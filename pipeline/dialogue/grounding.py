@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..core.records import Message, Tool
+from ..core.records import Tool
 from ..core.text import STOP, code_words, content_words, key_words, stem
-from .said import Until, user_said
+from .said import Spoken, Until, user_said
 
 PREFIX_MIN = 5  # a stem this long or longer also matches the stems it is a prefix of
 
@@ -93,7 +93,7 @@ def vocab(tool: ToolLike) -> frozenset[str]:
     return found
 
 
-def said_stems(messages: Iterable[Message | Mapping[str, Any]], until: Until = "call") -> frozenset[str]:
+def said_stems(messages: Iterable[Spoken], until: Until = "call") -> frozenset[str]:
     """said: the content stems of the user's turns up to `until` (the rule reads up to the first call)."""
     return frozenset(s for s, _ in _stem_words(user_said(messages, until=until, sep=" ")))
 

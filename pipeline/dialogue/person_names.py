@@ -19,6 +19,13 @@ import functools
 import random
 import re
 
+from faker.providers.person.de_DE import Provider as De
+from faker.providers.person.en import Provider as En
+from faker.providers.person.es_ES import Provider as Es
+from faker.providers.person.fr_FR import Provider as Fr
+from faker.providers.person.it_IT import Provider as It
+
+from ..core.records import Persona
 from ..core.text import split_words
 
 # Given names and surnames by region, so a value fits the persona's country (plain ASCII spellings).
@@ -109,11 +116,6 @@ def _known() -> tuple[frozenset[str], frozenset[str]]:
     """Known given names and surnames, lower-cased: the regional tables and Faker's lists."""
     first = {n.lower() for given, _ in NAMES.values() for n in given}
     last = {n.lower().split()[-1] for _, family in NAMES.values() for n in family}
-    from faker.providers.person.de_DE import Provider as De
-    from faker.providers.person.en import Provider as En
-    from faker.providers.person.es_ES import Provider as Es
-    from faker.providers.person.fr_FR import Provider as Fr
-    from faker.providers.person.it_IT import Provider as It
 
     for provider in (En, De, Es, Fr, It):
         first |= {str(n).lower() for n in getattr(provider, "first_names", ())}
@@ -134,9 +136,9 @@ def looks_like_person_name(text: str) -> bool:
     return parts[0].lower() in first and parts[-1].lower() in last
 
 
-def person_name(persona: dict, rng: random.Random, part: str = "full") -> str:
+def person_name(persona: Persona, rng: random.Random, part: str = "full") -> str:
     """A given name, surname or both, from the persona's country (its region's list)."""
-    region = REGION.get(((persona.get("attributes") or {}).get("country") or "").upper(), "en")
+    region = REGION.get((persona.attributes.get("country") or "").upper(), "en")
     first, last = NAMES[region]
     if part == "first":
         return rng.choice(first)

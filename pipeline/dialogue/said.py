@@ -14,19 +14,29 @@ dicts). `until` says where the reading stops:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from ..core.records import Message
 
+class Turn(Protocol):
+    """A turn as any transcript holds it (`records.Message`, a typed request's `Said`): who spoke, the words."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+
+Spoken = Turn | Mapping[str, Any]  # a turn, or its plain-dict form
 Until = Literal["end", "call", "argument_filling"]
 UNTIL: tuple[Until, ...] = ("end", "call", "argument_filling")
 
 
-def _field(m: Message | Mapping[str, Any], name: str) -> Any:
+def _field(m: Spoken, name: str) -> Any:
     return m.get(name) if isinstance(m, Mapping) else getattr(m, name, None)
 
 
-def _stops(m: Message | Mapping[str, Any], until: Until) -> bool:
+def _stops(m: Spoken, until: Until) -> bool:
     if _field(m, "role") != "assistant":
         return False
     if until == "call":
@@ -34,7 +44,7 @@ def _stops(m: Message | Mapping[str, Any], until: Until) -> bool:
     return until == "argument_filling" and _field(m, "phase") == "argument_filling"
 
 
-def user_turns(messages: Iterable[Message | Mapping[str, Any]], until: Until = "end") -> list[tuple[int, str]]:
+def user_turns(messages: Iterable[Spoken], until: Until = "end") -> list[tuple[int, str]]:
     """(index from 0 in `messages`, text) of each user turn up to `until` (module docstring)."""
     if until not in UNTIL:
         raise ValueError(f"until must be one of {', '.join(UNTIL)}, not {until!r}")
@@ -47,6 +57,6 @@ def user_turns(messages: Iterable[Message | Mapping[str, Any]], until: Until = "
     return out
 
 
-def user_said(messages: Iterable[Message | Mapping[str, Any]], until: Until = "end", sep: str = "\n") -> str:
+def user_said(messages: Iterable[Spoken], until: Until = "end", sep: str = "\n") -> str:
     """The user's turns up to `until`, joined with `sep` (one turn per line by default)."""
     return sep.join(text for _, text in user_turns(messages, until))

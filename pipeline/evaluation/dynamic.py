@@ -26,9 +26,9 @@ from ..core.records import Message, Usage
 from ..core.text import identifier_re, phrase_re
 from ..dialogue import shortcuts
 from ..dialogue.labels import action_of
+from ..dialogue.parameter_labels import label
 from ..llm.gateway import Gateway
 from ..scenarios import get as scenario_type
-from ..simulator.gold_values import label
 from .cases import Case, CaseResult
 from .checker import check_dialogue
 from .models import ModelUnderTest

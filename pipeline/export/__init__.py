@@ -8,6 +8,6 @@ dialogue as a row), `slicing` (SFT turn slices), `wrong_turns` and `preference` 
 `audit` (a folder's dialogues read back and audited), `view` (one HTML page to browse them).
 
 May import: `records`, `config`, `errors`, `files`, `prompts`, `validators.cascade`
-for the stage list and the first failing verdict, and the offline backend's spoken labels of
-parameters (`llm.offline.gold_values.label`, for the wrong turns' words). Never synthesis, the LLM gateway or flows.
+for the stage list and the first failing verdict, and the spoken labels of parameters
+(`dialogue.parameter_labels.label`, for the wrong turns' words). Never synthesis, the LLM gateway or flows.
 """

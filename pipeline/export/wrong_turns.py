@@ -18,7 +18,7 @@ to what a disambiguation dialogue can show:
 
 A call mistake keeps the gold turn's words (the error is in the call, as with real models); the
 turns that act differently get words of their own. Spoken text names parameters by their spoken
-label (`gold_values.label`) and never names a tool or a key.
+label (`parameter_labels.label`) and never names a tool or a key.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from .. import scenarios
 from ..core.records import Dialogue, Message, Tool, ToolCall
 from ..dialogue.arguments import equal, schema_types
 from ..dialogue.mentions import mentioned
+from ..dialogue.parameter_labels import copula, label
 from ..dialogue.said import user_said
-from ..simulator.gold_values import copula, label
 
 # Pattern -> what its rejected turn is, in the card's words; the order is the card's and the stats'.
 PATTERN_DOCS = {

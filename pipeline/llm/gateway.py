@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import simulator as offline
 from ..core.records import Usage
 from ..core.redaction import watch
 from . import direct, structured
@@ -45,8 +44,8 @@ from .failures import (
 )
 from .limits import AdaptiveLimit, Limits
 from .params import Dropped, completion_params, with_prompt_cache
-from .registry import ModelRegistry, is_local
-from .requests import Request
+from .registry import ModelRegistry, is_local, register_offline
+from .requests import REQUEST_KEY, Request
 
 __all__ = ["ROLE_USAGE", "Gateway", "LLMError", "LLMFatalError", "LLMReply", "ModelRegistry", "ResponseCache",
            "quiet_litellm", "shutdown"]
@@ -101,7 +100,7 @@ def quiet_litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
-    offline.register()
+    register_offline()
     return litellm
 
 
@@ -168,7 +167,7 @@ class Gateway:
             "num_retries": 0,
         }
         if entry.offline:
-            kwargs["metadata"] = {offline.REQUEST_KEY: request.model_dump(mode="json")}
+            kwargs["metadata"] = {REQUEST_KEY: request.model_dump(mode="json")}
         else:
             kwargs["messages"] = with_prompt_cache(entry.model, messages)
             kwargs.update(entry.extra)

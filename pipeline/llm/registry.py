@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import simulator as offline
-from ..settings.models import JUDGE_ROLES, JUDGE_TEMPERATURE, LLMSettings, ModelSpec
+from .. import simulator
+from ..settings.models import JUDGE_ROLES, JUDGE_TEMPERATURE, LLMSettings, ModelSpec, is_offline
 
 if TYPE_CHECKING:
     from ..settings.config import RunConfig
@@ -50,7 +50,7 @@ class ModelEntry(BaseModel):
 
     @property
     def offline(self) -> bool:
-        return offline.is_offline(self.model)
+        return is_offline(self.model)
 
     @property
     def endpoint(self) -> tuple[str, str | None]:
@@ -58,10 +58,16 @@ class ModelEntry(BaseModel):
         return self.model, self.api_base
 
 
+def register_offline() -> None:
+    """Adds the offline provider (`pipeline.simulator`) to litellm, once per process: the registry is
+    the one module that knows the simulator, so the gateway asks it here."""
+    simulator.register()
+
+
 def resolve(role: str, spec: ModelSpec, llm: LLMSettings) -> ModelEntry:
     """The role's entry: its own keys over `llm`'s, with the judge and local-server defaults."""
     defaults = LLMSettings.model_fields
-    if offline.is_offline(spec.model):
+    if is_offline(spec.model):
         api_base = key_env = None
     else:
         api_base, key_env = spec.own("api_base", llm.api_base), spec.own("api_key_env", llm.api_key_env)

@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from ..core.records import Dialogue, Persona, Tool
 
 Phase = Literal["tool_selection", "argument_filling"]
+# where the gateway puts the typed request in a litellm call's metadata (for the offline provider only)
+REQUEST_KEY = "utcgen_request"
 
 
 class _Request(BaseModel):

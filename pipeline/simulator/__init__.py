@@ -20,8 +20,12 @@ import time
 import warnings
 from typing import Any
 
-from ..llm.requests import Request, parse_request
+from ..llm.requests import REQUEST_KEY, Request, parse_request
 from ..settings.models import OFFLINE_PROVIDER
+
+# each policy module registers its roles' policies when imported (`dispatch.policy`)
+from . import conversation, evaluation, judges, writers  # noqa: F401
+from .dispatch import policy_for
 
 # litellm builds the provider's coroutine in an executor thread; when a run cancels a
 # call in flight (its target reached), that coroutine is dropped unawaited. Ours wraps a
@@ -30,45 +34,19 @@ warnings.filterwarnings("ignore", message=r"coroutine '.*OfflineLLM\.acompletion
                         category=RuntimeWarning)
 
 PROVIDER = OFFLINE_PROVIDER
-REQUEST_KEY = "utcgen_request"  # where the gateway puts the typed request in the call's metadata
 
 _registered = False
 
 
-def is_offline(model: str) -> bool:
-    """True for a model string of this provider."""
-    return model.startswith(PROVIDER + "/")
-
-
 def respond(request: Request, messages: list[dict]) -> str:
-    """The reply text for a request, from its role's policy (which reads the request's fields)."""
-    import importlib
-
-    module, _, name = _POLICIES.get(request.role, "").partition(":")
-    if not module:
-        raise ValueError(f"offline backend has no policy for role '{request.role}'")
-    facts = request.model_dump(mode="json", exclude={"role"})
-    return getattr(importlib.import_module(module), name)(facts, messages)
+    """The reply text for a request, from its role's registered policy (which reads the request's fields)."""
+    return policy_for(request.role)(request, messages)
 
 
 def request_of(litellm_params: dict[str, Any] | None) -> Request | None:
     """The typed request a call carried in its metadata, validated; None when there is none."""
     raw = ((litellm_params or {}).get("metadata") or {}).get(REQUEST_KEY)
     return None if raw is None else parse_request(raw)
-
-
-_POLICIES = {
-    "goal": "utcgen.pipeline.simulator.policies:goal",
-    "slots": "utcgen.pipeline.simulator.policies:slots",
-    "user": "utcgen.pipeline.simulator.user:user",
-    "assistant": "utcgen.pipeline.simulator.assistant:assistant",
-    "relevancy": "utcgen.pipeline.simulator.judges:relevancy",
-    "critic": "utcgen.pipeline.simulator.judges:critic",
-    # evaluation (`utcgen eval run`): the model under test, the user proxy's voter, the ConvRel rubric
-    "under_test": "utcgen.pipeline.simulator.evaluation:under_test",
-    "voter": "utcgen.pipeline.simulator.evaluation:voter",
-    "rubric": "utcgen.pipeline.simulator.evaluation:rubric",
-}
 
 
 def native_message(text: str) -> dict[str, Any]:
@@ -94,9 +72,9 @@ def register() -> None:
     global _registered
     if _registered:
         return
-    import litellm
-    from litellm.exceptions import BadRequestError
-    from litellm.llms.custom_llm import CustomLLM
+    import litellm  # lazy: litellm takes seconds to import, and only a run that calls a model needs it
+    from litellm.exceptions import BadRequestError  # lazy: as above
+    from litellm.llms.custom_llm import CustomLLM  # lazy: as above
 
     class OfflineLLM(CustomLLM):
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]

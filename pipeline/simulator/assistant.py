@@ -8,58 +8,64 @@ with a real model. In phase 2 it asks for missing values and calls.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from ..core.records import Tool
+from ..dialogue.parameter_labels import label
 from ..dialogue.said import user_said
-from . import gold_values as values
+from ..llm.requests import AssistantRequest, Said
 from . import phrasing, selection
-from .policies import _reply
+from .wording import reply_json
 
 COMMIT_MARGIN = 0.5        # weighted-overlap lead the evaluation's model under test needs before it commits
-_scores = selection.scores  # the weighted word overlap, shared with the evaluation's model under test
 
 
-def extract(tool: dict, history: list[dict]) -> dict[str, Any]:
+def extract(tool: Tool, history: Sequence[Said]) -> dict[str, Any]:
     """The required values the user has stated, in the phrasing the offline user uses."""
     return phrasing.read_values(user_said(history, sep="\n"), tool)
 
 
-def assistant(state: dict, messages: list[dict]) -> str:
-    history = state["history"]
-    if state.get("may_decline"):
-        from . import scenario_policies
-
-        return scenario_policies.assistant(state)
-    if state["phase"] == "tool_selection":
-        return _select(state["candidates"], history, state)
-    return _fill(state["tool"], history)
+def reply(request: AssistantRequest) -> str:
+    """The plain protocol's assistant turn: a question or a call in tool selection, the missing
+    values or the call in argument filling."""
+    if request.phase == "tool_selection":
+        return _select(request.candidates, request.history, request.seed)
+    return _fill(settled_tool(request), request.history)
 
 
-def _select(candidates: list[dict], history: list[dict], state: dict) -> str:
+def settled_tool(request: AssistantRequest) -> Tool:
+    """The tool argument filling works on; ValueError when the request has none."""
+    if request.tool is None:
+        raise ValueError("the assistant's argument-filling request carries no settled tool")
+    return request.tool
+
+
+def _select(candidates: list[Tool], history: Sequence[Said], seed: int) -> str:
     """Commit once the user's words set the best candidate apart from every other (the grounding
     rule), else ask a question that contrasts the candidates still in play (`selection`)."""
     # the plain protocol asks at least once: its dialogues teach clarifying, not acting on an opening
-    decision = selection.decide(candidates, history, state.get("seed", 0), ask_first=True)
+    decision = selection.decide(candidates, history, seed, ask_first=True)
     if decision.tool is not None:
         tool = decision.tool
-        return _reply(decision.thought, "", [{"name": tool["name"], "arguments": extract(tool, history)}])
-    return _reply(decision.thought, decision.question)
+        return reply_json(decision.thought, "", [{"name": tool.name, "arguments": extract(tool, history)}])
+    return reply_json(decision.thought, decision.question)
 
 
-def _fill(tool: dict, history: list[dict]) -> str:
-    required = tool["parameters"].get("required") or []
+def _fill(tool: Tool, history: Sequence[Said]) -> str:
+    required = tool.required
     known = extract(tool, history)
     missing = [k for k in required if k not in known]
     if not missing:
-        thought = (f"I have every required argument for {tool['name']}: {', '.join(required) or 'none needed'}. "
+        thought = (f"I have every required argument for {tool.name}: {', '.join(required) or 'none needed'}. "
                    "Calling it now.")
-        return _reply(thought, "", [{"name": tool["name"], "arguments": known}])
+        return reply_json(thought, "", [{"name": tool.name, "arguments": known}])
     ask = missing[:3]
-    props = tool["parameters"].get("properties") or {}
-    spoken = [values.label(k, props.get(k)) for k in ask]
+    props = tool.properties
+    spoken = [label(k, props.get(k)) for k in ask]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
-    asked = sum(m["role"] == "assistant" for m in history)
+    asked = sum(m.role == "assistant" for m in history)
     forms = ["Could you give me the {}?", "Thanks. Could you tell me the {}?", "Got it. Could you also give me the {}?",
              "Nearly there: could you tell me the {}?", "And finally, I need the {}."]
-    thought = f"{tool['name']} needs {', '.join(required)}. Still missing: {', '.join(missing)}."
-    return _reply(thought, forms[asked % len(forms)].format(listed))
+    thought = f"{tool.name} needs {', '.join(required)}. Still missing: {', '.join(missing)}."
+    return reply_json(thought, forms[asked % len(forms)].format(listed))

@@ -26,52 +26,56 @@ from __future__ import annotations
 import json
 import re
 
-from . import gold_values as values
-from .assistant import COMMIT_MARGIN, _scores, extract
-from .policies import _reply, tokens, wish
+from ..dialogue.parameter_labels import label
+from ..llm.requests import RubricRequest, UnderTestRequest, VoterRequest
+from .assistant import COMMIT_MARGIN, extract
+from .dispatch import policy
+from .selection import scores
+from .wording import reply_json, tokens, wish
 
 SETTLED = re.compile(r"Settled on `([^`]+)`")
 
 
 # ---- the model under test ---------------------------------------------------------------------------
 
-def under_test(state: dict, messages: list[dict]) -> str:
+@policy("under_test")
+def under_test(request: UnderTestRequest, messages: list[dict]) -> str:
     """One assistant turn in the JSON reply protocol (the gateway re-expresses it natively when asked)."""
-    candidates, history = state["candidates"], state["history"]
-    by_name = {c["name"]: c for c in candidates}
+    candidates, history = request.candidates, request.history
+    by_name = {c.name: c for c in candidates}
     tool = None
     for m in reversed(history):
-        if m["role"] == "assistant" and (found := SETTLED.search(m.get("thought") or "")):
+        if m.role == "assistant" and (found := SETTLED.search(m.thought or "")):
             tool = by_name.get(found.group(1))
             break
     if tool is None:
-        user_turns = [m for m in history if m["role"] == "user"]
-        ranked = _scores(candidates, " ".join(m["content"] for m in user_turns))
+        user_turns = [m for m in history if m.role == "user"]
+        ranked = scores(candidates, " ".join(m.content for m in user_turns))
         best = ranked[0]
         runner_up = ranked[1][0] if len(ranked) > 1 else float("-inf")
-        informative = len(user_turns) >= 2 and _scores(candidates, user_turns[-1]["content"])[0][0] > 0
+        informative = len(user_turns) >= 2 and scores(candidates, user_turns[-1].content)[0][0] > 0
         if len(user_turns) >= 2 and ((informative and best[0] >= runner_up + COMMIT_MARGIN) or len(user_turns) >= 3):
             tool = best[1]
         else:
             options = [c for _, c in ranked[:3]]
-            listed = "; ".join(wish(c["description"]) for c in options)
-            thought = (f"Several candidates still fit ({', '.join(c['name'] for c in options)}): "
+            listed = "; ".join(wish(c.description) for c in options)
+            thought = (f"Several candidates still fit ({', '.join(c.name for c in options)}): "
                        "I must ask which one is meant.")
-            asked = sum(m["role"] == "assistant" for m in history)
+            asked = sum(m.role == "assistant" for m in history)
             forms = ["I can help. Which of these do you need: {}?", "I still can't tell. Is it closer to: {}?",
                      "Sorry to ask again: which of these matches: {}?"]
-            return _reply(thought, forms[asked % len(forms)].format(listed))
-    required = tool["parameters"].get("required") or []
+            return reply_json(thought, forms[asked % len(forms)].format(listed))
+    required = tool.required
     known = extract(tool, history)
     missing = [k for k in required if k not in known]
-    settled = f"Settled on `{tool['name']}`."
+    settled = f"Settled on `{tool.name}`."
     if not missing:
-        return _reply(f"{settled} Every required value is known; calling it.", "",
-                      [{"name": tool["name"], "arguments": known}])
-    props = tool["parameters"].get("properties") or {}
-    spoken = [values.label(k, props.get(k)) for k in missing[:3]]
+        return reply_json(f"{settled} Every required value is known; calling it.", "",
+                      [{"name": tool.name, "arguments": known}])
+    props = tool.properties
+    spoken = [label(k, props.get(k)) for k in missing[:3]]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
-    return _reply(f"{settled} Still missing: {', '.join(missing)}.", f"Could you give me the {listed}?")
+    return reply_json(f"{settled} Still missing: {', '.join(missing)}.", f"Could you give me the {listed}?")
 
 
 # ---- the voter ----------------------------------------------------------------------------------------
@@ -101,33 +105,34 @@ def vote_score(text: str, question: str) -> int:
     return score
 
 
-def voter(state: dict, messages: list[dict]) -> str:
-    """`{"choice": k}`, k 1-based in the order shown (`state["shown"]`)."""
-    history = state.get("history") or []
-    question = next((m.get("content", "") for m in reversed(history) if m["role"] == "assistant"), "")
-    scores = [vote_score(text, question) for text in state["shown"]]
-    best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+@policy("voter")
+def voter(request: VoterRequest, messages: list[dict]) -> str:
+    """`{"choice": k}`, k 1-based in the order shown (`request.shown`)."""
+    question = next((m.content for m in reversed(request.history) if m.role == "assistant"), "")
+    points = [vote_score(text, question) for text in request.shown]
+    best = max(range(len(points)), key=lambda i: (points[i], -i))
     return json.dumps({"choice": best + 1})
 
 
 # ---- the ConvRel rubric ---------------------------------------------------------------------------------
 
-def rubric(state: dict, messages: list[dict]) -> str:
-    """`{"grade": 1|2|3, "reason": ...}` for `state["turn"]` (see the module docstring)."""
-    turn, candidates = state["turn"], state.get("candidates") or []
-    names = {c["name"] for c in candidates}
-    calls = turn.get("tool_calls") or []
-    content = turn.get("content") or ""
-    if turn.get("parse_error") or (not content.strip() and not calls):
+@policy("rubric")
+def rubric(request: RubricRequest, messages: list[dict]) -> str:
+    """`{"grade": 1|2|3, "reason": ...}` for `request.turn` (see the module docstring)."""
+    turn, candidates = request.turn, request.candidates
+    names = {c.name for c in candidates}
+    calls = turn.tool_calls
+    content = turn.content
+    if turn.parse_error or (not content.strip() and not calls):
         return json.dumps({"grade": 1, "reason": "no usable reply"})
     if calls:
         ok = all(c.get("name") in names for c in calls)
         return json.dumps({"grade": 3 if ok else 1, "reason": "calls an offered tool" if ok else "calls an unknown tool"})
-    if any(m["role"] == "assistant" and m.get("content", "").strip() == content.strip() for m in state.get("history") or []):
+    if any(m.role == "assistant" and m.content.strip() == content.strip() for m in request.history):
         return json.dumps({"grade": 2, "reason": "repeats an earlier turn word for word"})
     vocabulary: set[str] = set()
     for c in candidates:
-        vocabulary |= set(tokens(c.get("description", ""))) | set(tokens(" ".join(c["parameters"].get("properties") or {})))
+        vocabulary |= set(tokens(c.description)) | set(tokens(" ".join(c.properties)))
     asks = "?" in content
     on_topic = bool(set(tokens(content)) & vocabulary)
     grade = 3 if asks and on_topic else 2 if asks or on_topic else 1

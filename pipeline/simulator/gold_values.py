@@ -1,4 +1,4 @@
-"""Schema-driven gold values and the plain-language phrasing of values and parameters.
+"""Schema-driven gold values, and how a value is said and read back.
 
 Used by the offline slot generator (values that validate against each parameter's schema and
 fit its meaning and the persona's world, on any catalog) and by the offline user and assistant,
@@ -9,14 +9,7 @@ Numbers: whole numbers for counts, pages, limits, offsets, numbers and ids even 
 Strings: the persona's own attributes where the key names one, the schema's pattern where it
 has one, else a value by meaning (`value_text`).
 
-Labels (`label`): the schema's `title` when it has one (importers put a spoken label there for
-keys they renamed); else the key's words with abbreviations spelled out, a long key turned round
-("code for the cost center"). A key that is one bare word naming no thing on its own (a verb
-such as `closes`, an adjective such as `draft`, a modifier such as `base`, a letter such as `q`:
-AMBIGUOUS and one- or two-letter keys) takes the first noun phrase of its description instead
-("search query" for `q`); a modifier key keeps its own word in front ("base branch"). A key
-numbered at its end is said with an ordinal ("first side" for `side1`).
-`copula(label)` gives "is" or "are" for the label's head noun.
+Values are said under the labels of `pipeline.dialogue.parameter_labels`.
 """
 
 from __future__ import annotations
@@ -26,14 +19,10 @@ import random
 import re
 from typing import Any
 
-from ..dialogue.person_names import NAMES, REGION, person_name
+from ..core.records import Persona, Tool
+from ..dialogue.parameter_labels import spoken_key
 from ..dialogue.values import WHOLE_WORDS as WHOLE
 from . import value_text
-from .value_tables import DIAL
-from .value_text import AMBIGUOUS, MODIFIER_KEYS, SINGLE, noun_phrase
-
-__all__ = ["DIAL", "NAMES", "REGION", "UnsupportedSchema", "copula", "from_pattern", "generate", "is_plural",
-           "label", "person_name", "read", "say", "words"]
 
 CURRENCIES = ["EUR", "USD", "GBP", "JPY", "CHF", "INR", "BRL", "SGD", "AUD", "CAD", "ZAR", "AED"]
 COUNTRIES = ["DE", "US", "GB", "JP", "CH", "IN", "BR", "SG", "AU", "CA", "ZA", "AE", "FR", "MX"]
@@ -43,11 +32,6 @@ _CLASSES = {"A-Z": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0-9": "0123456789", "a-z": "ab
 
 class UnsupportedSchema(ValueError):
     """The schema asks for something the offline generator cannot produce."""
-
-
-def words(key: str) -> str:
-    """`po_number` -> `po number`: how people say a parameter name."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").replace("-", " ").lower().strip()
 
 
 def from_pattern(pattern: str, rng: random.Random) -> str:
@@ -67,85 +51,6 @@ def from_pattern(pattern: str, rng: random.Random) -> str:
         pos = m.end()
     return "".join(out)
 
-
-# abbreviations in parameter names, said in full
-SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "stock item", "qty": "quantity", "num": "number",
-           "no": "number", "amt": "amount", "dept": "department", "emp": "employee", "mgr": "manager",
-           "ref": "reference", "desc": "description", "addr": "address", "org": "organisation", "id": "ID",
-           "ids": "IDs", "uom": "unit of measure", "eta": "arrival time", "sla": "service level", "dob": "birth date",
-           "iban": "IBAN", "vat": "VAT", "url": "link", "msg": "message", "tz": "time zone",
-           "kg": "in kilograms", "km": "in kilometres", "cm": "in centimetres", "pct": "percentage",
-           "hrs": "hours", "usd": "in US dollars", "eur": "in euros", "lbs": "in pounds", "max": "maximum",
-           "min": "minimum", "avg": "average", "pos": "position", "cc": "cost center", "fx": "exchange",
-           "rep": "representative", "rfq": "quote request", "hr": "HR"}
-
-
-# a key holding one of these already reads in speaking order ('date of birth', 'maintainer can modify')
-KEEP_ORDER = frozenset("of for in on to by per at with from into than can could is are has have was should must "
-                       "will may allow allows include includes use uses".split())
-
-
-_OPERATION_VERBS = frozenset("get list create update delete search find fetch retrieve remove add check save".split())
-
-
-_ORDINALS = {"1": "first", "2": "second", "3": "third", "4": "fourth", "5": "fifth"}
-
-
-def label(key: str, schema: dict | None = None) -> str:
-    """How people refer to a parameter (rules in the module docstring): never the raw key."""
-    title = str((schema or {}).get("title") or "").strip()
-    if title and title.split()[0].lower() in _OPERATION_VERBS:
-        title = ""  # an operation's title copied onto its parameter ("Get an Episode" on an `id`)
-    if title:
-        return " ".join(w if w.isupper() or re.search(r"[A-Z].*[A-Z]", w) else
-                        {"id": "ID", "ids": "IDs", "url": "URL"}.get(w.lower(), w.lower()) for w in title.split())
-    ws = words(key).split()
-    if not ws:
-        return "value"
-    numbered = re.fullmatch(r"([a-z]+)([1-5])", ws[-1])
-    if numbered:  # `side1`, `array2`: the first side, the second array
-        ws = [_ORDINALS[numbered[2]], *ws[:-1], numbered[1]]
-    description = str((schema or {}).get("description") or "")
-    if len(ws) == 1 and ws[0] in SINGLE:
-        return SINGLE[ws[0]]
-    if len(ws) == 1 and description and (ws[0] in AMBIGUOUS or (len(ws[0]) <= 2 and ws[0] not in SPELLED)):
-        phrase = noun_phrase(description)
-        if phrase and ws[0] in MODIFIER_KEYS:
-            head = phrase.split()[-1]
-            return f"{ws[0]} {head}" if head != ws[0] else phrase
-        if phrase:
-            return phrase
-    spoken = " ".join(SPELLED.get(w, w) for w in ws).split()
-    if ws[0] in ("from", "to") and len(spoken) >= 2:
-        return f"{' '.join(spoken[1:])} it {'comes from' if ws[0] == 'from' else 'goes to'}"
-    if len(ws) >= 3 and len(spoken) >= 2 and not KEEP_ORDER.intersection(ws) and not numbered:
-        return f"{spoken[-1]} for the {' '.join(spoken[:-1])}"
-    return " ".join(spoken)
-
-
-_SINGULAR_S = frozenset("alias canvas news series species gas bias atlas lens chassis physics analytics status "
-                        "address process class access business basis".split())
-
-
-def is_plural(spoken: str) -> bool:
-    """Whether a label names several things, by its head noun: "IDs", "ids", "KPIs", "tags" and
-    "start dates" are plural; "VAT", "status" and "code for the cost centers" are not."""
-    head = re.split(r" (?:for|of|it|in|on|to) ", spoken.strip(), maxsplit=1)[0].split()
-    if not head:
-        return False
-    w = head[-1]
-    low = w.lower()
-    if w.endswith(("Ds", "Is")) or low in ("ids", "people", "children", "criteria", "media"):
-        return True
-    if w.isupper():  # an abbreviation: "VAT", "SKU"
-        return False
-    return (len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is", "ics"))
-            and low not in _SINGULAR_S)
-
-
-def copula(spoken: str) -> str:
-    """'are' for a plural label, 'is' otherwise: "the IDs are", "the base branch is"."""
-    return "are" if is_plural(spoken) else "is"
 
 
 # ---- numbers ----------------------------------------------------------------------------------------
@@ -168,7 +73,7 @@ def _bounds(schema: dict, lo: float, hi: float) -> tuple[float, float]:
 
 
 def _whole(key: str, schema: dict, rng: random.Random) -> int:
-    ws = set(words(key).split())
+    ws = set(spoken_key(key).split())
     if "year" in ws:
         lo, hi = _bounds(schema, 2024, 2027)
     elif "month" in ws:
@@ -202,7 +107,7 @@ def _whole(key: str, schema: dict, rng: random.Random) -> int:
 
 
 def _number(key: str, schema: dict, rng: random.Random) -> float:
-    ws = set(words(key).split())
+    ws = set(spoken_key(key).split())
     if "latitude" in ws or "lat" in ws:
         lo, hi, places = *_bounds(schema, -60, 65), 4
     elif ws & {"longitude", "lng", "lon"}:
@@ -229,8 +134,8 @@ def _fits(value: str, schema: dict) -> bool:
     return not pattern or re.search(str(pattern), value) is not None
 
 
-def _string(key: str, schema: dict, persona: dict, rng: random.Random, tool: dict | None) -> str:
-    attrs = persona.get("attributes") or {}
+def _string(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None) -> str:
+    attrs = persona.attributes
     k = key.lower()
     if k.endswith("_currency") or k.endswith("_country_code"):
         # a pair (from/to, base/quote, origin/destination): vary it, keep one side the persona's
@@ -253,7 +158,7 @@ def _string(key: str, schema: dict, persona: dict, rng: random.Random, tool: dic
     return from_pattern(str(schema["pattern"]), rng)
 
 
-def _sized(value: str, schema: dict, key: str, persona: dict, rng: random.Random, tool: dict | None) -> str:
+def _sized(value: str, schema: dict, key: str, persona: Persona, rng: random.Random, tool: Tool | None) -> str:
     lo, hi = schema.get("minLength"), schema.get("maxLength")
     if hi is not None and len(value) > int(hi):
         value = value[: int(hi)].rstrip(" -_/,.")
@@ -270,7 +175,7 @@ def _kind(schema: dict) -> Any:
     return kind
 
 
-def generate(key: str, schema: dict, persona: dict, rng: random.Random, tool: dict | None = None) -> Any:
+def generate(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None = None) -> Any:
     """One value for parameter `key` that validates against `schema` and fits its meaning;
     `tool` (name, description) gives free text its domain words."""
     if schema.get("enum"):
@@ -280,7 +185,7 @@ def generate(key: str, schema: dict, persona: dict, rng: random.Random, tool: di
     kind = _kind(schema)
     if kind == "boolean":
         return rng.random() < 0.5
-    if kind == "integer" or (kind == "number" and set(words(key).split()) & WHOLE):
+    if kind == "integer" or (kind == "number" and set(spoken_key(key).split()) & WHOLE):
         return _whole(key, schema, rng)
     if kind == "number":
         return _number(key, schema, rng)

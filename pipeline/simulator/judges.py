@@ -1,7 +1,7 @@
 """Offline judges: deterministic stand-ins for the relevancy and critique LLMs.
 
-They read the dialogue from the judge's typed request (its "dialogue" field, a dumped
-`Dialogue`) rather than the rendered prompt, apply documented heuristics, and answer
+They read the dialogue from the judge's typed request (its `dialogue`, as the judge's prompt
+shows it) rather than the rendered prompt, apply documented heuristics, and answer
 with exactly the JSON a real judge must produce, so the validators parse both alike.
 
 Relevancy. Topic words of a tool are the content words of its name and description;
@@ -46,14 +46,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from .. import scenarios
 from ..core import text
 from ..core.records import Dialogue, Message, Tool
 from ..dialogue import grounding, shortcuts
+from ..dialogue.mentions import mentioned
 from ..dialogue.said import user_said
 from ..dialogue.values import implausible
+from ..llm.requests import CriticRequest, RelevancyRequest
+from .dispatch import policy
 
 MIN_TOPIC = 0.15
 MIN_FUNCTION_WORDS = 2
@@ -66,17 +68,17 @@ _REQUEST = re.compile(
 )
 
 
-def words(said: str) -> set[str]:
+def judge_stems(said: str) -> set[str]:
     """Stemmed content words of `said` (`text.stems`: identifiers split, stems cut to 5 letters)."""
     return set(text.stems(said, JUDGE_STOP, min_len=3, width=5))
 
 
 def topic_words(tool: Tool) -> set[str]:
-    return words(tool.name) | words(tool.description)
+    return judge_stems(tool.name) | judge_stems(tool.description)
 
 
 def parameter_words(tool: Tool) -> set[str]:
-    return set().union(*(words(p) for p in tool.properties)) if tool.properties else set()
+    return set().union(*(judge_stems(p) for p in tool.properties)) if tool.properties else set()
 
 
 def _share(part: set[str], whole: set[str]) -> float:
@@ -90,26 +92,20 @@ def _final_call_name(d: Dialogue) -> str | None:
     return last.tool_calls[-1].name
 
 
-def _dialogue(state: dict[str, Any] | None) -> Dialogue | None:
-    raw = (state or {}).get("dialogue")
-    return Dialogue.model_validate(raw) if isinstance(raw, dict) else None
-
-
 def _function_words(tool: Tool) -> set[str]:
     """Topic words that are not parameter names: what the tool does, not what it takes."""
     return topic_words(tool) - parameter_words(tool)
 
 
-def relevancy(state: dict[str, Any], messages: list[dict]) -> str:
+@policy("relevancy")
+def relevancy(request: RelevancyRequest, messages: list[dict]) -> str:
     """{"relevant": bool, "reason": str} from topic-word overlap (see the module docstring)."""
-    d = _dialogue(state)
-    if d is None:
-        return json.dumps({"relevant": False, "reason": "no dialogue in the judge's state"})
+    d = request.dialogue
     seed = d.seed_tool
-    need = words(user_said(d.messages, until="argument_filling"))
+    need = judge_stems(user_said(d.messages, until="argument_filling"))
     # coverage of what the tool does in the user's words: its description's words, not its name's
     # (a user who names the tool is a shortcut the name_leak rule rejects, so the need cannot rely on it)
-    seed_score = _share(need, words(seed.description) - words(seed.name)) if words(seed.description) - words(seed.name) else 0.0
+    seed_score = _share(need, judge_stems(seed.description) - judge_stems(seed.name)) if judge_stems(seed.description) - judge_stems(seed.name) else 0.0
     functional = need & _function_words(seed)
     # Against each distractor, count the need's words that only one of the two tools has.
     rivals: dict[str, tuple[int, int]] = {}
@@ -119,7 +115,7 @@ def relevancy(state: dict[str, Any], messages: list[dict]) -> str:
             theirs = topic_words(t) - topic_words(seed) - parameter_words(t)
             rivals[t.name] = (len(need & mine), len(need & theirs))
     beaten = sorted((n for n, (ours, theirs) in rivals.items() if theirs > ours), key=lambda n: -rivals[n][1])
-    everything = words("\n".join(m.content for m in d.messages))
+    everything = judge_stems("\n".join(m.content for m in d.messages))
     scores = (
         f"need overlap {seed_score:.2f}, {len(functional)} function words; "
         + (f"{beaten[0]} distinctive words {rivals[beaten[0]][1]} vs {rivals[beaten[0]][0]}; " if beaten else "")
@@ -239,8 +235,6 @@ def _shortcut_issues(d: Dialogue) -> list[str]:
 
 
 def _grounding_issues(d: Dialogue) -> list[str]:
-    from ..dialogue.mentions import mentioned
-
     last = d.messages[-1] if d.messages else None
     if last is None or last.role != "assistant" or not last.tool_calls:
         return []
@@ -278,15 +272,12 @@ def _selection_issues(d: Dialogue) -> list[str]:
     return issues
 
 
-def critic(state: dict[str, Any], messages: list[dict]) -> str:
+@policy("critic")
+def critic(request: CriticRequest, messages: list[dict]) -> str:
     """{"passed": bool, "issues": [...], "reason": str} from structural checks (see the module docstring)."""
-    d = _dialogue(state)
-    if d is None:
-        return json.dumps({"passed": False, "issues": ["no dialogue in the critic's state"], "reason": "nothing to review"})
-    from ..scenarios import problems
-
+    d = request.dialogue
     issues = _structure_issues(d) + _user_issues(d) + _shortcut_issues(d) + _grounding_issues(d)
     issues += _selection_issues(d)
-    issues += [message for _, message in problems(d)]
+    issues += [message for _, message in scenarios.problems(d)]
     reason = issues[0] if issues else "two-phase structure and roles respected"
     return json.dumps({"passed": not issues, "issues": issues, "reason": reason})

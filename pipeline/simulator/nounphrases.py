@@ -10,20 +10,20 @@ from __future__ import annotations
 import re
 
 from ..core import text
+from ..core.text import DESCRIPTION_FILLER
 from ..dialogue import shortcuts
-from .policies import STOP
+from .wording import USER_CHATTER
 
 # words that carry no meaning a user would lead with, or are verbs in descriptions
-FILLER = set("another using user users optionally against ones single given current specific specifically whether "
-             "within return returns returned calling caller callers also based including without between across either "
-             "both such like only them their optional way ways etc able kind sort given whose which that exact every "
-             "still already yet instead rather fully being been allows allow lets provides provide gives uses used "
-             "takes take makes sends send creates raises adds lists moves marks sets reduces compares compare "
-             "returns retrieves fetches updates deletes cancels submits approves rejects registers opens "
-             "closes starts stops assigns finds searches pulls before after during first last next same then once "
-             "until since while where when later earlier below above following previous "
-             "not none ever never found whom because beyond back away instead wants asks stands accepts needs says goes comes gets "
-             "has have unknown themselves itself afterwards again reach half much many how".split())
+PHRASE_FILLER = DESCRIPTION_FILLER | frozenset(
+    "above adds after afterwards again allow allows approves asks assigns away back because been before "
+    "being below beyond caller callers calling cancels closes comes compare compares creates deletes "
+    "during earlier ever fetches finds following found fully gets gives goes half has have how instead "
+    "itself later lets lists makes many marks moves much needs never not once opens provide provides "
+    "pulls raises rather reach reduces registers rejects retrieves same says searches send sends sets "
+    "since stands starts stops submits take takes themselves then unknown until updates used uses wants "
+    "when where while whom ".split()
+)
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
                    "offering spending pending recording streaming".split())
@@ -34,7 +34,7 @@ BASE_VERBS = set("start stop send add make take give keep move mark notify assig
 _VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also"}
 
 def _ok(word: str) -> bool:
-    return len(word) > 3 and word not in STOP and word not in shortcuts.GENERIC and word not in FILLER
+    return len(word) > 3 and word not in USER_CHATTER and word not in shortcuts.GENERIC and word not in PHRASE_FILLER
 
 
 _ADJECTIVES = set("technical internal external annual current final manual actual general additional individual "
@@ -43,7 +43,7 @@ _ADJECTIVES = set("technical internal external annual current final manual actua
 
 
 def _nounish(word: str) -> bool:
-    return not word.endswith(("ly", "ed", "ize", "ise", "ical", "ous", "ful", "less")) and word not in FILLER \
+    return not word.endswith(("ly", "ed", "ize", "ise", "ical", "ous", "ful", "less")) and word not in PHRASE_FILLER \
         and word not in _ADJECTIVES
 
 

@@ -14,6 +14,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from ..core.records import Tool
+from ..dialogue.parameter_labels import copula, label
 from . import gold_values as values
 
 SEP = "; "  # between two statements in one sentence (never inside an unquoted value)
@@ -24,7 +26,7 @@ _QUOTE_ITEM = re.compile(r"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,|\sand\s")
 
 def verb(name: str) -> str:
     """'is' or 'are', agreeing with the label."""
-    return values.copula(name)
+    return copula(name)
 
 
 def article(phrase: str) -> str:
@@ -104,14 +106,14 @@ def _unquote(text: str, schema: dict) -> Any:
     return values.read(text, schema)
 
 
-def read_values(text: str, tool: dict, names: dict[str, list[str]] | None = None,
+def read_values(text: str, tool: Tool, names: dict[str, list[str]] | None = None,
                 keys: list[str] | None = None) -> dict[str, Any]:
     """The values `text` states for `tool`'s parameters (its required ones unless `keys` is given),
     under each key's label or the extra `names` given for it; the last statement of a key wins.
     Longer labels are read first and their statements masked, so 'date' never reads 'due date'."""
-    props = tool["parameters"].get("properties") or {}
-    wanted = keys if keys is not None else list(tool["parameters"].get("required") or [])
-    spoken = [(n, k) for k in wanted for n in {values.label(k, props.get(k) or {}), *((names or {}).get(k) or [])}]
+    props = tool.properties
+    wanted = keys if keys is not None else tool.required
+    spoken = [(n, k) for k in wanted for n in {label(k, props.get(k) or {}), *((names or {}).get(k) or [])}]
     masked = text
     found: dict[str, tuple[int, str]] = {}
     for name, key in sorted(spoken, key=lambda nk: -len(nk[0])):

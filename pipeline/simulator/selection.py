@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core import text
+from ..core.records import Tool
+from ..core.text import DESCRIPTION_FILLER
 from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
+from ..llm.requests import Said
 from ..retrieval import nearness
 from .nounphrases import noun_phrases
-from .policies import STOP, tokens, tool_words
+from .wording import USER_CHATTER, tokens, tool_words
 
 MAX_OPTIONS = 3
 WORDS_PER_OPTION = 2
@@ -38,19 +42,16 @@ MAX_RUN = 4  # at most this many consecutive words of a description in a questio
 NEAR_MARGIN = 0.015  # how much nearer (cosine) the user's words must be to the best candidate than to any other
 
 # words that describe no difference a user could recognise
-VAGUE = set(
-    "another using user users optionally against ones single given current specific specifically whether within "
-    "return returns returned also based including without between across either both such like only them their "
-    "optional way ways etc able kind sort whose which that exact every still already yet true false null none "
-    "default provided value values field fields parameter parameters object objects string number integer boolean "
-    "array type format example e.g eg deprecated info information details detail data item items result results "
-    "response request optionally maximum minimum max min limit offset page cursor comma separated identified "
-    "identifier unique vary varies ensure except accepts accept perform correct numeric such specified whose "
-    "first next previous last index available unavailable".split()
+VAGUE = DESCRIPTION_FILLER | frozenset(
+    "accept array available boolean comma correct cursor data default deprecated detail details e.g eg "
+    "ensure example except false field fields format identified identifier index info information "
+    "integer item items limit max maximum min minimum null number numeric object objects offset page "
+    "parameter parameters perform provided request response result results separated specified string "
+    "true type unavailable unique value values varies vary ".split()
 )
 
 
-def scores(candidates: list[dict], user_text: str) -> list[tuple[float, dict]]:
+def scores(candidates: list[Tool], user_text: str) -> list[tuple[float, Tool]]:
     """Candidates by weighted word overlap with `user_text` (a word every candidate has weighs 0)."""
     said = set(tokens(user_text))
     bags = [tool_words(c) for c in candidates]
@@ -64,23 +65,23 @@ class Decision:
     """Either a tool to commit to (`tool`) or a question (`question`), with the private reason."""
 
     thought: str
-    tool: dict | None = None
+    tool: Tool | None = None
     question: str = ""
     options: tuple[str, ...] = ()
 
 
-CHATTER = frozenset(shortcuts.stem(w) for w in STOP)
+CHATTER_STEMS = frozenset(shortcuts.stem(w) for w in USER_CHATTER)  # the offline user's chatter, stemmed
 
 
-def evidence(history: list[dict]) -> frozenset[str]:
+def evidence(history: Sequence[Said]) -> frozenset[str]:
     """The stems the assistant weighs: the grounding rule's said stems without greetings and small
     talk (a subset of said, so a choice grounded on it is grounded under the rule)."""
-    return frozenset(s for s in grounding.said_stems(history) if s not in CHATTER)
+    return frozenset(s for s in grounding.said_stems(history) if s not in CHATTER_STEMS)
 
 
-def _separations(said: frozenset[str], candidates: list[dict]) -> dict[str, dict[str, int]]:
+def _separations(said: frozenset[str], candidates: list[Tool]) -> dict[str, dict[str, int]]:
     """name -> {other name: how many said stems fit it and not the other} for the others it is separated from."""
-    return _separated(said, tuple((c["name"], grounding.vocab(c)) for c in candidates))
+    return _separated(said, tuple((c.name, grounding.vocab(c)) for c in candidates))
 
 
 @lru_cache(maxsize=4096)  # asked again at each step of one decision, and by ranked and in_play alike
@@ -97,29 +98,29 @@ def _ahead(seps: dict[str, dict[str, int]], a: str) -> int:
     return sum(seps[a].get(b, 0) > seps[b].get(a, 0) for b in seps if b != a)
 
 
-def ranked(candidates: list[dict], history: list[dict]) -> list[dict]:
+def ranked(candidates: list[Tool], history: Sequence[Said]) -> list[Tool]:
     """The candidates, best first (module docstring)."""
     seps = _separations(evidence(history), candidates)
     overlap = {id(c): s for s, c in scores(candidates, user_said(history, sep=" "))}
-    order = {c["name"]: i for i, c in enumerate(candidates)}
-    return sorted(candidates, key=lambda c: (-_ahead(seps, c["name"]), -len(seps[c["name"]]),
-                                             -overlap[id(c)], order[c["name"]]))
+    order = {c.name: i for i, c in enumerate(candidates)}
+    return sorted(candidates, key=lambda c: (-_ahead(seps, c.name), -len(seps[c.name]),
+                                             -overlap[id(c)], order[c.name]))
 
 
-def in_play(candidates: list[dict], history: list[dict]) -> list[dict]:
+def in_play(candidates: list[Tool], history: Sequence[Said]) -> list[Tool]:
     """The candidates the user's words have not ruled out, best first. A candidate is ruled out when
     another is separated from it while it is separated from nothing the other lacks."""
     seps = _separations(evidence(history), candidates)
     out = [c for c in ranked(candidates, history)
-           if not any(c["name"] in seps[o] and o not in seps[c["name"]] for o in seps)]
+           if not any(c.name in seps[o] and o not in seps[c.name] for o in seps)]
     return out
 
 
-def _speakable(tool: dict) -> dict[str, str]:
+def _speakable(tool: Tool) -> dict[str, str]:
     """stem -> a word a person could say for it: from the tool's description and parameters, no
     chatter, no very short or numeric words; description words first."""
     out: dict[str, str] = {}
-    codes = text.code_words(tool.get("description", ""))
+    codes = text.code_words(tool.description)
     for s, w in grounding.vocab_words(tool).items():
         if w in codes:
             continue  # a fragment of an example id or a URL
@@ -131,10 +132,10 @@ def _speakable(tool: dict) -> dict[str, str]:
     return out
 
 
-def _naming(tool: dict) -> set[str]:
+def _naming(tool: Tool) -> set[str]:
     """Stems of the words that name things in a tool: its name's and its parameter keys' words."""
-    keys = [text.key_words(k, s) for k, s in ((tool.get("parameters") or {}).get("properties") or {}).items()]
-    return {shortcuts.stem(w) for w in [*shortcuts.split_words(tool["name"]), *(w for k in keys for w in k)]}
+    keys = [text.key_words(k, s) for k, s in tool.properties.items()]
+    return {shortcuts.stem(w) for w in [*shortcuts.split_words(tool.name), *(w for k in keys for w in k)]}
 
 
 def _verbish(word: str, description: str) -> bool:
@@ -148,13 +149,13 @@ def _coarse(word: str) -> str:
     return re.sub(r"(e|ed|es|s|ing|ion|ions)$", "", word.lower())[:5]
 
 
-def contrast_words(option: dict, others: list[dict], said: frozenset[str], rng: random.Random) -> list[str]:
+def contrast_words(option: Tool, others: list[Tool], said: frozenset[str], rng: random.Random) -> list[str]:
     """Up to WORDS_PER_OPTION words `option` has and none of `others` has, in the description's order:
     preferably words that name things (its name's and parameters' words, said as plain words, never
     the name itself), not how-words, not the words of `said` (already in the conversation)."""
     mine = _speakable(option)
     distinct = set(grounding.distinct(mine, [grounding.vocab(o) for o in others]))
-    description = option.get("description", "").lower()
+    description = option.description.lower()
     naming = _naming(option)
     theirs = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
     pool = [s for s in mine if s in distinct and _coarse(mine[s]) not in theirs]
@@ -171,12 +172,12 @@ def contrast_words(option: dict, others: list[dict], said: frozenset[str], rng: 
     return sorted((mine[s] for s in picked), key=lambda w: (description.find(w) if w in description else 10**6, w))
 
 
-def contrast_phrases(option: dict, others: list[dict], said: frozenset[str], rng: random.Random) -> list[str]:
+def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng: random.Random) -> list[str]:
     """Up to WORDS_PER_OPTION short noun phrases of `option`'s description ('actual spend', 'account
     group') holding a word that none of `others` has, words not yet in the conversation first, in
     the description's order; `contrast_words` when no phrase of its description has such a word.
     A phrase of at most three words is the tool's subject in plain speech, never a run of it."""
-    description = option.get("description", "")
+    description = option.description
     theirs = [grounding.vocab(o) for o in others]
     coarse = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
 
@@ -227,10 +228,10 @@ def _fresh(forms: list[str], asked: str, rng: random.Random) -> str:
     return rng.choice(unused)
 
 
-def _question(options: list[dict], said: frozenset[str], rng: random.Random, asked: str = "") -> tuple[str, list[dict]]:
+def _question(options: list[Tool], said: frozenset[str], rng: random.Random, asked: str = "") -> tuple[str, list[Tool]]:
     """A contrasting question over `options` and the options it names (those with words of their own);
     its wording differs from the earlier questions in `asked`."""
-    named: list[tuple[dict, str]] = []
+    named: list[tuple[Tool, str]] = []
     used: set[str] = set()
     for o in options:
         # a phrase another option already says tells the two apart no more: each option in its own words
@@ -245,50 +246,50 @@ def _question(options: list[dict], said: frozenset[str], rng: random.Random, ask
     return form.format(**dict(zip("abc", phrases))), [o for o, _ in named]
 
 
-def recites(text: str, candidates: list[dict], n: int = MAX_RUN + 1) -> bool:
+def recites(text: str, candidates: list[Tool], n: int = MAX_RUN + 1) -> bool:
     """Whether `text` shares a run of `n` consecutive words with a candidate's description."""
     said = shortcuts.split_words(text)
     grams = {tuple(said[i:i + n]) for i in range(len(said) - n + 1)}
     for c in candidates:
-        source = shortcuts.split_words(c.get("description", ""))
+        source = shortcuts.split_words(c.description)
         if any(tuple(source[i:i + n]) in grams for i in range(len(source) - n + 1)):
             return True
     return False
 
 
-def _names_said(text: str, candidates: list[dict]) -> bool:
-    return any(shortcuts.full_name_hit(text, c["name"]) for c in candidates)
+def _names_said(text: str, candidates: list[Tool]) -> bool:
+    return any(shortcuts.full_name_hit(text, c.name) for c in candidates)
 
 
-def _rivals(candidates: list[dict], history: list[dict], best: dict) -> list[str]:
+def _rivals(candidates: list[Tool], history: Sequence[Said], best: Tool) -> list[str]:
     """The names of the candidates the user's words do not put `best` ahead of: those it is not
     separated from, those with more evidence against it than it has against them, and those with as
     much, unless the request read as a whole points nearer `best` by NEAR_MARGIN (`nearness`)."""
     seps = _separations(evidence(history), candidates)
-    a = best["name"]
-    rivals = [c for c in candidates if c["name"] != a and seps[a].get(c["name"], 0) <= seps[c["name"]].get(a, 0)]
-    tied = [c for c in rivals if seps[a].get(c["name"], 0)]  # as many words each way ('musician' vs 'shows')
+    a = best.name
+    rivals = [c for c in candidates if c.name != a and seps[a].get(c.name, 0) <= seps[c.name].get(a, 0)]
+    tied = [c for c in rivals if seps[a].get(c.name, 0)]  # as many words each way ('musician' vs 'shows')
     if tied:  # the request read as a whole breaks the tie, when it clearly does
         said = user_said(history, until="call", sep=" ").strip()
         near = nearness.cosines([said], [best, *tied])[0]
-        settled = {c["name"] for c, score in zip(tied, near[1:]) if score < near[0] - NEAR_MARGIN}
-        rivals = [c for c in rivals if c["name"] not in settled]
-    return [c["name"] for c in rivals]
+        settled = {c.name for c, score in zip(tied, near[1:]) if score < near[0] - NEAR_MARGIN}
+        rivals = [c for c in rivals if c.name not in settled]
+    return [c.name for c in rivals]
 
 
-def _nearer(candidates: list[dict], history: list[dict], best: dict) -> list[str]:
+def _nearer(candidates: list[Tool], history: Sequence[Said], best: Tool) -> list[str]:
     """The names of the candidates that what the user said, read as a whole, points nearer to than
     `best`, or about as near (within NEAR_MARGIN: values said later may tip a tie) (`nearness`):
     one word may set `best` apart while the request reads as another's."""
     said = user_said(history, until="call", sep=" ").strip()
-    others = [c for c in candidates if c["name"] != best["name"]]
+    others = [c for c in candidates if c.name != best.name]
     if not said or not others:
         return []
     scores = nearness.cosines([said], [best, *others])[0]
-    return [c["name"] for c, score in zip(others, scores[1:]) if score > scores[0] - NEAR_MARGIN]
+    return [c.name for c, score in zip(others, scores[1:]) if score > scores[0] - NEAR_MARGIN]
 
 
-def _option_lists(play: list[dict], unsure: bool) -> list[list[dict]]:
+def _option_lists(play: list[Tool], unsure: bool) -> list[list[Tool]]:
     """Option lists to try, preferred first: the best candidate with its closest rivals (three, then
     two; two only when the user was unsure), then the best with each other rival, then any pair."""
     best, rest = play[0], play[1:]
@@ -298,29 +299,29 @@ def _option_lists(play: list[dict], unsure: bool) -> list[list[dict]]:
     return [options for options in lists if len(options) >= 2]
 
 
-def _asked_runs(history: list[dict]) -> set[tuple[str, ...]]:
+def _asked_runs(history: Sequence[Said]) -> set[tuple[str, ...]]:
     """The word runs of every earlier assistant turn: a new question shares none (`validators/repetition`)."""
-    return set().union(*(shortcuts.word_runs(m["content"]) for m in history if m["role"] == "assistant"))
+    return set().union(*(shortcuts.word_runs(m.content) for m in history if m.role == "assistant"))
 
 
-def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[str]],
+def _plan(candidates: list[Tool], history: Sequence[Said], earlier: list[frozenset[str]],
           rng: random.Random, unsure: bool, rivals: list[str]) -> tuple[str, tuple[str, ...]]:
     """The question to ask now and the option names it offers (empty: an open question)."""
     # words already in the conversation (the user's, or offered in an earlier question) are avoided
     said = evidence(history) | frozenset(grounding.said_stems(
-        [{"role": "user", "content": m["content"]} for m in history if m["role"] == "assistant"]))
-    asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
+        [{"role": "user", "content": m.content} for m in history if m.role == "assistant"]))
+    asked = " ".join(m.content for m in history if m.role == "assistant")
     before = _asked_runs(history)
     best = ranked(candidates, history)[0]
-    playing = [c["name"] for c in in_play(candidates, history)]
-    by_name = {c["name"]: c for c in candidates}
+    playing = [c.name for c in in_play(candidates, history)]
+    by_name = {c.name: c for c in candidates}
     order = sorted(rivals, key=lambda n: (n not in playing, playing.index(n) if n in playing else 0))
     play = [best, *(by_name[n] for n in order)]
     for options in _option_lists(play, unsure):
-        if frozenset(c["name"] for c in options) in earlier:
+        if frozenset(c.name for c in options) in earlier:
             continue
         text, named = _question(options, said, rng, asked)
-        key = frozenset(c["name"] for c in named)
+        key = frozenset(c.name for c in named)
         if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates) \
                 and not shortcuts.word_runs(text) & before:
             return text, tuple(sorted(key))
@@ -328,11 +329,11 @@ def _plan(candidates: list[dict], history: list[dict], earlier: list[frozenset[s
     return rng.choice(fresh), ()
 
 
-def _progress(candidates: list[dict], history: list[dict]) -> int:
+def _progress(candidates: list[Tool], history: Sequence[Said]) -> int:
     return sum(sum(v.values()) for v in _separations(evidence(history), candidates).values())
 
 
-def decide(candidates: list[dict], history: list[dict], seed: int = 0, ask_first: bool = False,
+def decide(candidates: list[Tool], history: Sequence[Said], seed: int = 0, ask_first: bool = False,
            near: bool = True) -> Decision:
     """Commit to the best candidate when the user's words ground it, else a contrasting question.
     `ask_first`: the protocol wants at least one clarifying question before any commitment (the
@@ -341,39 +342,39 @@ def decide(candidates: list[dict], history: list[dict], seed: int = 0, ask_first
     states the need in full and a question would be an over-clarification (scenario openings)."""
     earlier: list[frozenset[str]] = []
     for i, m in enumerate(history):  # the option lists offered before: replayed, each from its own prefix
-        if m["role"] == "assistant" and any(u["role"] == "user" for u in history[:i]):
+        if m.role == "assistant" and any(u.role == "user" for u in history[:i]):
             earlier.append(frozenset(_decide(candidates, history[:i], seed, earlier, ask_first, near).options))
     return _decide(candidates, history, seed, [e for e in earlier if e], ask_first, near)
 
 
-def _decide(candidates: list[dict], history: list[dict], seed: int, earlier: list[frozenset[str]],
+def _decide(candidates: list[Tool], history: Sequence[Said], seed: int, earlier: list[frozenset[str]],
             ask_first: bool, near: bool) -> Decision:
     order = ranked(candidates, history)
     best = order[0]
     rivals = _rivals(candidates, history, best)
-    asked_before = any(m["role"] == "assistant" for m in history)
+    asked_before = any(m.role == "assistant" for m in history)
     nearer = [] if rivals or not near else _nearer(candidates, history, best)  # grounded by a word, read as another
     rivals = rivals or nearer
     if not rivals and (asked_before or not ask_first or len(candidates) < 2):
-        thought = (f"What the user said sets {best['name']} apart from every other candidate. I will use it."
-                   if len(candidates) > 1 else f"{best['name']} is the only tool offered. I will use it.")
+        thought = (f"What the user said sets {best.name} apart from every other candidate. I will use it."
+                   if len(candidates) > 1 else f"{best.name} is the only tool offered. I will use it.")
         return Decision(thought=thought, tool=best)
     check = not rivals
     if check:  # grounded at once, but the protocol asks first: check the best against its nearest rivals
-        rivals = [c["name"] for c in order[1:MAX_OPTIONS]]
-    user_turns = [i for i, m in enumerate(history) if m["role"] == "user"]
+        rivals = [c.name for c in order[1:MAX_OPTIONS]]
+    user_turns = [i for i, m in enumerate(history) if m.role == "user"]
     unsure = len(user_turns) >= 2 and _progress(candidates, history[: user_turns[-1]]) >= _progress(candidates, history)
-    rng = random.Random(f"{seed}:{len(history)}:{best['name']}")
+    rng = random.Random(f"{seed}:{len(history)}:{best.name}")
     text, options = _plan(candidates, history, [e for e in earlier if e], rng, unsure, rivals)
-    asked = " ".join(m["content"] for m in history if m["role"] == "assistant")
+    asked = " ".join(m.content for m in history if m.role == "assistant")
     leads = LEADS_UNSURE if unsure else LEADS_AGAIN if asked_before else LEADS_FIRST
     lead = rng.choice([x for x in leads if x.strip() not in asked] or leads)
     before = _asked_runs(history)
     if shortcuts.word_runs(lead + text) & before:  # an old lead before an open question can make an old run
         lead = next((x for x in leads if not shortcuts.word_runs(x + text) & before), "")
-    thought = (f"{best['name']} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
-               f"The user's words set {best['name']} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
+    thought = (f"{best.name} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
+               f"The user's words set {best.name} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
                if nearer else
-               f"Still possible: {', '.join([best['name'], *rivals])}; nothing the user said yet sets "
-               f"{best['name']} apart from {', '.join(rivals)}. I must ask, not guess.")
+               f"Still possible: {', '.join([best.name, *rivals])}; nothing the user said yet sets "
+               f"{best.name} apart from {', '.join(rivals)}. I must ask, not guess.")
     return Decision(thought=thought, question=lead + text, options=options)

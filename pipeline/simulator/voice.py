@@ -13,6 +13,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from ..core.records import Persona
+
 # a greeting and a closing word in the languages personas switch to or think in
 FOREIGN = {
     "spanish": (["Hola", "Buenas"], ["gracias", "muchas gracias"]),
@@ -61,8 +63,8 @@ class Voice:
     native: str | None = None    # the first language of a non-native speaker: a word of it now and then
 
     @classmethod
-    def of(cls, persona: dict) -> Voice:
-        style = (persona.get("style") or "").lower()
+    def of(cls, persona: Persona) -> Voice:
+        style = (persona.style or "").lower()
         has = lambda *ws: any(w in style for w in ws)  # noqa: E731
         lang = None
         found = re.search(r"english and (\w+)|(?:speaker|english speaker) \((\w+)\)|(\w+)-english", style)

@@ -141,7 +141,7 @@ def test_a_registered_type_is_generated_end_to_end(rushed, tmp_path: Path) -> No
 
 def test_every_fault_kind_has_its_hint_and_every_decision_style_its_offline_lead() -> None:
     from utcgen.pipeline.core.records import DECISION_STYLES
-    from utcgen.pipeline.simulator.scenario_policies import STYLE_LEADS
+    from utcgen.pipeline.simulator.scenario_user import STYLE_LEADS
 
     assert set(scenarios.FAULT_HINTS) == set(FAULT_KINDS)
     assert set(STYLE_LEADS) == set(DECISION_STYLES)

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from tests.support.factories import make_dialogue
-from utcgen.pipeline.core.records import Message, Tool, ToolCall
-from utcgen.pipeline.dialogue import shortcuts
+from utcgen.pipeline.core.records import Message, Persona, Tool, ToolCall
+from utcgen.pipeline.dialogue import parameter_labels, person_names, shortcuts
 from utcgen.pipeline.dialogue.values import implausible
-from utcgen.pipeline.simulator import gold_values, judges, user
+from utcgen.pipeline.llm.requests import CriticRequest, Said, UserRequest
+from utcgen.pipeline.simulator import conversation, gold_values, judges
 from utcgen.validators import nameleak, paramkeys, personafit, plausibility, recitation, repetition
 
 GOOD = make_dialogue()
@@ -113,12 +114,12 @@ def test_persona_fit_reads_the_recorded_score() -> None:
 def test_offline_critic_refuses_what_the_rules_catch() -> None:
     for bad in (say(GOOD, 0, f"Please run {SEED}."),
                 GOOD.model_copy(update={"gold_arguments": {**GOOD.gold_arguments, "fiscal_year": 2095}})):
-        reply = json.loads(judges.critic({"dialogue": bad.model_dump()}, []))
+        reply = json.loads(judges.critic(CriticRequest(dialogue=bad), []))
         assert reply["passed"] is False, reply
 
 
 def test_offline_values_are_plausible_and_fit_the_persona() -> None:
-    persona = {"attributes": {"country": "JP"}}
+    persona = Persona(id="", text="", attributes={"country": "JP"})
     rng = random.Random(3)
     for key, schema in [("last_name", {"type": "string"}), ("first_name", {"type": "string"}),
                         ("contact_phone", {"type": "string"}), ("fiscal_year", {"type": "integer"}),
@@ -128,13 +129,13 @@ def test_offline_values_are_plausible_and_fit_the_persona() -> None:
         for _ in range(20):
             value = gold_values.generate(key, schema, persona, rng)
             assert implausible(key, value, schema) is None, (key, value)
-    assert gold_values.person_name(persona, random.Random(1), "last") in gold_values.NAMES["jp"][1]
-    assert shortcuts.key_hits("the " + gold_values.label("cost_center_code"), ["cost_center_code"]) == []
+    assert person_names.person_name(persona, random.Random(1), "last") in person_names.NAMES["jp"][1]
+    assert shortcuts.key_hits("the " + parameter_labels.label("cost_center_code"), ["cost_center_code"]) == []
 
 
-def _user_text(state: dict) -> str:
+def _user_text(request: UserRequest) -> str:
     """The offline user's message (its reply's text, whichever reply format the policy uses)."""
-    text = user.user(state, [])
+    text = conversation.user(request, [])
     try:
         return json.loads(text)["message"]
     except (ValueError, KeyError, TypeError):
@@ -143,15 +144,15 @@ def _user_text(state: dict) -> str:
 
 def test_offline_opening_and_detail_never_name_or_recite_the_seed() -> None:
     tools = [GOOD.seed_tool, *GOOD.distractor_tools]
-    state = {"tool": tools[0].model_dump(), "distractors": [t.model_dump() for t in tools[1:]],
-             "persona": GOOD.user_persona.model_dump(), "phase": "tool_selection", "gold_arguments": {}, "seed": 0}
+    state = UserRequest(tool=tools[0], distractors=tools[1:], persona=GOOD.user_persona, phase="tool_selection",
+                        goal="", gold_arguments={}, history=[])
     others = [t.name for t in tools[1:]]
     for seed in range(30):
-        opening = _user_text({**state, "seed": seed, "history": []})
+        opening = _user_text(state.model_copy(update={"seed": seed}))
         assert not shortcuts.name_hits(opening, tools[0].name, others), opening
-        history = [{"role": "user", "content": opening}, {"role": "assistant", "content": "Which one?"}]
-        detail = _user_text({**state, "seed": seed, "history": history})
-        plain = shortcuts.plain_words(tools[0].description)  # an answer may say the need in plain words
+        history = [Said(role="user", content=opening), Said(role="assistant", content="Which one?")]
+        detail = _user_text(state.model_copy(update={"seed": seed, "history": history}))
+        plain = shortcuts.description_stems(tools[0].description)  # an answer may say the need in plain words
         assert not shortcuts.name_hits(detail, tools[0].name, others, plain), detail
         assert not shortcuts.full_name_hit(detail, tools[0].name), detail
         assert all(shortcuts.recited(detail, t.description) is None for t in tools), detail
@@ -243,7 +244,7 @@ def test_one_name_leak_detector_for_the_validator_and_the_offline_critic() -> No
     problems = nameleak.check_name_leak(d).details["problems"]
     assert [p["message"] for p in problems] == [f"user turn (message {i + 1}) uses {hit!r} from the seed tool's name"
                                                for i, hit in leaks.items()]
-    critic = json.loads(judges.critic({"dialogue": d.model_dump(mode="json")}, []))
+    critic = json.loads(judges.critic(CriticRequest(dialogue=d), []))
     assert any(f"message {last_user + 1}: the user gives the tool away by its name ('{seed}')" == issue
                for issue in critic["issues"])
     # after selection, a distinctive word alone no longer counts; the full name still does

@@ -166,22 +166,23 @@ def test_records_made_before_scenarios_still_load():
 # ---- decision styles, the default mix, config errors ----------------------------------------------
 
 def test_decision_style_changes_how_the_offline_user_answers():
-    from utcgen.pipeline.simulator import scenario_policies
-
-    tool = make_tool()
-    state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": {"style": None},
-             "gold_arguments": {"material_id": "MAT-1", "quantity": 4, "plant_code": "DE01"}, "seed": 0,
-             "history": [{"role": "user", "content": "hi"},
-                         {"role": "assistant", "content": "Could you give me the material ID, quantity and plant code?"}]}
-    answers = {}
-    for style in ("rational", "avoidant", "spontaneous"):
-        ctx = {"name": "disambiguation", "info": {"decision_style": style}}
-        answers[style] = scenario_policies.user_text({**state, "scenario": ctx})
-    assert len(set(answers.values())) == 3
+    from utcgen.pipeline.core.records import Persona
+    from utcgen.pipeline.llm.requests import Said, UserRequest, UserScenario
+    from utcgen.pipeline.simulator import scenario_user
     from utcgen.pipeline.simulator.phrasing import read_values
 
-    given = {style: read_values(text, tool.model_dump(), keys=list(state["gold_arguments"]))
-             for style, text in answers.items()}
+    tool = make_tool()
+    gold = {"material_id": "MAT-1", "quantity": 4, "plant_code": "DE01"}
+    history = [Said(role="user", content="hi"),
+               Said(role="assistant", content="Could you give me the material ID, quantity and plant code?")]
+    answers = {}
+    for style in ("rational", "avoidant", "spontaneous"):
+        request = UserRequest(phase="argument_filling", tool=tool, persona=Persona(id="", text=""), goal="",
+                              distractors=[], gold_arguments=gold, history=history,
+                              scenario=UserScenario(name="disambiguation", info={"decision_style": style}))
+        answers[style] = scenario_user.user_text(request)
+    assert len(set(answers.values())) == 3
+    given = {style: read_values(text, tool, keys=list(gold)) for style, text in answers.items()}
     assert len(given["avoidant"]) == 1 < len(given["spontaneous"])  # one value at a time
 
 

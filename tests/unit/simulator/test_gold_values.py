@@ -4,6 +4,7 @@ spoken labels; and the plausibility rules that catch each fault the old generato
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import defaultdict
@@ -13,23 +14,25 @@ import jsonschema
 import pytest
 
 from tests.support.factories import make_dialogue
-from utcgen.pipeline.core.records import Tool
-from utcgen.pipeline.dialogue import person_names
+from utcgen.pipeline.core.records import Persona, Tool
+from utcgen.pipeline.dialogue import parameter_labels, person_names
 from utcgen.pipeline.dialogue.values import implausible
+from utcgen.pipeline.llm.requests import SlotsRequest
 from utcgen.pipeline.simulator import gold_values as values
+from utcgen.pipeline.simulator import writers
 from utcgen.validators import plausibility
 
-PERSONAS = [
+PERSONAS = [Persona(id="", **p) for p in [
     {"text": "Mara maintains the payments platform and reviews pull requests for the checkout team.",
      "attributes": {"country": "DE", "city": "Berlin", "company": "Obelan Machine Works", "department": "Platform",
                     "currency": "EUR", "timezone": "Europe/Berlin"}},
     {"text": "Kenji curates playlists for a running club and follows new albums every Friday.",
      "attributes": {"country": "JP", "city": "Osaka"}},
-    {"attributes": {"country": "BR"}},
-    {},
-]
-GITHUB = {"name": "create_issue", "description": "Create a new issue in a GitHub repository."}
-SPOTIFY = {"name": "add_tracks_to_playlist", "description": "Add one or more items to a user's playlist."}
+    {"text": "", "attributes": {"country": "BR"}},
+    {"text": ""},
+]]
+GITHUB = Tool(name="create_issue", description="Create a new issue in a GitHub repository.")
+SPOTIFY = Tool(name="add_tracks_to_playlist", description="Add one or more items to a user's playlist.")
 S = {"type": "string"}
 SCHEMAS: dict[str, dict[str, Any]] = {
     "owner": {**S, "description": "Repository owner"},
@@ -74,7 +77,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 CHECKER = jsonschema.FormatChecker()
 
 
-def _all(seed: int, tool: dict) -> list[tuple[str, dict, Any]]:
+def _all(seed: int, tool: Tool | None) -> list[tuple[str, dict, Any]]:
     rng = random.Random(seed)
     persona = PERSONAS[seed % len(PERSONAS)]
     return [(k, s, values.generate(k, s, persona, rng, tool)) for k, s in SCHEMAS.items()]
@@ -82,8 +85,8 @@ def _all(seed: int, tool: dict) -> list[tuple[str, dict, Any]]:
 
 def _heard(key: str, schema: dict, value: Any) -> Any:
     """What the offline assistant reads back when the user says the value in a sentence."""
-    name = values.label(key, schema)
-    said = f"Sure, the {name} {values.copula(name)} {values.say(value)}; thanks."
+    name = parameter_labels.label(key, schema)
+    said = f"Sure, the {name} {parameter_labels.copula(name)} {values.say(value)}; thanks."
     m = re.search(rf"the {re.escape(name)} (?:is|are) (.+?)(?=;\s|\.\s|\.$|\n|$)", said, re.IGNORECASE)
     assert m, (key, said)
     return values.read(m.group(1), schema)
@@ -92,10 +95,10 @@ def _heard(key: str, schema: dict, value: Any) -> Any:
 @pytest.mark.parametrize("seed", range(12))
 def test_values_validate_are_plausible_and_read_back_exactly(seed: int) -> None:
     for tool in (GITHUB, SPOTIFY, None):
-        for key, schema, value in _all(seed, tool or {}):
+        for key, schema, value in _all(seed, tool):
             errors = [e.message for e in jsonschema.Draft202012Validator(schema, format_checker=CHECKER).iter_errors(value)]
             assert not errors, (key, value, errors)
-            assert implausible(key, value, schema, f"{(tool or {}).get('description', '')}") is None, (key, value)
+            assert implausible(key, value, schema, tool.description if tool else "") is None, (key, value)
             assert values.read(values.say(value), schema) == value, (key, value)
             assert _heard(key, schema, value) == value, (key, value)
 
@@ -210,16 +213,16 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     ("closes", None, "closes"),
 ])
 def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
-    assert values.label(key, schema) == expected
-    assert values.label(key) == values.label(key, None)  # callers without a schema keep working
+    assert parameter_labels.label(key, schema) == expected
+    assert parameter_labels.label(key) == parameter_labels.label(key, None)  # callers without a schema keep working
 
 
 def test_copula_agrees_with_the_label() -> None:
-    assert [values.copula(x) for x in ("IDs", "tags", "status", "address", "code for the cost centers", "track IDs",
+    assert [parameter_labels.copula(x) for x in ("IDs", "tags", "status", "address", "code for the cost centers", "track IDs",
                                        "ids", "KPIs", "VAT", "analytics")] == \
         ["are", "are", "is", "is", "is", "are", "are", "are", "is", "is"]
     for key, schema in SCHEMAS.items():
-        assert "_" not in values.label(key, schema) and not re.search(r"[a-z][A-Z]", values.label(key, schema)), key
+        assert "_" not in parameter_labels.label(key, schema) and not re.search(r"[a-z][A-Z]", parameter_labels.label(key, schema)), key
 
 
 # ---- plausibility: one test per fault ----------------------------------------------------------------
@@ -272,17 +275,14 @@ def test_one_value_for_two_required_parameters_is_caught() -> None:
 def test_two_parameters_of_one_call_never_share_a_value() -> None:
     """An origin and a destination both drawn as the persona's own city made a trip to nowhere
     (plausibility rejected them); each parameter gets a value of its own."""
-    import json
-
-    from utcgen.pipeline.simulator import policies
-
     city = {"type": "string", "description": "The city name."}
-    tool = {"name": "flight.book", "description": "Book a direct flight between two cities.",
-            "parameters": {"type": "object", "required": ["origin", "destination"],
-                           "properties": {"origin": {**city, "description": "City of departure."},
-                                          "destination": {**city, "description": "City of arrival."}}}}
-    persona = {"role": "traveller", "attributes": {"city": "Braga", "country": "PT"}}
+    tool = Tool(name="flight.book", description="Book a direct flight between two cities.",
+                parameters={"type": "object", "required": ["origin", "destination"],
+                            "properties": {"origin": {**city, "description": "City of departure."},
+                                           "destination": {**city, "description": "City of arrival."}}})
+    persona = Persona(id="", text="", role="traveller", attributes={"city": "Braga", "country": "PT"})
     for attempt in range(20):
-        args = json.loads(policies.slots({"tool": tool, "persona": persona, "required": ["origin", "destination"],
-                                          "attempt": attempt, "seed": attempt}, []))["arguments"]
+        request = SlotsRequest(tool=tool, persona=persona, required=["origin", "destination"], attempt=attempt,
+                               seed=attempt)
+        args = json.loads(writers.slots(request, []))["arguments"]
         assert args["origin"].lower() != args["destination"].lower(), args

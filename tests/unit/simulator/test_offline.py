@@ -11,8 +11,9 @@ import pytest
 
 from tests.support.paths import REPO
 from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.llm.requests import AssistantRequest, Said, SlotsRequest, UserRequest
 from utcgen.pipeline.retrieval.personas import load_personas
-from utcgen.pipeline.simulator import assistant, policies, user
+from utcgen.pipeline.simulator import conversation, writers
 from utcgen.pipeline.simulator import gold_values as values
 
 
@@ -32,9 +33,8 @@ def test_gold_values_validate_for_every_shipped_tool(seed, tools, personas):
     checker = jsonschema.FormatChecker()
     for i, tool in enumerate(tools):
         persona = personas[(i * 7 + seed) % len(personas)]
-        state = {"tool": tool.model_dump(), "persona": persona.model_dump(), "required": tool.required,
-                 "seed": seed}
-        args = json.loads(policies.slots(state, []))["arguments"]
+        request = SlotsRequest(tool=tool, persona=persona, required=tool.required, seed=seed)
+        args = json.loads(writers.slots(request, []))["arguments"]
         assert set(args) == set(tool.required), tool.name
         schema = {"type": "object", "properties": tool.properties, "required": tool.required}
         errors = list(jsonschema.Draft202012Validator(schema, format_checker=checker).iter_errors(args))
@@ -46,7 +46,7 @@ def test_spoken_values_read_back_exactly(tools, personas):
     for tool in tools:
         for key in tool.required:
             schema = tool.properties[key]
-            value = values.generate(key, schema, personas[0].model_dump(), rng)
+            value = values.generate(key, schema, personas[0], rng)
             assert values.read(values.say(value), schema) == value, (tool.name, key, value)
 
 
@@ -61,26 +61,26 @@ def test_patterns_generate_matching_strings():
 
 def test_user_reveals_only_gold_values_and_assistant_extracts_them(tools, personas):
     tool = next(t for t in tools if len(t.required) >= 3)
-    gold = json.loads(policies.slots({"tool": tool.model_dump(), "persona": personas[0].model_dump(),
-                                      "required": tool.required, "seed": 0}, []))["arguments"]
-    history: list[dict] = []
-    state = {"phase": "argument_filling", "tool": tool.model_dump(), "persona": personas[0].model_dump(),
-             "gold_arguments": gold, "seed": 0, "history": history}
+    gold = json.loads(writers.slots(SlotsRequest(tool=tool, persona=personas[0], required=tool.required), []))["arguments"]
+    history: list[Said] = []
     for _ in range(6):
-        reply = json.loads(assistant.assistant({**state, "history": history}, []))
-        history.append({"role": "assistant", "content": reply["content"]})
+        asked = AssistantRequest(phase="argument_filling", candidates=[], tool=tool, history=history)
+        reply = json.loads(conversation.assistant(asked, []))
+        history.append(Said(role="assistant", content=reply["content"]))
         if reply["tool_calls"]:
             assert reply["tool_calls"][0] == {"name": tool.name, "arguments": gold}
             break
-        history.append({"role": "user", "content": json.loads(user.user({**state, "history": history}, []))["message"]})
+        answering = UserRequest(phase="argument_filling", tool=tool, persona=personas[0], goal="", distractors=[],
+                                gold_arguments=gold, history=history)
+        history.append(Said(role="user", content=json.loads(conversation.user(answering, []))["message"]))
     else:
         pytest.fail("the assistant never called the tool")
 
 
 def test_assistant_in_tool_selection_does_not_see_the_seed_tool(tools):
-    state = {"phase": "tool_selection", "candidates": [t.model_dump() for t in tools[:6]], "tool": None,
-             "history": [{"role": "user", "content": "Need help with something."}], "seed": 0}
-    reply = json.loads(assistant.assistant(state, []))
+    request = AssistantRequest(phase="tool_selection", candidates=tools[:6],
+                               history=[Said(role="user", content="Need help with something.")])
+    reply = json.loads(conversation.assistant(request, []))
     assert reply["tool_calls"] == [] and reply["content"].endswith("?")  # asks, never guesses on turn one
     assert reply["thought"].strip()  # every turn carries a private thought
 

@@ -9,14 +9,16 @@ from typing import Any
 import pytest
 
 from tests.support.paths import REPO
+from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.dialogue import grounding, shortcuts
 from utcgen.pipeline.ingest.reader import load_catalog
-from utcgen.pipeline.simulator import assistant, scenario_policies, selection
+from utcgen.pipeline.llm.requests import AssistantRequest, Said
+from utcgen.pipeline.simulator import conversation, selection
 
 
-def tool(name: str, description: str, **params: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "description": description,
-            "parameters": {"type": "object", "properties": params, "required": list(params)}}
+def tool(name: str, description: str, **params: dict[str, Any]) -> Tool:
+    return Tool(name=name, description=description,
+                parameters={"type": "object", "properties": params, "required": list(params)})
 
 
 PLAYLISTS = [
@@ -35,25 +37,28 @@ PLAYLISTS = [
 ]
 
 
-def turn(history: list[dict], state: dict | None = None) -> dict:
-    state = {"phase": "tool_selection", "candidates": PLAYLISTS, "tool": None, "history": history, "seed": 3,
-             **(state or {})}
-    return json.loads(assistant.assistant(state, []))
+def turn(history: list[Said], candidates: list[Tool] = PLAYLISTS) -> dict:
+    request = AssistantRequest(phase="tool_selection", candidates=candidates, history=history, seed=3)
+    return json.loads(conversation.assistant(request, []))
 
 
-def user(text: str) -> dict:
-    return {"role": "user", "content": text}
+def user(text: str) -> Said:
+    return Said(role="user", content=text)
+
+
+def said_by_assistant(text: str) -> Said:
+    return Said(role="assistant", content=text)
 
 
 def test_it_does_not_commit_on_words_every_candidate_shares() -> None:
-    history = [user("Hi, something about my playlist."), {"role": "assistant", "content": "Which?"},
+    history = [user("Hi, something about my playlist."), said_by_assistant("Which?"),
                user("The playlist, you know.")]
     reply = turn(history)
     assert reply["tool_calls"] == [] and reply["content"].endswith("?")
 
 
 def test_it_commits_as_soon_as_the_users_words_set_one_candidate_apart() -> None:
-    history = [user("Hi, something about my playlist."), {"role": "assistant", "content": "Which?"},
+    history = [user("Hi, something about my playlist."), said_by_assistant("Which?"),
                user("I want to add some songs to it.")]
     assert grounding.grounded(grounding.said_stems(history), PLAYLISTS[0], PLAYLISTS[1:])
     reply = turn(history)
@@ -66,26 +71,28 @@ def test_the_plain_protocol_asks_once_even_when_the_opening_is_clear() -> None:
 
 
 def test_a_scenario_assistant_acts_on_a_clear_opening_and_asks_on_an_unclear_one() -> None:
-    state = {"candidates": PLAYLISTS, "phase": "tool_selection", "seed": 1, "may_decline": True}
-    clear = scenario_policies.assistant({**state, "history": [user("I need something done about my playlist. "
-                                                                   "What matters is the songs to add.")]})
+    def reply(opening: str) -> str:
+        request = AssistantRequest(phase="tool_selection", candidates=PLAYLISTS, seed=1, may_decline=True,
+                                   history=[user(opening)])
+        return conversation.assistant(request, [])
+
+    clear = reply("I need something done about my playlist. What matters is the songs to add.")
     assert [c["name"] for c in json.loads(clear)["tool_calls"]] == ["add_tracks_to_playlist"]
-    vague = scenario_policies.assistant({**state, "history": [user("I need something done about my playlist. "
-                                                                   "What matters is the playlist.")]})
+    vague = reply("I need something done about my playlist. What matters is the playlist.")
     assert json.loads(vague)["tool_calls"] == [] and json.loads(vague)["content"].endswith("?")
 
 
-def _questions(candidates: list[dict], answers: list[str], seed: int = 0) -> list[str]:
-    history: list[dict] = [user("Something about my playlist, please.")]
+def _questions(candidates: list[Tool], answers: list[str], seed: int = 0) -> list[str]:
+    history: list[Said] = [user("Something about my playlist, please.")]
     asked: list[str] = []
     for answer in [*answers, None]:
-        reply = json.loads(assistant.assistant({"phase": "tool_selection", "candidates": candidates, "tool": None,
-                                                "history": history, "seed": seed}, []))
+        request = AssistantRequest(phase="tool_selection", candidates=candidates, history=history, seed=seed)
+        reply = json.loads(conversation.assistant(request, []))
         assert reply["tool_calls"] == [], "committed although nothing set a candidate apart"
         asked.append(reply["content"])
         if answer is None:
             break
-        history += [{"role": "assistant", "content": reply["content"]}, user(answer)]
+        history += [said_by_assistant(reply["content"]), user(answer)]
     return asked
 
 
@@ -100,12 +107,12 @@ def test_questions_contrast_in_own_words_and_never_repeat_an_option_list(seed: i
     for i, text in enumerate(asked):
         for c in PLAYLISTS:
             assert not selection.recites(text, [c]), text                  # at most 4 description words in a row
-            assert not shortcuts.names_written(text, [c["name"]]), text    # no tool names
-            assert not shortcuts.full_name_hit(text, c["name"]), text
+            assert not shortcuts.names_written(text, [c.name]), text    # no tool names
+            assert not shortcuts.full_name_hit(text, c.name), text
         assert "deprecated" not in text.lower()
         history = [user("Something about my playlist, please.")]
         for q, a in zip(asked[:i], UNSURE):
-            history += [{"role": "assistant", "content": q}, user(a)]
+            history += [said_by_assistant(q), user(a)]
         options = selection.decide(PLAYLISTS, history, seed, ask_first=True).options
         assert not options or frozenset(options) not in offered, f"option list repeated: {options}"
         offered.append(frozenset(options))
@@ -118,14 +125,14 @@ def test_questions_contrast_in_own_words_and_never_repeat_an_option_list(seed: i
 def test_an_unsure_answer_narrows_the_choice() -> None:
     first = selection.decide(PLAYLISTS, [user("Something about my playlist, please.")], 0, ask_first=True)
     assert len(first.options) == 3
-    history = [user("Something about my playlist, please."), {"role": "assistant", "content": first.question},
+    history = [user("Something about my playlist, please."), said_by_assistant(first.question),
                user("Hard to say.")]
     second = selection.decide(PLAYLISTS, history, 0, ask_first=True)
     assert len(second.options) <= 2 and frozenset(second.options) != frozenset(first.options)
 
 
 def test_candidates_the_users_words_ruled_out_are_not_offered_again() -> None:
-    history = [user("Something about my playlist."), {"role": "assistant", "content": "Which?"},
+    history = [user("Something about my playlist."), said_by_assistant("Which?"),
                user("It's about the songs in it.")]  # songs: adding or moving them, not the details
     d = selection.decide(PLAYLISTS, history, 0, ask_first=True)
     assert d.tool is None
@@ -133,19 +140,19 @@ def test_candidates_the_users_words_ruled_out_are_not_offered_again() -> None:
 
 
 def test_identical_candidates_are_never_guessed_between() -> None:
-    twins = [PLAYLISTS[0], {**PLAYLISTS[0], "name": "tracks_to_playlist_add"}]
+    twins = [PLAYLISTS[0], PLAYLISTS[0].model_copy(update={"name": "tracks_to_playlist_add"})]
     history = [user("Add songs to my playlist.")]
     for answer in ["The songs, at the end.", "Add them, the uris.", "Just add the songs."]:
-        reply = turn(history, {"candidates": twins})
+        reply = turn(history, twins)
         assert reply["tool_calls"] == []
-        history += [{"role": "assistant", "content": reply["content"]}, user(answer)]
+        history += [said_by_assistant(reply["content"]), user(answer)]
 
 
 def test_on_the_shipped_catalog_questions_never_recite() -> None:
-    tools = [t.model_dump() for t in load_catalog(REPO / "catalog" / "tools")]
-    by_domain: dict[str, list[dict]] = {}
+    tools = load_catalog(REPO / "catalog" / "tools")
+    by_domain: dict[str, list[Tool]] = {}
     for t in tools:
-        by_domain.setdefault(t.get("line_of_business") or "", []).append(t)
+        by_domain.setdefault(t.line_of_business or "", []).append(t)
     for group in by_domain.values():
         pool = group[:6]
         if len(pool) < 2:

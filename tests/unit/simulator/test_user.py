@@ -11,40 +11,41 @@ import pytest
 
 from tests.support.paths import REPO
 from utcgen.pipeline.core import text
-from utcgen.pipeline.dialogue import grounding, shortcuts
+from utcgen.pipeline.core.records import Persona, Tool
+from utcgen.pipeline.dialogue import grounding, parameter_labels, shortcuts
 from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.llm.requests import Said, SlotsRequest, UserRequest
 from utcgen.pipeline.retrieval.personas import load_personas
 from utcgen.pipeline.simulator import gold_values as values
-from utcgen.pipeline.simulator import phrasing, policies, user
+from utcgen.pipeline.simulator import phrasing, user, user_words, writers
 from utcgen.pipeline.simulator.voice import FOREIGN, Voice
 
 
 @pytest.fixture(scope="module")
 def tools():
-    return [t.model_dump() for t in load_catalog(REPO / "catalog" / "tools")]
+    return load_catalog(REPO / "catalog" / "tools")
 
 
 @pytest.fixture(scope="module")
 def personas():
-    return [p.model_dump() for p in load_personas(REPO / "catalog" / "personas.jsonl")]
+    return load_personas(REPO / "catalog" / "personas.jsonl")
 
 
-def _state(tools, personas, i: int, history=None, phase="tool_selection", persona=None) -> dict:
+def _state(tools, personas, i: int, history=None, phase="tool_selection", persona=None) -> UserRequest:
     tool = tools[(i * 11) % len(tools)]
-    others = [t for t in tools if t["name"] != tool["name"] and t.get("line_of_business") == tool.get("line_of_business")][:4]
+    others = [t for t in tools if t.name != tool.name and t.line_of_business == tool.line_of_business][:4]
     persona = persona or personas[(i * 7) % len(personas)]
-    gold = json.loads(policies.slots({"tool": tool, "persona": persona, "required": tool["parameters"].get("required") or [],
-                                      "seed": i}, []))["arguments"]
-    return {"tool": tool, "distractors": others, "persona": persona, "goal": "", "gold_arguments": gold,
-            "history": history or [], "phase": phase, "seed": i}
+    gold = json.loads(writers.slots(SlotsRequest(tool=tool, persona=persona, required=tool.required, seed=i), []))["arguments"]
+    return UserRequest(tool=tool, distractors=others, persona=persona, goal="", gold_arguments=gold,
+                       history=history or [], phase=phase, seed=i)
 
 
 def _turns(tools, personas, i: int) -> list[str]:
     """The opening and the first distinguishing answer of dialogue `i`."""
     state = _state(tools, personas, i)
     opening = user.user_text(state)
-    history = [{"role": "user", "content": opening}, {"role": "assistant", "content": "Which of these do you need?"}]
-    return [opening, user.user_text({**state, "history": history, "seed": i + 1000})]
+    history = [Said(role="user", content=opening), Said(role="assistant", content="Which of these do you need?")]
+    return [opening, user.user_text(state.model_copy(update={"history": history, "seed": i + 1000}))]
 
 
 def _trigram_ratio(texts: list[str]) -> float:
@@ -69,10 +70,10 @@ def test_no_plural_label_takes_is_and_articles_fit(tools, personas):
         ["an", "a", "an", "an", "a", "a"]
     rng = random.Random(1)
     for tool in tools:
-        for key, schema in (tool["parameters"].get("properties") or {}).items():
-            name = values.label(key, schema)
+        for key, schema in tool.properties.items():
+            name = parameter_labels.label(key, schema)
             said = phrasing.state(name, "X-1", rng, form="is")
-            assert not (values.is_plural(name) and " is X-1" in said), said
+            assert not (parameter_labels.is_plural(name) and " is X-1" in said), said
     for i in range(60):
         for turn in _turns(tools, personas, i):
             assert not re.search(r"\b[Aa] [aeiou]\w+", turn.replace("a one", "")), turn
@@ -86,17 +87,17 @@ def test_no_name_word_nor_description_run_across_the_catalog(tools, personas):
     said_plainly = 0
     for i in range(len(tools)):
         state = _state(tools, personas, i)
-        names = [d["name"] for d in state["distractors"]]
-        plain = shortcuts.plain_words(state["tool"]["description"])
+        names = [d.name for d in state.distractors]
+        plain = shortcuts.description_stems(state.tool.description)
         opening, answer = _turns(tools, personas, i)
-        assert not shortcuts.name_hits(opening, state["tool"]["name"], names), opening
-        assert not shortcuts.name_hits(answer, state["tool"]["name"], names, plain), answer
-        assert not shortcuts.full_name_hit(answer, state["tool"]["name"]), answer
-        said_plainly += bool(shortcuts.name_hits(answer, state["tool"]["name"], names))
+        assert not shortcuts.name_hits(opening, state.tool.name, names), opening
+        assert not shortcuts.name_hits(answer, state.tool.name, names, plain), answer
+        assert not shortcuts.full_name_hit(answer, state.tool.name), answer
+        said_plainly += bool(shortcuts.name_hits(answer, state.tool.name, names))
         for turn in (opening, answer):
-            for t in [state["tool"], *state["distractors"]]:
-                assert not shortcuts.recited(turn, t.get("description", "")), turn
-            assert not shortcuts.key_hits(turn, list(state["tool"]["parameters"].get("properties") or {})), turn
+            for t in [state.tool, *state.distractors]:
+                assert not shortcuts.recited(turn, t.description), turn
+            assert not shortcuts.key_hits(turn, list(state.tool.properties)), turn
     assert said_plainly > 0  # some answers do say what they need in the word the name also uses
 
 
@@ -105,9 +106,9 @@ def test_details_separate_the_seed_from_every_distractor(tools, personas):
     grounded = 0
     for i in range(60):
         state = _state(tools, personas, i)
-        said = text.stems(" ".join(user.separators(state, random.Random(i))))
-        bags = [grounding.vocab(d) for d in state["distractors"]]
-        seed_bag = grounding.vocab(state["tool"])
+        said = text.stems(" ".join(user_words.separators(state, random.Random(i))))
+        bags = [grounding.vocab(d) for d in state.distractors]
+        seed_bag = grounding.vocab(state.tool)
         ok = all(any(grounding.fits(s, seed_bag) and not grounding.fits(s, bag) for s in said) for bag in bags)
         grounded += ok
     assert grounded >= 54  # a distractor may share every word of the seed's description and parameters
@@ -115,7 +116,7 @@ def test_details_separate_the_seed_from_every_distractor(tools, personas):
 
 def test_styles_are_honoured(tools, personas):
     def styled(style: str) -> str:
-        persona = {**personas[3], "style": style}
+        persona = personas[3].model_copy(update={"style": style})
         return " ".join(user.user_text(_state(tools, personas, i, persona=persona)) for i in range(12))
 
     emoji = styled("casual, lowercase, uses emoji")
@@ -128,7 +129,7 @@ def test_styles_are_honoured(tools, personas):
     assert upbeat.count("!") >= 12
     plain = styled("direct and businesslike")
     assert plain != emoji and "!" not in plain.replace("Thank you!", "")
-    assert Voice.of({"style": "terse, uses PO, PR and RFQ numbers"}).terse
+    assert Voice.of(Persona(id="", text="", style="terse, uses PO, PR and RFQ numbers")).terse
 
 
 def _schemas() -> list[tuple[str, dict]]:
@@ -143,14 +144,14 @@ def _schemas() -> list[tuple[str, dict]]:
 def test_phrasing_round_trip(tools, personas):
     rng = random.Random(7)
     awkward = ["Fix it. Then ship", "a; b", "ends with a dot.", 'say "hi"', "x as the y", "A, B and C", "Why?"]
-    cases: list[tuple[dict, dict]] = []
+    cases: list[tuple[Tool, dict]] = []
     for tool in tools:
-        props = tool["parameters"].get("properties") or {}
-        keys = tool["parameters"].get("required") or []
+        props = tool.properties
+        keys = tool.required
         gold = {k: values.generate(k, props[k], personas[len(cases) % len(personas)], rng) for k in keys}
         cases.append((tool, gold))
     props = dict(_schemas())
-    synthetic = {"name": "t", "parameters": {"type": "object", "properties": props, "required": list(props)}}
+    synthetic = Tool(name="t", description="", parameters={"type": "object", "properties": props, "required": list(props)})
     for n in range(200):
         gold = {k: values.generate(k, s, personas[n % len(personas)], rng) for k, s in props.items()}
         gold["note"] = rng.choice(awkward)
@@ -165,7 +166,7 @@ def test_phrasing_round_trip(tools, personas):
 
 
 def test_later_statement_wins_and_short_label_does_not_read_a_longer_one():
-    tool = {"name": "t", "parameters": {"properties": {"date": {"type": "string"}, "due_date": {"type": "string"}},
-                                        "required": ["date", "due_date"]}}
+    tool = Tool(name="t", description="", parameters={"properties": {"date": {"type": "string"}, "due_date": {"type": "string"}},
+                                                      "required": ["date", "due_date"]})
     said = "The due date is 2026-05-01. Date: 2026-01-02.\nSorry, use 2026-06-30 as the due date."
     assert phrasing.read_values(said, tool) == {"date": "2026-01-02", "due_date": "2026-06-30"}

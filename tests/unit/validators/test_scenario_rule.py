@@ -97,9 +97,10 @@ def test_user_saying_a_given_value_in_other_words_invents_nothing():
 
 
 def test_offline_critic_rejects_what_the_scenario_validator_rejects():
+    from utcgen.pipeline.llm.requests import CriticRequest
     from utcgen.pipeline.simulator.judges import critic
 
     d = make_dialogue(tool_selection_turns=1, argument_filling_turns=1)
     d.scenario = "explicit"
-    reply = json.loads(critic({"dialogue": d.model_dump(mode="json")}, []))
+    reply = json.loads(critic(CriticRequest(dialogue=d), []))
     assert not reply["passed"] and any("asked before calling" in i for i in reply["issues"])

@@ -1,0 +1,225 @@
+"""What the offline user may say and which of its words set the seed tool apart: the stems it
+must not say (`banned_stems`), the phrases that separate the seed from every distractor
+(`separators`, the grounded-selection rule of `pipeline.grounding`), the seed's job restated as
+the user's need, answers that pick from the assistant's options, and the check that a turn gives
+nothing away (`safe`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+from ..core import text
+from ..core.records import Tool
+from ..dialogue import grounding, shortcuts
+from ..dialogue.parameter_labels import label
+from ..llm.requests import Said, UserRequest
+from .nounphrases import BASE_VERBS, BLAND, about, noun_phrases
+from .selection import CHATTER_STEMS
+from .voice import Voice, finish
+from .wording import USER_CHATTER, imperative
+
+
+def last_assistant_turn(history: Sequence[Said]) -> str:
+    for m in reversed(history):
+        if m.role == "assistant":
+            return m.content
+    return ""
+
+
+def banned_stems(tool: Tool, others: Sequence[str], answering: bool = False) -> set[str]:
+    """Stems the user must not say, `others` being the other candidates' names. The opening: every
+    word of every candidate's name (the request starts under-specified). An answer to the assistant:
+    only what the name_leak rule forbids there (`shortcuts.user_name_leaks`), the seed's distinctive
+    name words that its description lacks; 'tracks' or 'remove' are how people say what they need
+    once asked."""
+    if answering:
+        distinctive = shortcuts.distinctive_name_tokens(tool.name, list(others))
+        return set(distinctive - shortcuts.description_stems(tool.description))
+    return set().union(*(shortcuts.name_tokens(name) | {shortcuts.stem(w) for w in shortcuts.split_words(name)}
+                         for name in [tool.name, *others]))
+
+
+def said_banned(request: UserRequest, answering: bool = False) -> set[str]:
+    """`banned_stems` for the user of `request`: its tool against its distractors."""
+    return banned_stems(request.tool, [d.name for d in request.distractors], answering)
+
+
+def separators(request: UserRequest, rng: random.Random, vague: bool = False, params: bool = True, most: int = 3) -> list[str]:
+    """Phrases that, said together, set the seed apart from every distractor: noun phrases of its
+    description first (they carry its meaning), then its parameters' labels, then enum values;
+    topped up to `most` phrases of the description."""
+    tool, distractors = request.tool, request.distractors
+    banned = said_banned(request, answering=bool(request.history))  # an opening says no name word
+    bags = [grounding.vocab(d) for d in distractors]
+    pool = noun_phrases(tool.description, banned)
+    pool = [p for p in pool if p.lower() not in BLAND] + [p for p in pool if p.lower() in BLAND]  # bland words last
+    extra = [label(k, s or {}) for k, s in tool.properties.items()]
+    extra += [str(v) for s in tool.properties.values() for v in (s or {}).get("enum") or []
+              if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
+    keys = list(tool.properties)
+    extra = [p for p in extra if params and not any(shortcuts.stem(w) in banned for w in shortcuts.split_words(p))
+             and not shortcuts.key_hits(p, keys)]
+    takes = set(text.stems(" ".join([*keys, *(str((s or {}).get("description") or "")
+                                            for s in tool.properties.values())])))
+
+    def does(phrase: str) -> int:  # words of what the tool does, not of what it takes
+        return sum(s not in takes for s in text.stems(phrase))
+
+
+    def covers(phrase: str) -> set[int]:
+        said = text.stems(phrase)
+        return {i for i, bag in enumerate(bags) if any(not grounding.fits(s, bag) for s in said)}
+
+    if vague:  # words the distractors share: the assistant must ask again
+        shared = [p for p in pool if not covers(p)]
+        return shared[:1] or pool[-1:]
+    left, chosen = set(range(len(bags))), []
+    for source in (pool, extra):
+        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), -does(p), -len(covers(p)), rng.random()))
+        for phrase in ranked:
+            if not left and len(chosen) >= 1:
+                break
+            gain = covers(phrase) & left
+            if gain or (not chosen and source is pool):
+                chosen.append(phrase)
+                left -= gain
+            if len(chosen) >= 4:
+                break
+    # topped up to three phrases of the description, most distinctive first: the need in its own words
+    for phrase in sorted(pool, key=lambda p: (-does(p), -len(covers(p)), -len(p.split()), rng.random())):
+        if len(chosen) >= most:
+            break
+        if phrase not in chosen and covers(phrase):
+            chosen.append(phrase)
+    return chosen
+
+
+# a description's wording, as a person says the same about their own need
+_SWAPS = [(r"\bone or more\b", "a few"), (r"\b(?:the|a) current (?:\w+ )?user'?s?'s\b", "my"),
+          (r"\b(?:the|a) user's\b", "my"), (r"\bthe current user\b", "me"), (r"\bthe specified\b", "a given"),
+          (r"\ba list of\b", "the list of"), (r"\bis already\b", "are already"),
+          (r"\s*'[A-Z][^'\n]{0,30}'\s*", " ")]  # a product's quoted name ('Your Music') goes unsaid
+
+
+def restated(request: UserRequest) -> str | None:
+    """The seed's job said as the user's own need ('I need to check if a few tracks are already saved
+    in my library'): the first sentence of its description that starts with a verb, in the first
+    person, cut short; None when none does or when it would recite the description or leak a name."""
+    description = text.without_codes(about(request.tool.description))
+    for sentence in re.split(r"(?<=[.!?])\s+", description.strip()):
+        words = sentence.rstrip(".!?").split()
+        if len(words) < 4 or not _action_word(words[0]) or sum(w[:1].isupper() for w in words) * 2 > len(words):
+            continue  # not a verb's clause, or a Title Case heading
+        said = imperative(" ".join(words))
+        for pattern, swap in _SWAPS:  # swapped before the cut: a quoted name cut in half would stay half said
+            said = re.sub(pattern, swap, said, flags=re.IGNORECASE)
+        said = f"I need to {' '.join(said.split()[:16])}."
+        return said if safe(request, said) == said else None
+    return None
+
+
+_ASKING = set("does concern deal fits fit best sounds sound right closer need narrow down after which should rather "
+              "are you is it or with".split())  # the words a question asks with, not its options
+
+
+_OPTION_SPLIT = re.compile(r"\s*(?:[:;]|,?\s+or\s+(?:rather\s+)?(?:with\s+)?|,)\s*")
+
+
+def answers_to_options(request: UserRequest, rng: random.Random, voice: Voice) -> list[str]:
+    """Replies that pick, from the options the assistant's last question offered ('Does it concern
+    description, followed, or full and images?'), the words that fit the seed and set it apart from
+    a candidate: a person asked to choose answers with the choice. Empty when no option does."""
+    asked = last_assistant_turn(request.history)
+    question = next((q for q in reversed(re.split(r"(?<=[.!?])\s+", asked)) if q.endswith("?")), "")
+    if not re.search(r"\bor\b", question):
+        return []  # an open question offers nothing to choose from
+    tool, others = request.tool, request.distractors
+    mine, bags = grounding.vocab(tool), [grounding.vocab(d) for d in others]
+    asking, unsaid = USER_CHATTER | _ASKING, said_banned(request, answering=True) | CHATTER_STEMS  # CHATTER_STEMS: no listener's evidence
+    picks: list[tuple[int, str]] = []
+    for piece in _OPTION_SPLIT.split(question.rstrip("?")):
+        fit: dict[str, str] = {}  # stem -> its first word: each once ('Saved Albums and albums')
+        parts = []  # the option's own phrases ('artist and keywords'), each kept as the words of it that fit
+        for part in re.split(r"\s+and\s+", piece):
+            kept = []
+            for w in re.findall(r"[A-Za-z][\w'-]*", part):
+                st = text.stem(w)
+                if w.lower() not in asking and st not in fit and st not in unsaid and grounding.fits(st, mine):
+                    fit[st] = w
+                    kept.append(w)
+            if kept:
+                parts.append(" ".join(kept))
+        apart = sum(any(not grounding.fits(st, bag) for st in fit) for bag in bags)
+        if fit and apart:
+            picks.append((apart, " and ".join(parts)))
+    said = []
+    for _, phrase in sorted(picks, key=lambda p: -p[0])[:2]:
+        frames = (["{p}.", "The {p} one."] if voice.terse else
+                  ["It's the {p} one.", "The {p}, I'd say.", "Out of those, the {p}.", "I'd go with the {p}."])
+        reply = rng.choice(frames).format(p=phrase)
+        said.append(finish(voice, reply[:1].upper() + reply[1:]))
+    return [s for s in said if safe(request, s) == s]
+
+
+def _action_word(word: str) -> bool:
+    """Whether a description's first word is a verb ('Check', 'Returns', 'Calculate')."""
+    verb = imperative(word).lower()
+    return verb in BASE_VERBS or verb in shortcuts.GENERIC or (word.lower().endswith("s") and verb != word.lower())
+
+
+def topic_phrase(request: UserRequest) -> str | None:
+    """A noun phrase of the seed's description its distractors share: what the request is about, not which tool."""
+    tool, distractors = request.tool, request.distractors
+    bags = [grounding.vocab(d) for d in distractors]
+    scored = []
+    for phrase in noun_phrases(tool.description, said_banned(request)):
+        said = text.stems(phrase)
+        shared = sum(all(grounding.fits(s, bag) for s in said) for bag in bags)
+        if shared and (len(said) > 1 or phrase.lower() not in BLAND):
+            scored.append((-shared - (len(said) > 1), len(phrase), phrase))
+    return sorted(scored)[0][2] if scored else None
+
+
+def listing(phrases: list[str]) -> str:
+    items = [f"the {p}" for p in phrases]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def work_area(request: UserRequest) -> str:
+    area = (request.tool.line_of_business or request.persona.line_of_business or "").replace("_", " ")
+    if not area or any(shortcuts.stem(w) in said_banned(request) for w in shortcuts.split_words(area)):
+        return "day-to-day"
+    return area
+
+
+def act_separates(request: UserRequest, act: str) -> bool:
+    """Whether the seed's verb ('remove') is something a distractor does not do ('save'): then the user
+    always says it, as a person asked 'which one?' would."""
+    verb = shortcuts.stem(act)
+    return any(not grounding.fits(verb, grounding.vocab(d)) for d in request.distractors)
+
+
+def action_verb(request: UserRequest) -> str | None:
+    """The verb the seed's description opens with ('Compares ...' -> 'compare'), unless a name says
+    it; a common verb ('remove', 'check') only when it is what sets the seed apart ('save')."""
+    first = (re.findall(r"[A-Za-z]+", request.tool.description)[:1] or [""])[0]
+    verb = imperative(first).strip()
+    if len(verb) < 3 or shortcuts.stem(verb) in said_banned(request, answering=bool(request.history)) or verb in USER_CHATTER:
+        return None
+    if verb in shortcuts.GENERIC and not (request.history and act_separates(request, verb)):
+        return None
+    return verb
+
+
+def safe(request: UserRequest, said: str) -> str:
+    """`said`, unless it would give the seed tool away by a word of its name or recite a description
+    (an answer to the assistant may say the seed's name words that are plain words of its description)."""
+    tool, others = request.tool, request.distractors
+    allowed = shortcuts.description_stems(tool.description) if request.history else frozenset()
+    if shortcuts.name_hits(said, tool.name, [d.name for d in others], allowed) or \
+            any(shortcuts.recited(said, t.description) for t in [tool, *others]):
+        return "Honestly, I'm not sure how to put it. Could you walk me through the choices?"
+    return said

@@ -1,0 +1,89 @@
+"""What a string parameter holds, read from its format, key words and description (`string_kind`),
+and the example values a description gives: how the offline value generator picks a value's shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.text import key_words, split_words
+from ..dialogue import person_names
+from ..dialogue.parameter_labels import AMBIGUOUS, SINGLE, noun_phrase
+
+
+def meaning_key(key: str, schema: dict) -> str:
+    """The key, with the description's first noun phrase added when the key alone names no thing
+    (`closes` -> "closes issue number"), so the value is chosen by what the parameter holds."""
+    ws = key_words(key, schema)  # an importer's rename (`query_ids`, titled "IDs") holds what the name means
+    key = " ".join(ws) if ws != split_words(key) else key
+    if len(ws) == 1 and (ws[0] in AMBIGUOUS or len(ws[0]) <= 2):
+        return " ".join([ws[0], SINGLE.get(ws[0], ""), noun_phrase(str(schema.get("description") or ""))]).strip()
+    return key
+
+
+def string_kind(key: str, schema: dict) -> str:
+    """What a string parameter holds, from its format, key words and description (first match wins)."""
+    fmt = str(schema.get("format") or "")
+    key = meaning_key(key, schema)
+    ws = set(split_words(key))
+    desc = str(schema.get("description") or "").lower()
+    first = split_words(key)[0] if split_words(key) else ""
+    rules: list[tuple[str, bool]] = [
+        ("date", fmt == "date"), ("datetime", fmt == "date-time"), ("time", fmt == "time"),
+        ("email", fmt == "email" or bool(ws & {"email", "mail"})),
+        ("spotify_uri", bool(ws & {"uri", "uris"}) and "spotify" in desc),
+        ("url", fmt in ("uri", "url", "iri") or bool(ws & {"url", "uri", "link", "href", "homepage", "website", "webhook", "callback"})),
+        ("uuid", fmt == "uuid" or bool(ws & {"uuid", "guid"})),
+        ("ipv4", fmt == "ipv4" or "ip" in ws), ("hostname", fmt == "hostname" or bool(ws & {"hostname", "domain"})),
+        ("phone", bool(ws & {"phone", "mobile", "telephone", "fax"})),
+        ("sha", bool(ws & {"sha", "hash", "digest", "revision"}) or ws == {"commit"} or {"commit", "id"} <= ws),
+        ("color", bool(ws & {"color", "colour"})),
+        ("timezone", bool(ws & {"timezone", "tz"}) or {"time", "zone"} <= ws),
+        ("currency", "currency" in ws), ("country", bool(ws & {"country", "market"})),
+        ("locale", "locale" in ws), ("language", bool(ws & {"language", "lang"})),
+        ("date", bool(ws & {"date", "since", "until", "deadline", "due", "birthday"}) and "iso 8601" not in desc),
+        ("datetime", bool(ws & {"since", "until", "before", "after", "timestamp"})),
+        ("version", "version" in ws), ("mime", "mime" in ws or {"content", "type"} <= ws),
+        ("handle_user", bool(ws & {"username", "login", "handle", "user", "users", "author", "assignee", "assignees",
+                                  "reviewer", "reviewers"}) and ("username" in desc or "login" in desc or "handle" in desc or first in ("username", "login", "handle", "user"))),
+        ("handle_org", bool(ws & {"owner", "org", "organization", "organisation", "namespace", "workspace"})),
+        ("person", person_names.means_person(key, desc)),
+        ("repo", bool(ws & {"repo", "repository", "repositories"})),
+        ("branch", bool(ws & {"branch", "ref", "head", "base"})),
+        ("dir", bool(ws & {"dir", "directory", "folder"})), ("file", bool(ws & {"filename"}) or {"file", "name"} <= ws),
+        ("path", bool(ws & {"path", "file", "filepath"})),
+        ("city", "city" in ws or (bool(ws & {"location", "origin", "destination", "source", "place", "area"})
+                                  and "city" in split_words(desc))), ("postcode", bool(ws & {"zip", "postcode", "postal"})),
+        ("address", bool(ws & {"address", "street", "location", "site", "office"})),
+        ("company", bool(ws & {"company", "employer"})),
+        ("query", bool(ws & {"q", "query", "search", "keyword", "keywords", "term", "terms"})),
+        ("tag", bool(ws & {"tag", "tags", "label", "labels", "topic", "topics", "category", "genre", "genres"})),
+        ("title", bool(ws & {"title", "subject", "summary", "headline", "caption"}) or ws == {"display", "name"}),
+        ("body", bool(ws & {"body", "description", "comment", "message", "content", "note", "notes", "reason",
+                            "details", "explanation", "text", "instructions", "feedback", "bio"})),
+        ("identifier", bool(ws & {"id", "ids", "number", "code", "ref", "reference", "key", "sku", "slug"})),
+    ]
+    return next((kind for kind, hit in rules if hit), "phrase")
+
+
+_EXAMPLE_LEAD = re.compile(r"(?:\be\.g\.|\bfor example|\bfor instance|\bsuch as)[,:]?\s+", re.IGNORECASE)
+
+
+_QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+
+
+def examples(description: str) -> list[str]:
+    """The example values a description gives ("e.g. 'Cardiology', 'Orthopedics'", "e.g. Chicago, IL",
+    "for example, Xbox, Playstation, PC"): what the parameter holds, in its author's words."""
+    match = _EXAMPLE_LEAD.search(description)
+    if not match:
+        return []
+    rest = description[match.end():]
+    quoted = [a or b for a, b in _QUOTED.findall(rest.split("\n")[0])]
+    if quoted:
+        return [q for q in quoted if not re.search(r"[{}<>=`\d]", q)]  # an example id is the generator's to draw
+    phrase = re.split(r"[.;)\n]|\s(?:for|to|in)\s", rest)[0].strip()
+    if re.fullmatch(r"[A-Z][\w .'-]*, [A-Z]{2}", phrase):  # a city and its state
+        return [phrase]
+    items = [i.strip() for i in re.split(r",\s*|\s+or\s+", phrase) if i.strip()]
+    return [i for i in items if 0 < len(i.split()) <= 4 and not re.search(r"[{}<>=`\d]", i)]  # no codes
