@@ -23,6 +23,7 @@ from utcgen.pipeline.dialogue import arguments as values
 from utcgen.pipeline.dialogue.mentions import mentioned
 from utcgen.pipeline.llm.gateway import Gateway, LLMError, LLMReply
 from utcgen.pipeline.llm.registry import ModelRegistry
+from utcgen.pipeline.llm.requests import CriticRequest, RelevancyRequest, parse_request
 from utcgen.pipeline.settings.config import RunConfig
 from utcgen.pipeline.simulator import judges
 from utcgen.validators import cascade
@@ -556,11 +557,11 @@ def test_judge_prompts_carry_tool_and_transcript() -> None:
 
 
 def judge_relevancy(d: Dialogue) -> dict:
-    return json.loads(judges.relevancy({"dialogue": d.model_dump(mode="json")}, []))
+    return json.loads(judges.relevancy(RelevancyRequest(dialogue=d), []))
 
 
 def judge_critic(d: Dialogue) -> dict:
-    return json.loads(judges.critic({"dialogue": d.model_dump(mode="json")}, []))
+    return json.loads(judges.critic(CriticRequest(dialogue=d), []))
 
 
 def test_offline_relevancy_branches() -> None:
@@ -572,7 +573,8 @@ def test_offline_relevancy_branches() -> None:
     rival = say(say(GOOD, 0, "I need to cancel an existing purchase requisition."), 2, "Cancel it, the existing one.")
     verdict = judge_relevancy(rival)
     assert verdict["relevant"] is False and "more about cancel_purchase_requisition" in verdict["reason"]
-    assert judges.relevancy({}, []) == json.dumps({"relevant": False, "reason": "no dialogue in the judge's state"})
+    with pytest.raises(ValueError, match="dialogue"):  # a judge's request without its dialogue is refused on arrival
+        parse_request({"role": "relevancy"})
 
 
 def test_offline_relevancy_counts_parameter_words_only_beside_functional_ones() -> None:
@@ -635,9 +637,11 @@ def test_offline_critic_refuses_a_user_who_picks_the_tool_by_name() -> None:
 
 _JUDGE_VERDICTS = """
 import json, sys
+from utcgen.pipeline.llm.requests import CriticRequest, RelevancyRequest
 from utcgen.pipeline.simulator import judges
 states = json.load(sys.stdin)
-print(json.dumps([[judges.critic(s, []), judges.relevancy(s, [])] for s in states]))  # the replies as sent
+print(json.dumps([[judges.critic(CriticRequest(**s), []), judges.relevancy(RelevancyRequest(**s), [])]
+                  for s in states]))  # the replies as sent
 """
 
 
