@@ -1,12 +1,13 @@
-"""Prompt templates kept as files in prompts/: version lines, then `=== role` sections.
+"""Prompt templates kept as files in prompts/: version lines, then `=== role` sections, each a Jinja
+template; and the one Jinja set-up that prompts and cards render with (`jinja_environment`).
 
-Placeholders are `{{name}}`, so JSON examples with single braces need no escaping.
-Rendering fails loudly on a missing placeholder: a silently empty prompt is worse.
-
-One template per role: what differs between variants (a phase, a scenario's prompts) is a
-conditional section, `{{#if name}} ... {{else}} ... {{/if}}` (nestable; `else` optional), kept
-when the value `name` is truthy. A tag alone on its line takes its line with it, so a section
-reads as it renders.
+A section is rendered in Jinja's sandbox with undefined names as errors: a silently empty prompt is
+worse than a failed run, and the error names the template's file and the missing name. Values are
+`{{name}}`, so JSON examples with single braces need no escaping. What differs between variants (a
+phase, a scenario's prompts) is a conditional block, `{% if name %} ... {% else %} ... {% endif %}`;
+a block tag alone on its line takes its line with it, so a section reads as it renders. A section
+renders exactly its text: the newlines at its ends are not part of it, and a list of optional lines
+writes `{%- if name +%}` and `{%- endif %}` so that no blank line is left whichever are kept.
 
 Versions: `version: <name>/<n>` records the template under its file name; `version <variant>:
 <name>/<n>` lines (after it, or alone) record variants of the template under their own names, so
@@ -20,8 +21,8 @@ has a file of that name, and the shipped one otherwise, for the code run inside 
 is a context variable, so it holds for the thread or asyncio task that set it and for the tasks
 it starts, and never leaks into another run's jobs sharing the process (a Dask worker, a Prefect
 task thread). Each user template is checked against the shipped one of its name when it is read
-(its sections, and only placeholders the shipped one is given); `template_digests` hashes their
-texts for the resume fingerprint.
+(its sections, and only names the shipped one is given); `template_digests` hashes their texts for
+the resume fingerprint.
 """
 
 from __future__ import annotations
@@ -54,78 +55,32 @@ class PromptError(UtcgenError):
     pass
 
 
-@dataclass(frozen=True)
-class _If:
-    name: str
-    then: tuple[_Node, ...]
-    otherwise: tuple[_Node, ...]
+def jinja_environment(loader: BaseLoader | None = None, autoescape: bool = False) -> SandboxedEnvironment:
+    """The Jinja set-up of every prompt and card: sandboxed (a template is text, never code), an
+    undefined name an error, a block tag alone on its line taking its line, a file's last newline kept."""
+    return SandboxedEnvironment(loader=loader, undefined=StrictUndefined, autoescape=autoescape,
+                                trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
-_Node: TypeAlias = str | _If
-
-
-@dataclass
-class _Frame:
-    cond: str | None
-    then: list[_Node]
-    otherwise: list[_Node] | None = None
-
-    @property
-    def open(self) -> list[_Node]:
-        return self.then if self.otherwise is None else self.otherwise
+_ENV = jinja_environment()
 
 
 @cache
-def _parse_body(source: str, text: str) -> tuple[_Node, ...]:
-    """The section's text as literal runs and conditional blocks (parsed once per text); unbalanced tags
-    fail loudly, naming `source` (the template's file)."""
-    text = _STANDALONE.sub(lambda m: m.group(1), text)
-    stack = [_Frame(None, [])]
-    pos = 0
-    for m in _TAG.finditer(text):
-        if m.start() > pos:
-            stack[-1].open.append(text[pos:m.start()])
-        pos = m.end()
-        top = stack[-1]
-        if m.group(1):
-            stack.append(_Frame(m.group(1), []))
-        elif m.group(2):
-            if top.cond is None or top.otherwise is not None:
-                raise PromptError(f"{source}: '{{{{else}}}}' outside an '{{{{#if}}}}' block")
-            top.otherwise = []
-        else:
-            if top.cond is None:
-                raise PromptError(f"{source}: '{{{{/if}}}}' without an '{{{{#if}}}}'")
-            stack.pop()
-            stack[-1].open.append(_If(top.cond, tuple(top.then), tuple(top.otherwise or ())))
-    if len(stack) > 1:
-        raise PromptError(f"{source}: '{{{{#if {stack[-1].cond}}}}}' is never closed")
-    if pos < len(text):
-        stack[0].open.append(text[pos:])
-    return tuple(stack[0].then)
+def _compiled(where: str, role: str, text: str) -> Template:
+    """A section's text as a Jinja template, compiled once per text; a syntax error names the file,
+    the section and the line within it."""
+    if m := _OLD_TAG.search(text):
+        raise PromptError(f"{where}: section '=== {role}' uses '{m.group(0)}', the block syntax before Jinja; "
+                          "write {% if name %} ... {% else %} ... {% endif %}")
+    try:
+        return _ENV.from_string(text)
+    except TemplateSyntaxError as exc:
+        raise PromptError(f"{where}: section '=== {role}', line {exc.lineno}: {exc.message}") from None
 
 
-def _conditions(nodes: tuple[_Node, ...]) -> set[str]:
-    out: set[str] = set()
-    for node in nodes:
-        if isinstance(node, _If):
-            out |= {node.name} | _conditions(node.then) | _conditions(node.otherwise)
-    return out
-
-
-def _text(nodes: tuple[_Node, ...]) -> str:
-    """Every branch's text, for the placeholders a template may need."""
-    return "".join(n if isinstance(n, str) else _text(n.then) + _text(n.otherwise) for n in nodes)
-
-
-def _resolve(nodes: tuple[_Node, ...], values: dict[str, Any]) -> str:
-    out = []
-    for node in nodes:
-        if isinstance(node, str):
-            out.append(node)
-        else:
-            out.append(_resolve(node.then if values[node.name] else node.otherwise, values))
-    return "".join(out)
+@cache
+def _names(text: str) -> frozenset[str]:
+    return frozenset(meta.find_undeclared_variables(_ENV.parse(text)))
 
 
 @dataclass(frozen=True)
@@ -146,26 +101,17 @@ class Prompt:
 
     @property
     def placeholders(self) -> set[str]:
-        """Every placeholder of every branch, and the conditions' names."""
-        found = set()
-        for _, text in self.sections:
-            nodes = _parse_body(self.where, text)
-            found |= set(_PLACEHOLDER.findall(_text(nodes))) | _conditions(nodes)
-        return found
+        """Every name the template reads, in every branch: the values and the conditions."""
+        return {name for _, text in self.sections for name in _names(text)}
 
     def render(self, **values: Any) -> list[dict[str, str]]:
         out = []
         for role, text in self.sections:
-            nodes = _parse_body(self.where, text)
-            missing = _conditions(nodes) - values.keys()
-            if missing:
-                raise PromptError(f"prompt '{self.name}': no value for the condition(s) {sorted(missing)}")
-            body = _resolve(nodes, values).strip("\n")
-            missing = set(_PLACEHOLDER.findall(body)) - values.keys()
-            if missing:
-                raise PromptError(f"prompt '{self.name}': no value for {sorted(missing)}")
-            out.append((role, _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), body)))
-        return [{"role": role, "content": content} for role, content in out]
+            try:
+                out.append({"role": role, "content": _compiled(self.where, role, text).render(values)})
+            except TemplateRuntimeError as exc:  # an undefined name, or what the sandbox refuses
+                raise PromptError(f"{self.where}, section '=== {role}': {exc.message}") from None
+        return out
 
 
 def parse_prompt(name: str, text: str, source: str = "") -> Prompt:
@@ -182,8 +128,8 @@ def parse_prompt(name: str, text: str, source: str = "") -> Prompt:
     sections = tuple((parts[i], parts[i + 1].strip("\n")) for i in range(1, len(parts), 2))
     if not sections:
         raise PromptError(f"{where}: no '=== system' or '=== user' section")
-    for _, body in sections:
-        _parse_body(where, body)  # unbalanced conditionals fail when the file is read
+    for role, body in sections:
+        _compiled(where, role, body)  # a syntax error fails when the file is read
     return Prompt(name=name, versions=tuple(versions), sections=sections, source=source)
 
 
@@ -266,7 +212,7 @@ def _checked(name: str, source: str, text: str) -> Prompt:
         problems.append(f"{source}: its sections are {', '.join('=== ' + r for r in roles)}; the shipped "
                         f"template has {', '.join('=== ' + r for r in expected)}, and the code reads them in that order")
     if unknown := sorted(used - given):
-        problems.append(f"{source}: unknown placeholder(s) {', '.join('{{' + u + '}}' for u in unknown)}; "
+        problems.append(f"{source}: unknown name(s) {', '.join(unknown)}; "
                         f"this template is given {', '.join(sorted(given)) or 'none'}")
     if problems:
         raise InputError(problems)
@@ -308,8 +254,6 @@ def prompts_from(folder: str | Path | None) -> Iterator[None]:
 def export_prompts(folder: str | Path, force: bool = False) -> list[Path]:
     """Writes the shipped templates into `folder` (made if missing), to edit and name as `prompts_dir`;
     refuses to replace any existing file unless `force`. Returns the files written."""
-    from ..core.files import write_atomic
-
     folder = Path(folder)
     targets = {name: folder / f"{name}.txt" for name in shipped_names()}
     if not force and (present := [str(p) for p in targets.values() if p.exists()]):

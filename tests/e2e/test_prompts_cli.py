@@ -45,7 +45,7 @@ def test_show_user_prints_the_opening_prompt_of_the_sampled_job(user_prompt: dic
     for name in job["candidates"]:  # the seed tool and the look-alikes the assistant may confuse it with
         assert f'"name": "{name}"' in text
     assert "(nothing yet: you open the conversation)" in text  # the opening turn
-    assert "{{" not in text
+    assert "{{" not in text and "{%" not in text
     schema = user_prompt["response_format"]
     assert schema["type"] == "json_schema" and schema["json_schema"]["schema"]["required"] == ["message"]
     assert user_prompt["tools"] is None
@@ -80,12 +80,13 @@ def test_show_assistant_in_argument_filling_on_an_openapi_catalog(tmp_path: Path
 def test_a_malformed_template_is_an_error_naming_the_file(tmp_path: Path) -> None:
     folder = tmp_path / "mine"
     folder.mkdir()
-    (folder / "user.txt").write_text("version: user/9\n=== system\n{{#if tool_selection}}\nnever closed\n",
+    (folder / "user.txt").write_text("version: user/9\n=== system\n{% if tool_selection %}\nnever closed\n",
                                      encoding="utf-8")
     result = utcgen(tmp_path, "prompts", "show", "--role", "user", "--prompts-dir", str(folder))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
-        f"error: {folder / 'user.txt'}: '{{{{#if tool_selection}}}}' is never closed")
+        f"error: {folder / 'user.txt'}: section '=== system', line 2: Unexpected end of template. Jinja was looking "
+        "for the following tags: 'elif' or 'else' or 'endif'. The innermost block that needs to be closed is 'if'.")
 
 
 def test_export_then_an_edited_copy_as_prompts_dir_shapes_a_generate_run(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def test_prompt_rendering_is_strict():
     prompt = parse_prompt("t", "version: t/1\n=== system\nHello {{name}} {\"json\": 1}\n=== user\n{{x}}")
     assert prompt.render(name="A", x="B") == [{"role": "system", "content": 'Hello A {"json": 1}'},
                                               {"role": "user", "content": "B"}]
-    with pytest.raises(PromptError, match="no value for"):
+    with pytest.raises(PromptError, match=r"^prompts/t.txt, section '=== user': 'x' is undefined$"):
         prompt.render(name="A")
     with pytest.raises(PromptError, match="version"):
         parse_prompt("t", "=== system\nhi")

@@ -72,12 +72,17 @@ def test_a_malformed_template_is_refused_naming_its_file(tmp_path: Path) -> None
     folder = tmp_path / "mine"
     folder.mkdir()
     path = folder / "critique.txt"
-    path.write_text("version: critique/9\n=== system\n{{#if scenario}}\nunclosed\n=== user\n{{transcript}}\n",
+    path.write_text("version: critique/9\n=== system\n{% if scenario %}\nunclosed\n=== user\n{{transcript}}\n",
                     encoding="utf-8")
-    with pytest.raises(InputError, match=rf"{path}: '{{{{#if scenario}}}}' is never closed"):
+    with pytest.raises(InputError, match=rf"{path}: section '=== system', line 2: Unexpected end of template"):
+        prompts_from(folder).__enter__()
+    path.write_text("version: critique/9\n=== system\n{{#if scenario}}\nold\n{{/if}}\n=== user\n{{transcript}}\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{path}: section '=== system' uses '{{{{#if scenario}}}}', the block syntax "
+                                         r"before Jinja; write \{% if name %\}"):
         prompts_from(folder).__enter__()
     path.write_text("version: critique/9\n=== system\nJudge {{colour}}.\n=== user\n{{transcript}}\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"{path}: unknown placeholder\(s\) {{{{colour}}}}; this template is given "):
+    with pytest.raises(InputError, match=rf"{path}: unknown name\(s\) colour; this template is given "):
         RunConfig(prompts_dir=str(folder)).fingerprint()
     path.write_text("=== system\nno version line\n", encoding="utf-8")
     with pytest.raises(InputError, match=rf"{path}: first line must be 'version"):

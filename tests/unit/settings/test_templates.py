@@ -46,17 +46,17 @@ TEMPLATE = """version: t/1
 version t_variant: t-variant/4
 === system
 Always.
-{{#if a}}
+{% if a %}
 A is {{value}}.
-{{#if b}}
+  {% if b %}
 And B.
-{{else}}
+  {% else %}
 Not B.
-{{/if}}
-{{else}}
+  {% endif %}
+{% else %}
 Not A.
-{{/if}}
-Inline {{#if b}}b{{else}}no b{{/if}}.
+{% endif %}
+Inline {% if b %}b{% else %}no b{% endif %}.
 === user
 {{transcript}}"""
 
@@ -76,16 +76,36 @@ def test_conditional_sections_keep_the_lines_of_the_branch_taken(a: bool, b: boo
 def test_a_placeholder_is_needed_only_in_the_branch_taken() -> None:
     prompt = parse_prompt("t", TEMPLATE)
     assert prompt.render(a=False, b=False, transcript="")[0]["content"].startswith("Always.")
-    with pytest.raises(PromptError, match="value"):
+    with pytest.raises(PromptError, match=r"^prompts/t.txt, section '=== system': 'value' is undefined$"):
         prompt.render(a=True, b=False, transcript="")
-    with pytest.raises(PromptError, match=r"condition.*'b'"):
+    with pytest.raises(PromptError, match=r"'b' is undefined"):
         prompt.render(a=True, value=1, transcript="")
 
 
-@pytest.mark.parametrize("body", ["{{#if a}}open", "{{/if}}", "{{else}}", "{{#if a}}x{{else}}y{{else}}z{{/if}}"])
+def test_a_list_of_optional_lines_leaves_no_blank_line() -> None:
+    """The rules prompts' form: each kept line under the heading, none left over at either end."""
+    prompt = parse_prompt("t", "version: t/1\n=== system\nChecks:\n{%- if a +%}\n- A\n{%- endif %}\n"
+                               "{%- if b +%}\n- B {{x}}\n{%- endif %}\n")
+    assert [prompt.render(a=a, b=b, x="\n")[0]["content"] for a, b in ((1, 1), (0, 1), (1, 0), (0, 0))] == [
+        "Checks:\n- A\n- B \n", "Checks:\n- B \n", "Checks:\n- A", "Checks:"]
+
+
+@pytest.mark.parametrize("body", ["{% if a %}open", "{% endif %}", "{% else %}", "{% if a %}x{% else %}y{% else %}z{% endif %}"])
 def test_unbalanced_conditionals_fail_when_the_file_is_read(body: str) -> None:
-    with pytest.raises(PromptError, match="prompts/t.txt"):
+    with pytest.raises(PromptError, match=r"prompts/t.txt: section '=== system', line 1"):
         parse_prompt("t", f"version: t/1\n=== system\n{body}")
+
+
+def test_the_block_syntax_before_jinja_is_refused_saying_what_to_write() -> None:
+    with pytest.raises(PromptError, match=r"prompts/t.txt: section '=== system' uses '\{\{#if a\}\}'.*\{% if name %\}"):
+        parse_prompt("t", "version: t/1\n=== system\n{{#if a}}\nx\n{{/if}}")
+
+
+def test_a_template_runs_in_the_sandbox() -> None:
+    """A template is text: it cannot reach Python's internals through a value."""
+    prompt = parse_prompt("t", "version: t/1\n=== system\n{{ x.__class__.__mro__ }}")
+    with pytest.raises(PromptError, match=r"prompts/t.txt, section '=== system': access to attribute '__class__'.*unsafe"):
+        prompt.render(x="")
 
 
 @pytest.mark.parametrize("phase", ["tool_selection", "argument_filling"])

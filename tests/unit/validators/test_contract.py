@@ -79,8 +79,8 @@ def test_the_contract_fails_when_one_rule_instruction_is_removed(tmp_path: Path)
     shutil.copytree(shipped("prompts"), folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     rules = folder / "rules_user.txt"
     text = rules.read_text()
-    start = text.index("{{#if name_leak}}")
-    rules.write_text(text[:start] + text[text.index("{{/if}}", start) + len("{{/if}}\n"):])
+    start = text.index("{%- if name_leak +%}")
+    rules.write_text(text[:start] + text[text.index("{%- endif %}", start) + len("{%- endif %}\n"):])
     with prompts_from(folder):
         missing = untold()
     assert missing and all(m.startswith("name_leak -> user") for m in missing), missing
