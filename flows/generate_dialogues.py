@@ -161,15 +161,8 @@ def generate_dialogues(
 
     logger = get_run_logger()
     start = time.monotonic()
-    cfg = load_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},
-                      model=model, models=models)
-    cfg.workdir = cfg.workdir or os.getcwd()  # tasks on Dask workers started elsewhere read the same files
-    if max_cost is not None:
-        cfg.budget.max_cost_usd = max_cost
-    if max_tokens is not None:
-        cfg.budget.max_tokens = max_tokens
-    if problems := check_models(ModelRegistry.from_config(cfg)):  # before any task: a missing key would fail every one of them
-        raise InputError(problems)
+    cfg = _flow_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},
+                       model, models, max_cost, max_tokens)
     if batch_size < 1:
         raise InputError("batch_size must be at least 1")
     n, out_dir = cfg.num_dialogues, Path(cfg.out)
@@ -178,6 +171,47 @@ def generate_dialogues(
     logger.info("%d dialogues -> %s (backend %s, catalog %s, runner %s); %d jobs already journaled",
                 n, out_dir, cfg.backend(), cfg.catalog, task_runner, jobs_before)
     payload = cfg.model_dump(mode="json")
+    waves = _run_waves(cfg, journal, payload, task_runner, dask_address, dask_workers, batch_size)
+    jobs_done = journal.count()
+    journal.touch()
+    wall = journal.wall_time_s()  # this run and the ones it resumed, overlaps counted once
+    summary = export_dataset_task(payload, wall)
+    stats = json.loads(Path(summary["stats_path"]).read_text(encoding="utf-8"))
+    usage = stats.get("usage", {})
+    create_markdown_artifact(
+        markdown=summary_markdown(stats, summary["out_dir"], waves, jobs_done, task_runner),
+        key=ARTIFACT_KEY,
+        description=f"utcgen: {summary['accepted']} dialogues in {summary['out_dir']}",
+    )
+    logger.info("done: %d accepted, %d rejected attempts, %d SFT rows, %s tokens, $%.4f in %.1fs -> %s",
+                summary["accepted"], summary["rejected"], summary["sft_rows"], usage.get("total_tokens"),
+                usage.get("cost_usd", 0.0), time.monotonic() - start, summary["out_dir"])
+    return {**summary, "waves": waves, "jobs": jobs_done, "tokens": usage.get("total_tokens"),
+            "cost_usd": usage.get("cost_usd"), "wall_time_s": wall}
+
+
+def _flow_config(config: str | None, overrides: dict[str, Any], model: str | None, models: dict[str, str] | None,
+                 max_cost: float | None, max_tokens: int | None) -> RunConfig:
+    """The run config with the flow's parameters over it, checked before any task starts: a missing
+    key would fail every one of them."""
+    cfg = load_config(config, overrides, model=model, models=models)
+    cfg.workdir = cfg.workdir or os.getcwd()  # tasks on Dask workers started elsewhere read the same files
+    if max_cost is not None:
+        cfg.budget.max_cost_usd = max_cost
+    if max_tokens is not None:
+        cfg.budget.max_tokens = max_tokens
+    if problems := check_models(ModelRegistry.from_config(cfg)):
+        raise InputError(problems)
+    return cfg
+
+
+def _run_waves(cfg: RunConfig, journal: Journal, payload: dict[str, Any], task_runner: str,
+               dask_address: str | None, dask_workers: int, batch_size: int) -> int:
+    """Runs the library's waves of seed jobs as mapped batch tasks; returns the wave count. The task
+    runner starts with the first wave (a finished run needs no cluster). A run stopped for its budget
+    or low acceptance exports the finished jobs' dialogues, then fails."""
+    logger = get_run_logger()
+    n = cfg.num_dialogues
     with ExitStack() as stack:
         runner: TaskRunner | None = None
 
@@ -202,31 +236,14 @@ def generate_dialogues(
         try:
             work = SeedJobs(journal, n, cfg.synthesis.stop_after_same_rejections, AcceptanceRule.of(cfg),
                             light=True)
-            waves = run_waves(work, run_wave,
-                              batch_size=batch_size, parallelism=dask_workers if task_runner == "dask" else 1,
-                              budget=Budget.of(cfg.budget), on_wave=on_wave)
+            return run_waves(work, run_wave,
+                             batch_size=batch_size, parallelism=dask_workers if task_runner == "dask" else 1,
+                             budget=Budget.of(cfg.budget), on_wave=on_wave)
         except RunStopped as exc:  # budget or low acceptance: the folder gets the finished jobs' dialogues, then the flow fails
             logger.error("%s", exc)
             journal.touch()
             export_dataset_task(payload, journal.wall_time_s())
             raise
-    jobs_done = journal.count()
-    journal.touch()
-    wall = journal.wall_time_s()  # this run and the ones it resumed, overlaps counted once
-    summary = export_dataset_task(payload, wall)
-    stats = json.loads(Path(summary["stats_path"]).read_text(encoding="utf-8"))
-    usage = stats.get("usage", {})
-    create_markdown_artifact(
-        markdown=summary_markdown(stats, summary["out_dir"], waves, jobs_done, task_runner),
-        key=ARTIFACT_KEY,
-        description=f"utcgen: {summary['accepted']} dialogues in {summary['out_dir']}",
-    )
-    logger.info("done: %d accepted, %d rejected attempts, %d SFT rows, %s tokens, $%.4f in %.1fs -> %s",
-                summary["accepted"], summary["rejected"], summary["sft_rows"], usage.get("total_tokens"),
-                usage.get("cost_usd", 0.0), time.monotonic() - start, summary["out_dir"])
-    return {**summary, "waves": waves, "jobs": jobs_done, "tokens": usage.get("total_tokens"),
-            "cost_usd": usage.get("cost_usd"), "wall_time_s": wall}
-
 
 if __name__ == "__main__":
     generate_dialogues()
