@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -24,9 +25,9 @@ from tests.support.paths import REPO
 
 pytestmark = pytest.mark.slow
 
-# Repository folder -> installed package, as pyproject's [tool.setuptools] package-dir says.
-PACKAGE_DIRS = {"pipeline": "utcgen/pipeline", "validators": "utcgen/validators", "flows": "utcgen/flows",
-                "prompts": "utcgen/prompts", "catalog": "utcgen/catalog", "configs": "utcgen/configs"}
+# Repository folder -> installed package, from the one package list (setup.py reads it from the tree).
+PACKAGES = runpy.run_path(str(REPO / "setup.py"), run_name="utcgen_setup")["packages"]()
+PACKAGE_DIRS = {name.split(".")[1]: name.replace(".", "/") for name in PACKAGES if name.count(".") == 1}
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache",
                                     ".state", "output", "out")
 
@@ -120,6 +121,9 @@ def test_wheel_holds_only_the_utcgen_namespace_with_every_source_and_data_file(i
     assert any(re.fullmatch(r"utcgen/catalog/tools/[^/]+\.json", n) for n in names)
     assert any(re.fullmatch(r"utcgen/prompts/[^/]+\.txt", n) for n in names)
     assert re.search(r"^utcgen\s*=\s*utcgen\.pipeline\.cli:main$", entry_points, re.M), entry_points
+    shipped = {n.rsplit("/", 1)[0].replace("/", ".") for n in names if not n.startswith("utcgen-")}
+    assert shipped == set(PACKAGES), f"packages in the wheel differ from setup.py's: {sorted(shipped ^ set(PACKAGES))}"
+    assert "utcgen/setup.py" not in names
 
 
 def test_fresh_venv_imports_the_installed_wheel_not_the_checkout(installed):
