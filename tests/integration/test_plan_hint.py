@@ -31,28 +31,30 @@ def _ask(text: str, phase: str = "argument_filling") -> Message:
     return Message(role="assistant", content=text, phase=phase)
 
 
+# The fifth argument: whether the opening names the tool (the scenario type's tool_known_from_opening;
+# a parameter fault does, disambiguation and an unavailable tool do not).
 def test_advice_follows_what_the_user_has_said() -> None:
     opening = [_user("I need to order some material for our plant.")]
     # two look-alikes, nothing settled: tell the tools apart first
-    assert next_question(SEED, [SEED, OTHER], GOLD, opening, "disambiguation", NONE, "tool_selection") == (TOOL, "")
+    assert next_question(SEED, [SEED, OTHER], GOLD, opening, False, NONE, "tool_selection") == (TOOL, "")
     # the tool settled: ask for an open-domain value that has not been given
-    q = next_question(SEED, [SEED, OTHER], GOLD, opening, "disambiguation", NONE, "argument_filling")
+    q = next_question(SEED, [SEED, OTHER], GOLD, opening, False, NONE, "argument_filling")
     assert q is not None and q is not False and q[0] == SEED.name
     told = opening + [_ask("Which material and how many?"), _user("MAT-10442, 40 of them.")]
-    assert next_question(SEED, [SEED, OTHER], GOLD, told, "disambiguation", NONE, "argument_filling") == \
+    assert next_question(SEED, [SEED, OTHER], GOLD, told, False, NONE, "argument_filling") == \
         (SEED.name, "plant_code")
     everything = told + [_ask("Which plant?"), _user("Plant DE01.")]
-    assert next_question(SEED, [SEED, OTHER], GOLD, everything, "disambiguation", NONE, "argument_filling") is None
+    assert next_question(SEED, [SEED, OTHER], GOLD, everything, False, NONE, "argument_filling") is None
     # the needed tool is not offered: nothing to plan, no advice
-    assert next_question(SEED, [OTHER], GOLD, opening, "unavailable_tool", NONE, "tool_selection") is False
+    assert next_question(SEED, [OTHER], GOLD, opening, False, NONE, "tool_selection") is False
 
 
 def test_a_fault_value_asked_and_answered_is_settled() -> None:
     fault = ScenarioInfo(fault=InputFault(kind="parameter", original="x", faulted="y", arg="quantity", decoy=4))
     opening = [_user("Order MAT-10442, 40 or 4 units, for plant DE01.")]
-    assert next_question(SEED, [SEED], GOLD, opening, "input_fault", fault, "argument_filling") == (SEED.name, "quantity")
+    assert next_question(SEED, [SEED], GOLD, opening, True, fault, "argument_filling") == (SEED.name, "quantity")
     answered = opening + [_ask("Is the quantity 40 or 4?"), _user("40.")]
-    assert next_question(SEED, [SEED], GOLD, answered, "input_fault", fault, "argument_filling") is None
+    assert next_question(SEED, [SEED], GOLD, answered, True, fault, "argument_filling") is None
 
 
 def test_the_note_names_an_argument_only_once_the_tool_is_chosen() -> None:
