@@ -23,12 +23,13 @@ from .flatten import dialogue_row, rejected_row
 from .folder import SHARD, DatasetFolder, finite
 from .lengths import Lengths
 from .plots import render_plots
-from .preference import PATTERNS, preference_rows
+from .preference import preference_rows
 from .rows import CONFIGS, DEFAULT_SFT_FORMAT, schema
 from .run_info import RunInfo
 from .shards import SHARD_BYTES, ShardWriter
 from .slicing import slice_dialogue
 from .stats import StatsBuilder
+from .wrong_turns import PATTERNS
 
 ATTEMPTS_KEPT = 16  # rejected attempts per seed tool held for the preference config's run_attempt pattern
 

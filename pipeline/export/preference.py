@@ -11,13 +11,12 @@ and the pattern, so an export is the same every time.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 from ..core.records import Dialogue, Message
 from .rows import DEFAULT_SFT_FORMAT, PreferenceRow
 from .slicing import chat_message, slice_dialogue
-from .wrong_turns import MAKERS, PATTERNS, Turn
+from .wrong_turns import MAKERS, Turn
 
 
 def _same(a: Message, b: Message) -> bool:
@@ -71,9 +70,3 @@ def preference_rows(accepted: Iterable[Dialogue], rejected: Iterable[Dialogue] =
                                          pattern=pattern, action=row.action, tools=row.tools, prompt=row.prompt,
                                          chosen=row.completion, rejected=[chat_message(message, sft_format)]))
     return out
-
-
-def pattern_counts(rows: Iterable[PreferenceRow]) -> dict[str, int]:
-    """Rows per pattern, every pattern listed (zero included) in PATTERNS order."""
-    counts = Counter(r.pattern for r in rows)
-    return {p: counts[p] for p in PATTERNS}

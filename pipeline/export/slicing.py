@@ -22,7 +22,6 @@ In both formats ``tools`` holds the candidates as function spec objects.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from ..core.records import Dialogue, Message, Tool
@@ -99,13 +98,4 @@ def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> 
                 )
             )
         history.append(turn)
-    return rows
-
-
-def slice_dialogues(dialogues: Iterable[Dialogue], sft_format: str = DEFAULT_SFT_FORMAT) -> list[SftRow]:
-    """Slices of the accepted dialogues only: rejected ones never reach training."""
-    rows: list[SftRow] = []
-    for dialogue in dialogues:
-        if dialogue.accepted:
-            rows.extend(slice_dialogue(dialogue, sft_format))
     return rows

@@ -137,10 +137,6 @@ def registry_of(models: ModelRegistry | RunConfig) -> ModelRegistry:
     return models if isinstance(models, ModelRegistry) else ModelRegistry.from_config(models)
 
 
-def effective_settings(models: ModelRegistry | RunConfig) -> tuple[LLMSettings, int | None]:
-    return registry_of(models).effective()
-
-
 def is_local(api_base: str | None) -> bool:
     """True for a server on this machine (127.0.0.1, localhost, ::1)."""
     if not api_base:

@@ -16,7 +16,7 @@ from utcgen.pipeline.dialogue.mentions import mentioned
 from utcgen.pipeline.dialogue.said import user_said
 from utcgen.pipeline.dialogue.shortcuts import key_hits
 from utcgen.pipeline.export.dataset import load_split
-from utcgen.pipeline.export.preference import pattern_counts, preference_rows
+from utcgen.pipeline.export.preference import preference_rows
 from utcgen.pipeline.export.wrong_turns import PATTERNS, invented_key
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -103,7 +103,8 @@ def test_rows_are_the_same_on_every_export(run: dict[str, Any]) -> None:
     again = preference_rows(run["accepted"], [d for d in every if not d.accepted])
     assert [r.model_dump() for r in first] == [r.model_dump() for r in again]
     assert len(first) == run["preference"].num_rows
-    assert pattern_counts(first) == run["stats"]["preference"]["patterns"]
+    counts = Counter(r.pattern for r in first)
+    assert run["stats"]["preference"]["patterns"] == {p: counts[p] for p in PATTERNS}
 
 
 def test_a_rejected_attempt_with_the_same_prefix_becomes_a_run_attempt_row(run: dict[str, Any]) -> None:
@@ -138,10 +139,10 @@ def test_json_format_rows_hold_the_wrong_turn_as_the_json_reply(run: dict[str, A
     """In the `json` sft format the rejected turn is the same JSON reply protocol as the chosen one, and the
     reward reads both."""
     from utcgen import reward_function
-    from utcgen.pipeline.export.slicing import slice_dialogues
+    from utcgen.pipeline.export.slicing import slice_dialogue
 
     accepted = run["accepted"][:12]
-    gold = {(r.dialogue_id, r.turn_index): r for r in slice_dialogues(accepted, "json")}
+    gold = {(r.dialogue_id, r.turn_index): r for r in (r for d in accepted for r in slice_dialogue(d, "json"))}
     rows = preference_rows(accepted, [], "json")
     assert rows
     for row in rows:

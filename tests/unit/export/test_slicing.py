@@ -15,7 +15,7 @@ from tests.support.factories import make_dialogue, make_distractors, make_genera
 from utcgen.pipeline.core.records import Dialogue, Message, ToolCall
 from utcgen.pipeline.export.column_types import storage_row
 from utcgen.pipeline.export.rows import schema
-from utcgen.pipeline.export.slicing import build_system_prompt, chat_message, slice_dialogue, slice_dialogues
+from utcgen.pipeline.export.slicing import build_system_prompt, chat_message, slice_dialogue
 from utcgen.pipeline.settings.templates import load_prompt
 
 
@@ -207,15 +207,6 @@ def test_zero_argument_filling_turns() -> None:
     assert json.loads(rows[-1]["completion"][0]["content"])["tool_calls"][0]["arguments"] == d.gold_arguments
     chat = _rows(d, "chat")
     assert chat[-1]["completion"][0]["tool_calls"][0]["function"]["arguments"] == d.gold_arguments
-
-
-def test_slice_dialogues_skips_rejected() -> None:
-    ok = make_dialogue(id="ok", argument_filling_turns=2)
-    bad = make_dialogue(id="bad", fail_at="critique")
-    for sft_format in ("chat", "json"):
-        rows = slice_dialogues([ok, bad], sft_format)
-        assert {r.dialogue_id for r in rows} == {"ok"}
-        assert len(rows) == 4
 
 
 def test_template_parses_with_the_project_prompt_loader() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -274,21 +275,23 @@ def test_the_cache_key_is_made_of_everything_sent(tmp_path: Path) -> None:
 
 
 def test_local_servers_get_a_low_start_and_a_longer_timeout_unless_set() -> None:
-    from utcgen.pipeline.llm.registry import LOCAL_START_IN_FLIGHT, LOCAL_TIMEOUT, effective_settings
+    from utcgen.pipeline.llm.registry import LOCAL_START_IN_FLIGHT, LOCAL_TIMEOUT, ModelRegistry
 
     models = {r: "openai/m" for r in ("goal", "slots", "user", "assistant", "relevancy", "critic")}
-    settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "http://localhost:8080/v1"}))
+
+    def effective(**llm: Any) -> tuple[Any, int | None]:
+        """The gateway's settings and first in-flight limit, as the gateway asks the registry for them."""
+        return ModelRegistry.from_config(RunConfig(models=models, llm=llm)).effective()
+
+    settings, start = effective(api_base="http://localhost:8080/v1")
     assert (settings.timeout, start) == (LOCAL_TIMEOUT, LOCAL_START_IN_FLIGHT)
-    settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "http://localhost:8080/v1",
-                                                                       "timeout": 20, "max_in_flight": 8}))
+    settings, start = effective(api_base="http://localhost:8080/v1", timeout=20, max_in_flight=8)
     assert (settings.timeout, start) == (20, LOCAL_START_IN_FLIGHT)  # a lower maximum keeps the low start
-    settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "http://localhost:8080/v1",
-                                                                       "start_in_flight": 64, "max_in_flight": 8}))
+    settings, start = effective(api_base="http://localhost:8080/v1", start_in_flight=64, max_in_flight=8)
     assert start == 8  # an explicit start, never above the maximum
-    settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "https://api.example.com/v1"}))
+    settings, start = effective(api_base="https://api.example.com/v1")
     assert (settings.timeout, start) == (60, None)
-    settings, start = effective_settings(RunConfig(models=models, llm={"api_base": "https://api.example.com/v1",
-                                                                       "start_in_flight": 4}))
+    settings, start = effective(api_base="https://api.example.com/v1", start_in_flight=4)
     assert start == 4
 
 
