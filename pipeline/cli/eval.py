@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import InputError
+from ..core.progress import Progress
 from ..settings.models import OFFLINE_MODEL
 from .checks import field, number, pair
 
@@ -79,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--config", metavar="PATH", help="YAML run config for the judge-side calls (llm settings)")
     r.add_argument("--allow-config-change", action="store_true",
                    help="resume into an --out made with other settings")
-    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--no-progress", action="store_true", help="no progress: no bar on a terminal, no progress lines in a log")
     r.set_defaults(func=run)
 
     i = eval_sub.add_parser("import", help="import a benchmark from another format (BFCL)",
@@ -203,33 +204,19 @@ def compare(args: argparse.Namespace) -> int:
 
 
 class _Bar:
-    """A tqdm bar over cases that moves with every model call: calls, tokens, cost and in-flight counts."""
+    """Cases evaluated as the run's progress (`core.progress`), moved by every model call: calls, tokens,
+    cost and in-flight counts beside the count."""
 
     def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.bar = None
-        self._last = 0.0
-        self._done = -1
+        self.progress = Progress(None, name="eval", counted="evaluated", desc="evaluated", unit="case",
+                                 enabled=enabled)
 
     def update(self, p) -> None:
-        if not self.enabled:
-            return
-        from tqdm import tqdm
-
-        if self.bar is None:
-            self.bar = tqdm(total=p.target, unit="case", desc="evaluated", file=sys.stderr, dynamic_ncols=True)
-        now = time.monotonic()
-        if p.done == self._done and now - self._last < 0.1:
-            return
-        self._last, self._done = now, p.done
-        self.bar.n = p.done
         u = p.spent
-        self.bar.set_postfix_str(f"calls {u.calls:,} ({p.calls_in_flight} in flight), cases in flight "
-                                 f"{p.in_flight}, tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
-                                 + (f", errors {p.errors}" if p.errors else "")
-                                 + (f", resumed {p.resumed}" if p.resumed else ""), refresh=False)
-        self.bar.refresh()
+        self.progress.update(p.done, f"calls {u.calls:,} ({p.calls_in_flight} in flight), cases in flight "
+                                     f"{p.in_flight}, tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
+                                     + (f", errors {p.errors}" if p.errors else "")
+                                     + (f", resumed {p.resumed}" if p.resumed else ""), total=p.target)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.progress.close()

@@ -7,6 +7,7 @@ import asyncio
 import sys
 import time
 
+from ..core.progress import Progress
 from ..settings.config import BudgetSettings, ExportSettings, RunConfig
 from ..settings.models import LLMSettings
 from .checks import check_catalog_nesting, check_tokenizer, choices, field, number, quiet_progress_bars
@@ -52,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write into an existing, non-empty --out that is not a utcgen run folder (its README.md and "
                         "stats.json are replaced; files utcgen did not write are never deleted)")
     p.add_argument("--no-progress", action="store_true",
-                   help="no progress bar, none of the embedding model's loading bars either")
+                   help="no progress: no bar on a terminal, no progress lines in a log, none of the embedding "
+                        "model's loading bars either")
     p.add_argument("--sft-format", choices=choices(ExportSettings, "sft_format"),
                    help="sft rows: chat (native tool_calls and reasoning_content, default) or json (one JSON reply)")
     p.add_argument("--tokenizer", metavar="PATH",
@@ -61,7 +63,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 ESTIMATE_JOBS = 3
-LOG_EVERY_S = 30.0  # --no-progress: a status line this often
 
 
 def run(args: argparse.Namespace) -> int:
@@ -194,47 +195,27 @@ async def _sample(engine, jobs: int):
 
 
 class _Bar:
-    """A tqdm bar over accepted dialogues that moves with every LLM call: calls, tokens, cost,
-    calls in flight and retries alongside (redrawn at most ten times a second)."""
+    """Accepted dialogues as the run's progress (`core.progress`), moved by every LLM call: calls,
+    tokens, cost, calls in flight and retries beside the count."""
 
     def __init__(self, total: int, enabled: bool) -> None:
-        from tqdm import tqdm
-
-        self.bar = tqdm(total=total, unit="dlg", desc="accepted", disable=not enabled, file=sys.stderr,
-                        dynamic_ncols=True)
-        self.enabled = enabled
-        self._last = 0.0
-        self._accepted = -1
-        self._start = self._logged = time.monotonic()
+        self.progress = Progress(total, name="generate", counted="accepted", desc="accepted", unit="dlg",
+                                 enabled=enabled)
 
     def update(self, p) -> None:
-        if not self.enabled:  # a status line every LOG_EVERY_S seconds instead
-            if (now := time.monotonic()) - self._logged >= LOG_EVERY_S:
-                self._logged = now
-                print(p.status(now - self._start), file=sys.stderr, flush=True)
-            return
-        now = time.monotonic()
-        if p.accepted == self._accepted and now - self._last < 0.1:
-            return
-        self._last, self._accepted = now, p.accepted
-        self.bar.n = min(p.accepted, p.target)
         u = p.spent if p.spent.calls else p.usage
-        self.bar.set_postfix_str(f"rejected {p.rejected}, calls {u.calls:,} ({p.calls_in_flight} in flight, "
-                                 f"{p.retries} retries), tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
-                                 + (f", resumed {p.resumed} jobs" if p.resumed else "")
-                                 + (f"; {p.note.upper()}" if p.note else ""), refresh=False)
-        self.bar.refresh()
+        self.progress.update(p.accepted, f"rejected {p.rejected}, calls {u.calls:,} ({p.calls_in_flight} in flight, "
+                                         f"{p.retries} retries), tokens {u.total_tokens:,}, cost ${u.cost_usd:.4f}"
+                                         + (f", resumed {p.resumed} jobs" if p.resumed else "")
+                                         + (f"; {p.note.upper()}" if p.note else ""))
 
     def finish(self, accepted: int, rejected: int) -> None:
         """The exported counts: jobs that finished past the N-th accepted dialogue are not in the dataset,
         nor are their rejected attempts, so the running count can be higher than the summary's."""
-        if self.enabled:
-            self.bar.n = min(accepted, self.bar.total or accepted)
-            postfix = str(self.bar.postfix or "")
-            tail = postfix.split(", ", 1)[1] if postfix.startswith("rejected ") and ", " in postfix else postfix
-            self.bar.set_postfix_str(f"rejected {rejected}" + (f", {tail}" if tail else ""), refresh=False)
-            self.bar.refresh()
+        note = self.progress.note
+        tail = note.split(", ", 1)[1] if note.startswith("rejected ") and ", " in note else note
+        self.progress.update(accepted, f"rejected {rejected}" + (f", {tail}" if tail else ""), force=True)
         self.close()
 
     def close(self) -> None:
-        self.bar.close()
+        self.progress.close()

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from ..core.files import write_atomic
+from ..core.progress import Progress, is_terminal
 from .model import DIMENSION, model_id, model_path, openvino_versions
 
 _MAX_SHARDS = 64
@@ -146,7 +146,7 @@ class Embedder:
             if self.backend != "torch":
                 return model.encode(texts, batch_size=self.batch_size)
             return model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=show_progress and not _bars_off())
+                                show_progress_bar=show_progress and not _bars_off() and is_terminal(sys.stderr))
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
         keys = [text_key(t) for t in texts]
@@ -162,19 +162,21 @@ class Embedder:
             todo = list(missing)
             first = [missing[k][0] for k in todo]
             chunk = 8192  # persist progress in chunks so a kill loses little work
-            # sentence-transformers draws its own bar; the other backends are counted a chunk at a time
-            with self._progress_bar(len(todo), show_progress and self.backend != "torch") as bar:
+            # sentence-transformers draws its own bar (on a terminal only); the other backends are counted
+            # a chunk at a time
+            with self._progress(len(todo), show_progress and self.backend != "torch") as bar:
                 for start in range(0, len(todo), chunk):
                     part = todo[start : start + chunk]
                     vecs = self._run([texts[i] for i in first[start : start + chunk]], show_progress).astype(np.float32)
                     self.cache.put_many(part, vecs)
                     for key, vec in zip(part, vecs):
                         out[missing[key]] = vec
-                    bar.update(len(part))
+                    bar.advance(len(part))
             self.computed += len(todo)
         return out
 
-    def _progress_bar(self, total: int, show: bool) -> Any:
-        """A bar on stderr when `show`, and not under TQDM_DISABLE (`_bars_off`); else one that draws nothing."""
-        return tqdm(total=total, unit="text", desc=f"embedding ({self.backend})", file=sys.stderr,
-                    disable=not show or _bars_off())
+    def _progress(self, total: int, show: bool) -> Progress:
+        """Texts embedded (`core.progress`) when `show`, and not under TQDM_DISABLE (`_bars_off`); else a
+        display that shows nothing."""
+        return Progress(total, name=f"embedding ({self.backend})", counted="texts", desc=f"embedding ({self.backend})",
+                        unit="text", enabled=show and not _bars_off())

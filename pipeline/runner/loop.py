@@ -43,14 +43,6 @@ class RunProgress(BaseModel):
     retries: int = 0
     note: str = ""  # a warning the work sets for the display (e.g. very low acceptance)
 
-    def status(self, elapsed_s: float) -> str:
-        """One line of where the run is, for a log without a progress bar (`--no-progress`)."""
-        u = self.spent if self.spent.calls else self.usage
-        line = (f"progress: {self.accepted} of {self.target} accepted, {self.rejected} rejected attempts, "
-                f"{u.calls:,} calls ({self.retries} retries), {u.total_tokens:,} tokens, ${u.cost_usd:.4f} "
-                f"after {elapsed_s:.0f}s")
-        return f"{line}; {self.note}" if self.note else line
-
 
 class Work(Protocol, Generic[K, R]):
     """One kind of resumable run, as the loop sees it."""

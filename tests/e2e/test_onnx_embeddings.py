@@ -3,9 +3,13 @@ tools as the index embeds them."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +18,7 @@ import pytest
 from utcgen.pipeline.core.files import TMP_PREFIX
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
-from utcgen.pipeline.retrieval.index import tool_text
+from utcgen.pipeline.retrieval.index import index_text
 from utcgen.pipeline.settings.config import RunConfig
 
 pytestmark = pytest.mark.slow  # exports the model once (a few seconds)
@@ -22,7 +26,7 @@ pytestmark = pytest.mark.slow  # exports the model once (a few seconds)
 
 @pytest.fixture(scope="module")
 def texts() -> list[str]:
-    return [tool_text(t) for t in load_catalog("catalog/tools")]
+    return [index_text(t) for t in load_catalog("catalog/tools")]
 
 
 @pytest.fixture(scope="module")
@@ -86,16 +90,38 @@ def test_every_backend_shows_its_progress_when_asked(texts: list[str], capsys: p
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize("off", [False, True])
-def test_no_progress_silences_the_sentence_transformers_bar(off: bool) -> None:
+def _stderr_of(script: str, arg: str, terminal: bool) -> str:
+    """What `script` writes to stderr, a pseudo-terminal's or a pipe's."""
+    env = {k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"}
+    if not terminal:
+        done = subprocess.run([sys.executable, "-c", script, arg], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+    parent, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a bar needs columns to draw in
+    proc = subprocess.Popen([sys.executable, "-c", script, arg], env=env, stdout=subprocess.DEVNULL, stderr=child)
+    os.close(child)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(parent, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(parent)
+    assert proc.wait(timeout=300) == 0, out.decode(errors="replace")
+    return out.decode(errors="replace")
+
+
+@pytest.mark.parametrize(("off", "terminal"), [(False, True), (True, True), (False, False)])
+def test_the_sentence_transformers_bar_only_on_a_terminal_and_never_under_no_progress(off: bool, terminal: bool) -> None:
     """In a process of its own: tqdm is imported before TQDM_DISABLE is set, as in the CLI, so tqdm's
-    own reading of it at import cannot be what silences the bar."""
+    own reading of it at import cannot be what silences the bar. A pipe or a file gets no bar."""
     script = ("import os, sys\nimport tqdm\n"
               "if sys.argv[1] == 'off':\n    os.environ['TQDM_DISABLE'] = '1'\n"
               "from utcgen.pipeline.retrieval.embeddings import Embedder\n"
               "Embedder(cache_dir=None).encode(['one text', 'another text'], show_progress=True)\n")
-    env = {k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"}
-    done = subprocess.run([sys.executable, "-c", script, "off" if off else "on"], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert ("Batches" in done.stderr) is not off
+    err = _stderr_of(script, "off" if off else "on", terminal)
+    assert ("Batches" in err) is (terminal and not off)

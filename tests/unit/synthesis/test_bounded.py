@@ -92,8 +92,6 @@ def test_the_progress_note_says_when_acceptance_is_very_low() -> None:
     assert acceptance_note(p) == "low acceptance: 0 of 40 attempts accepted (0%)"
     p.accepted = 5
     assert acceptance_note(p) is None
-    p.note = "low acceptance: x"
-    assert p.status(31.0).endswith("after 31s; low acceptance: x") and "5 of 10 accepted" in p.status(31.0)
 
 
 # --------------------------------------------------------------------------- replies that are not the object
