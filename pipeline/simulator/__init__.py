@@ -11,6 +11,12 @@ It accepts `response_format` and ignores it (its replies already follow the prot
 When a request carries `tools`, the assistant answers as a native tool-calling model
 would (`native_message`): its calls as the message's `tool_calls`, its thought as
 `reasoning_content`, its words as the content.
+
+Each role's policy is registered by role (`dispatch.policy`) in the module that plays it:
+`writers` (goal, slots), `conversation` (the user proxy and the assistant, handing scenario
+types to `scenario_user` and `scenario_assistant`), `judges` (relevancy, critic) and
+`evaluation` (under_test, voter, rubric). Importing the package registers them all. Only the
+model registry (`pipeline.llm.registry`) imports this package.
 """
 
 from __future__ import annotations

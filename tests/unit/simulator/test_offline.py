@@ -11,10 +11,11 @@ import pytest
 
 from tests.support.paths import REPO
 from utcgen.pipeline.ingest.reader import load_catalog
-from utcgen.pipeline.llm.requests import AssistantRequest, Said, SlotsRequest, UserRequest
+from utcgen.pipeline.llm.requests import ROLES, AssistantRequest, Said, SlotsRequest, UserRequest
 from utcgen.pipeline.retrieval.personas import load_personas
 from utcgen.pipeline.simulator import conversation, writers
 from utcgen.pipeline.simulator import gold_values as values
+from utcgen.pipeline.simulator.dispatch import POLICIES, policy, policy_for
 
 
 # Loaded when a test runs, not at collection.
@@ -149,3 +150,11 @@ def test_an_old_config_that_sets_send_state_is_refused_by_name(tmp_path):
     path.write_text("llm:\n  send_state: false\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"old\.yaml.*llm.*send_state is gone"):
         load_config(path)
+
+
+def test_every_role_with_a_typed_request_has_one_registered_policy():
+    assert set(POLICIES) == set(ROLES)
+    with pytest.raises(ValueError, match="already has a policy for role 'goal'"):
+        policy("goal")(writers.goal)
+    with pytest.raises(ValueError, match="no policy for role 'nobody'"):
+        policy_for("nobody")
