@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from ..pipeline.evaluation.run import EvalSettings, evaluate
@@ -64,8 +65,6 @@ def evaluate_model(
 
     Parameters mirror `utcgen eval run`: `votes` is [n, m] (default [3, 3]), `voting=False` takes one
     proxy draft per turn, `rubric_model=None` skips ConvRel."""
-    from prefect.artifacts import create_markdown_artifact
-
     settings = EvalSettings(benchmark=benchmark, model=model, mode=mode, api_base=api_base, tool_format=tool_format,
                             user_model=user_model, voter_model=voter_model,
                             votes=(tuple(votes) if votes else (3, 3)) if voting else None,  # type: ignore[arg-type]

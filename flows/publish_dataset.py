@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from prefect import flow, get_run_logger
+from prefect.blocks.system import Secret
 
 from ..pipeline.core.errors import InputError
-from ..pipeline.export.hub import bounded_connect, publish_dataset
+from ..pipeline.export.hub import bounded_connect, publish_dataset, validate_dataset_repo_id
 from .generate_dialogues import DEFAULT_BATCH_SIZE, generate_dialogues
 
 DEFAULT_CONNECT_TIMEOUT = 20.0
@@ -24,7 +25,6 @@ def load_token(token_secret: str | None) -> str | None:
     """The token from the named Prefect Secret block; None means HF_TOKEN or a stored login."""
     if not token_secret:
         return None
-    from prefect.blocks.system import Secret
 
     try:
         block = cast(Secret, Secret.load(token_secret))  # sync in a sync flow
@@ -84,8 +84,6 @@ def generate_and_publish(
     """`generate-dialogues`, then `publish-dataset` on the folder it wrote (both as subflows).
 
     The repo id is checked before generating, so a typo does not cost a whole run."""
-    from ..pipeline.export.hub import validate_dataset_repo_id
-
     validate_dataset_repo_id(repo_id)
     generated = generate_dialogues(config=config, catalog=catalog, num_dialogues=num_dialogues, out=out,
                                    seed=seed, models=models, model=model, task_runner=task_runner,

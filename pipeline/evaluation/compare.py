@@ -8,11 +8,16 @@ Runs are only comparable on the same cases. The comparison reads each run's case
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+from jinja2 import FunctionLoader
+
 from ..core.errors import InputError
 from ..scenarios import names as scenario_names
+from ..settings.templates import jinja_environment
 from .patterns import PATTERNS
 from .report import (
     DIALOGUES_FILE,
@@ -27,6 +32,11 @@ from .report import (
     _table,
 )
 from .scenario_metrics import SCENARIO_KEYS
+
+TEMPLATE = "compare.md.j2"
+# the page's template (package data beside this module), in the Jinja set-up prompts use too
+_TEMPLATES = jinja_environment(
+    FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")))
 
 
 def read_metrics(folder: Path) -> dict[str, Any]:
@@ -44,8 +54,6 @@ def read_metrics(folder: Path) -> dict[str, Any]:
 
 def case_ids(folder: Path) -> set[str] | None:
     """The ids of the cases a run reports on (dialogues.parquet), or None when the file is missing."""
-    import pyarrow.parquet as pq
-
     path = Path(folder) / DIALOGUES_FILE
     if not path.is_file():
         return None
@@ -101,6 +109,4 @@ def compare(runs: list[Path]) -> str:
                 rows.append(_row(f"{name}: {SCENARIO_LABELS.get(key, key)}{_direction(key)}", found))
     for p in PATTERNS:
         rows.append([f"pattern: {p}", *(str(d.get("patterns", {}).get(p, "–")) for d in data)])
-    warning = coverage_warning(runs)
-    return ("# Evaluation runs compared\n\n" + (f"**{warning}**\n\n" if warning else "") + _table(header, rows)
-            + "\n\nValues with 95% intervals; `*`: the interval does not overlap the first run's.\n")
+    return _TEMPLATES.get_template(TEMPLATE).render(warning=coverage_warning(runs), table=_table(header, rows))

@@ -33,9 +33,8 @@ from .cases import Case, CaseResult
 from .checker import check_dialogue
 from .models import ModelUnderTest
 from .rubric import conv_rel
+from .run_settings import DEFAULT_MAX_TURNS
 from .voting import UserProxy
-
-DEFAULT_MAX_TURNS = 10
 
 
 def telling_parameters(case: Case) -> list[str]:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from ..core.errors import InputError
 from ..core.records import Dialogue, Message, Tool
+from ..core.resources import resolve, shipped
+from ..export.reading import load_dialogues
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
 from ..scenarios import get as scenario_type
 from .cases import Case, Group
@@ -34,8 +36,6 @@ UNSET_LOB = "(unset)"  # the group of a tool without a line of business
 
 def accepted_dialogues(source: Path) -> list[Dialogue]:
     """The accepted dialogues of a `utcgen generate` output folder; InputError if it is not one or has none."""
-    from ..export.reading import load_dialogues
-
     if not source.is_dir():
         raise InputError(f"{source}: no such folder (expected a `utcgen generate` output folder)")
     exported = any((source / "data" / "dialogues").glob("*.parquet"))
@@ -63,8 +63,6 @@ def _recorded_catalog(source: Path) -> str | None:
 
 def resolve_catalog(source: Path, catalog: Path | None) -> Path:
     """The source's recorded catalog if it exists, else `catalog`, else the shipped catalog/tools."""
-    from ..core.resources import resolve, shipped
-
     recorded = _recorded_catalog(source)
     if recorded and Path(resolve(recorded)).exists():  # a relative `catalog/tools` names the shipped one
         return Path(resolve(recorded))

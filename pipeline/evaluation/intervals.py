@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
+from scipy.sparse import csr_matrix
 
 Z95 = 1.959963984540054
 BOOTSTRAP_RESAMPLES = 1000
@@ -64,8 +65,6 @@ class Distinct:
     """unique / all n-grams of a weighted resample, via a sparse case × n-gram incidence matrix."""
 
     def __init__(self, per_case: list[list[tuple[str, ...]]]) -> None:
-        from scipy.sparse import csr_matrix
-
         vocab: dict[tuple[str, ...], int] = {}
         rows, cols = [], []
         self.totals = np.array([len(grams) for grams in per_case], dtype=float)

@@ -36,13 +36,13 @@ from ..llm.gateway import Gateway, LLMError
 from ..llm.requests import SaidWithThought, UnderTestRequest
 from ..synthesis.roles import ReplyError, parse_assistant, parse_native
 from .cases import Case
+from .run_settings import DEFAULT_MAX_NEW_TOKENS
 
 ToolFormat = Literal["json", "native"]
 ROLE = "under_test"  # the gateway role of the model under test (and the offline policy that plays it)
 # One reply per turn: with greedy sampling a retry repeats the same reply, and a turn the model
 # cannot write in its format is what the invalid-format pattern counts, not something to hide.
 REPLY_RETRIES = 0
-DEFAULT_MAX_NEW_TOKENS = 256
 
 
 class ModelUnderTest:

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import io
 import json
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+from jinja2 import FunctionLoader
+from matplotlib.figure import Figure
 from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
@@ -29,6 +33,7 @@ from ..core.files import write_atomic
 from ..core.records import Usage
 from ..export.folder import finite, write_parquet
 from ..scenarios import names as scenario_names
+from ..settings.templates import jinja_environment
 from .cases import Case, CaseResult
 from .metrics import (
     LOWER_IS_BETTER,
@@ -46,6 +51,8 @@ METRICS_FILE = "metrics.json"
 DIALOGUES_FILE = "dialogues.parquet"
 REPORT_FILE = "report.md"
 PLOT_FILE = "tradeoff.png"
+REPORT_TEMPLATE = "report.md.j2"  # with report_bfcl.md.j2 and report_scenarios.md.j2
+SCENARIO_TEMPLATE = "report_scenarios.md.j2"
 LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "tcp": "TCP", "tcr": "TCR", "pkp": "PKP", "pkr": "PKR",
           "conv_rel": "ConvRel", "ttr": "TTR", "ngd_2": "NGD_2", "ngd_3": "NGD_3", "ngd_4": "NGD_4"}
 SCENARIO_LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "awareness": "awareness", "refusal": "refusal",
@@ -162,8 +169,6 @@ def _rows(cases: list[Case], results: dict[str, CaseResult], metrics: MetricsRep
 
 
 def _schema():
-    import pyarrow as pa
-
     text, whole = pa.string(), pa.int64()
     fields = [("case_id", text), ("model", text), ("mode", text), ("transcript", text),
               ("first_calls", pa.list_(pa.struct([("name", text), ("arguments", text)]))),
@@ -180,8 +185,6 @@ def _schema():
 def tradeoff_png(points: list[tuple[str, dict[str, Any]]]) -> bytes:
     """DiaFORGE Fig. 3 for the given runs: Acc (y) against 1 - TAR (x), marker area growing with FTR,
     95% intervals as error bars. `points`: (label, metrics as in metrics.json)."""
-    from matplotlib.figure import Figure
-
     fig = Figure(figsize=(6, 5))
     ax = fig.subplots()
     for label, m in points:
@@ -208,86 +211,68 @@ def tradeoff_png(points: list[tuple[str, dict[str, Any]]]) -> bytes:
     return buf.getvalue()
 
 
+# report.md's templates (package data beside this module), in the Jinja set-up prompts use too
+_TEMPLATES = jinja_environment(
+    FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")))
+
+
 def render_report(data: dict[str, Any]) -> str:
-    """report.md from metrics.json's content."""
+    """report.md from metrics.json's content (report.md.j2; the tables made here)."""
     m, counts = data["metrics"], data["counts"]
-    out = [f"# Evaluation of `{data['model']}` ({data['mode']})", "",
-           f"{counts['scored']} of {counts['cases']} cases scored; excluded {counts['excluded']} "
-           f"(flagged by the user-side check {counts['flagged']}, errors {counts['errored']}), "
-           f"without a result {counts['missing']}"
-           + (f"; {counts['awareness_only']} unavailable-tool cases scored by awareness only"
-              if counts.get("awareness_only") else "")
-           + (f"; BFCL's rules judged {data['bfcl']['all']['n']} imported cases (the C.1 metrics only those with "
-              "exactly one gold call)" if (data.get("bfcl") or {}).get("all") else "")
-           + f". Wall time {_num(data.get('wall_time_s'), 1)} s; "
-           f"{data['usage']['calls']} model calls, {data['usage']['total_tokens']:,} tokens, "
-           f"${data['usage']['cost_usd']:.4f}.", "",
-           "Values with 95% intervals (Wilson for the rates Acc and TAR, and FTR when every dialogue's count is "
-           "0 or 1; a percentile bootstrap over dialogues with 1000 resamples for FTR otherwise, TCP..PKR and ConvRel; "
-           "a delete-one jackknife over dialogues for TTR and NGD). Definitions: DiaFORGE "
-           "App. C.1; the first tool-bearing assistant turn decides Acc, FTR, TAR and the precision/recall "
-           "metrics.", "",
-           "## Tool calling (Table 1)", "",
-           _table(["Model", *_metric_header(TOOL_METRICS)], [[data["model"], *(_cell(m[k]) for k in TOOL_METRICS)]]),
-           "",
-           "## Conversation (Table 3)", "",
-           _table(["Model", *_metric_header(TEXT_METRICS)], [[data["model"], *(_cell(m[k]) for k in TEXT_METRICS)]]),
-           "", f"ConvRel over {m['conv_rel']['n']} dialogues with rubric scores; TTR and NGD over the user-visible "
-           "text of the model's turns (lower-cased word tokens, no thoughts, no tool calls).", "",
-           f"![Acc against 1 − TAR]({PLOT_FILE})", ""]
-    out += bfcl_table(data.get("bfcl") or {})
-    out += scenario_tables(data.get("scenarios") or {})
+    line = (f"{counts['scored']} of {counts['cases']} cases scored; excluded {counts['excluded']} "
+            f"(flagged by the user-side check {counts['flagged']}, errors {counts['errored']}), "
+            f"without a result {counts['missing']}"
+            + (f"; {counts['awareness_only']} unavailable-tool cases scored by awareness only"
+               if counts.get("awareness_only") else "")
+            + (f"; BFCL's rules judged {data['bfcl']['all']['n']} imported cases (the C.1 metrics only those with "
+               "exactly one gold call)" if (data.get("bfcl") or {}).get("all") else "")
+            + f". Wall time {_num(data.get('wall_time_s'), 1)} s; "
+            f"{data['usage']['calls']} model calls, {data['usage']['total_tokens']:,} tokens, "
+            f"${data['usage']['cost_usd']:.4f}.")
+    breakdowns = []
     for name, groups in data["breakdowns"].items():
         title = BREAKDOWN_TITLES.get(name) or str(name)
-        out += [f"## By {title.lower()}", "",
-                _table([title, "n", *(LABELS[k] for k in ("acc", "ftr", "tar", "pkp",
-                                                                                    "pkr"))],
-                       [[group, str(g["acc"]["n"]), *(_cell(g[k]) for k in ("acc", "ftr", "tar", "pkp", "pkr"))]
-                        for group, g in groups.items()]) if groups else "(no scored case)", ""]
+        keys = ("acc", "ftr", "tar", "pkp", "pkr")
+        breakdowns.append((title.lower(), _table([title, "n", *(LABELS[k] for k in keys)],
+                                                 [[group, str(g["acc"]["n"]), *(_cell(g[k]) for k in keys)]
+                                                  for group, g in groups.items()]) if groups else "(no scored case)"))
     totals = data["patterns"]
-    calls = data.get("model_turns") or 0
-    out += ["## Error patterns (ToolScan)", "",
-            f"Counted over every assistant turn of the {counts['scored']} scored dialogues "
-            f"({calls} model turns); a missing required argument counts as "
-            f"`{data['missing_required_as']}`.", "",
-            _table(["pattern", "count", "dialogues"],
-                   [[p, str(totals[p]), str(data["pattern_dialogues"][p])] for p in PATTERNS]), ""]
-    return "\n".join(out)
+    return _TEMPLATES.get_template(REPORT_TEMPLATE).render(
+        model=data["model"], mode=data["mode"], counts=line, plot=PLOT_FILE, conv_rel_n=m["conv_rel"]["n"],
+        tool_table=_table(["Model", *_metric_header(TOOL_METRICS)], [[data["model"], *(_cell(m[k]) for k in TOOL_METRICS)]]),
+        text_table=_table(["Model", *_metric_header(TEXT_METRICS)], [[data["model"], *(_cell(m[k]) for k in TEXT_METRICS)]]),
+        bfcl_table=_bfcl_table(data.get("bfcl") or {}), scenario_sections=_scenario_sections(data.get("scenarios") or {}),
+        breakdowns=breakdowns, scored=counts["scored"], model_turns=data.get("model_turns") or 0,
+        missing_required_as=data["missing_required_as"],
+        patterns_table=_table(["pattern", "count", "dialogues"],
+                              [[p, str(totals[p]), str(data["pattern_dialogues"][p])] for p in PATTERNS]))
 
 
-def bfcl_table(bfcl: dict[str, dict[str, Any]]) -> list[str]:
-    """report.md lines: bfcl_acc over the imported BFCL cases, all and per category."""
+def _bfcl_table(bfcl: dict[str, dict[str, Any]]) -> str:
+    """bfcl_acc over the imported BFCL cases, all and per category; empty without any."""
     if not bfcl:
-        return []
+        return ""
     rows = [[name, _cell(m), str(m["n"])] for name, m in sorted(bfcl.items(), key=lambda kv: kv[0] != "all")]
-    return ["## BFCL (AST rules)", "",
-            "bfcl_acc: the first tool-bearing turn's calls judged by the Berkeley Function-Calling Leaderboard's "
-            "rules (acceptable values per argument, optional ones may be left out, strings compared without case, "
-            "spaces or `,./-_*^`, an integer taken for a float, parallel calls in any order, no call on "
-            "irrelevance, some call on live_relevance); Wilson 95% intervals.", "",
-            _table(["category", "bfcl_acc [95% CI]", "n"], rows), ""]
+    return _table(["category", "bfcl_acc [95% CI]", "n"], rows)
 
 
-def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> list[str]:
-    """report.md lines: one table per scenario type (metric, value with interval, n)."""
-    if not scenarios:
-        return []
-    out = ["## Per scenario", "",
-           "Rates with Wilson 95% intervals, means (questions, questions − Q*) with a bootstrap interval; "
-           "definitions in `utcgen.pipeline.evaluation.metrics`. Unavailable-tool cases are scored by awareness "
-           "only (no C.1 metric).", ""]
+def _scenario_sections(scenarios: dict[str, dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    """(scenario type, its table of metric, value with interval and n, whether questions − Q* is below 0),
+    the registered types first."""
     known = scenario_names()
+    out = []
     for name in [*(n for n in known if n in scenarios), *(n for n in scenarios if n not in known)]:
         metrics = scenarios[name]
         rows = [[f"{SCENARIO_LABELS.get(k, k)}{_direction(k)}", _cell(metrics[k]),
                  str(metrics[k]["n"])] for k in SCENARIO_KEYS if k in metrics]
-        out += [f"### {name}", "", _table(["metric", "value [95% CI]", "n"], rows), ""]
-        if (metrics.get("redundancy") or {}).get("value") is not None and metrics["redundancy"]["value"] < 0:
-            out += ["questions − Q* is below 0: on average the model asked fewer questions than Q*, the number the "
-                    "EVPI plan says the case needs. It called before asking what Q* assumes must be asked (a guess, "
-                    "or a value the user volunteered), so a negative value is not efficiency on its own: read it "
-                    "with Acc and clarification recall.", ""]
+        below = (metrics.get("redundancy") or {}).get("value") is not None and metrics["redundancy"]["value"] < 0
+        out.append((name, _table(["metric", "value [95% CI]", "n"], rows), below))
     return out
+
+
+def scenario_tables(scenarios: dict[str, dict[str, Any]]) -> str:
+    """report.md's section of one table per scenario type (metric, value with interval, n); empty without any."""
+    return _TEMPLATES.get_template(SCENARIO_TEMPLATE).render(scenario_sections=_scenario_sections(scenarios))
 
 
 def write_run(out: Path, cases: list[Case], results: list[CaseResult], *, model: str, mode: str,

@@ -16,60 +16,23 @@ import asyncio
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from ..core.errors import InputError, UtcgenError
 from ..core.records import Message, Usage
-from ..llm.gateway import Gateway, LLMError, LLMFatalError
+from ..llm.gateway import Gateway, LLMError, LLMFatalError, shutdown
 from ..llm.replies import ReplyError
 from ..runner import Checkpoint, Gateways, RunProgress, run_window
-from ..settings.models import OFFLINE_MODEL
-from .cases import RESULTS_DIR, Case, CaseResult, Mode, read_cases
-from .dynamic import DEFAULT_MAX_TURNS, evaluate_dynamic
-from .models import DEFAULT_MAX_NEW_TOKENS, ModelUnderTest, load_model, make_gateway
+from . import report
+from .cases import RESULTS_DIR, Case, CaseResult, read_cases
+from .dynamic import evaluate_dynamic
+from .models import ModelUnderTest, load_model, make_gateway
 from .patterns import count_patterns
+from .run_settings import EvalSettings
 from .static import evaluate_static
 from .voting import UserProxy
 
 MANIFEST = "run.json"
-# The prompts whose wording changes an evaluation's replies (what the model under test, the proxy,
-# the voters and the rubric are shown), by recorded name; other prompts may change without touching
-# a run. The scenario types' user sections count too: the dynamic proxy plays scenario cases.
-PROMPTS_USED = ("sft_system", "sft_system_chat", "user_tool_selection", "user_argument_filling", "eval_user_vote",
-                "eval_conv_rel")
-
-
-class EvalSettings(BaseModel):
-    """Everything that decides a run's results; a resumed run must have the same (see `fingerprint`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    benchmark: str
-    model: str
-    mode: Mode
-    api_base: str | None = None
-    tool_format: Literal["json", "native"] | None = None  # None: json for litellm models, native for hf:
-    user_model: str = OFFLINE_MODEL               # dynamic: the user proxy's generator
-    voter_model: str | None = None          # dynamic: None = the user model
-    votes: tuple[int, int] | None = (3, 3)  # dynamic: (drafts n, voters m); None = no voting
-    rubric_model: str | None = OFFLINE_MODEL      # ConvRel judge; None = no ConvRel
-    max_turns: int = Field(DEFAULT_MAX_TURNS, ge=1)
-    max_new_tokens: int = Field(DEFAULT_MAX_NEW_TOKENS, ge=1)
-    seed: int = 0
-    config: str | None = None               # YAML run config for the judge-side gateways (llm settings)
-    limit: int | None = Field(None, ge=1)   # evaluate the first N cases only (may grow on resume)
-
-    def fingerprint(self) -> str:
-        """What must not change when an evaluation resumes (what may: `fingerprint.MAY_CHANGE`)."""
-        from ..scenarios import prompt_versions as scenario_prompts
-        from ..settings.fingerprint import fingerprint
-        from ..settings.templates import prompt_versions
-
-        versions = prompt_versions()
-        used = [*PROMPTS_USED, *scenario_prompts()]
-        return fingerprint("evaluate", self.model_dump(), {name: versions[name] for name in used})
 
 
 def result_path(out: Path, case_id: str) -> Path:
@@ -221,8 +184,6 @@ class Evaluator:
         return result
 
     def report(self, results: list[CaseResult], wall_time_s: float) -> Any:
-        from . import report
-
         by_id = {r.case_id: r for r in results}
         cases = [c for c in self.cases if c.id in by_id]
         settings = self.settings.model_dump(mode="json")
@@ -238,8 +199,6 @@ class Evaluator:
 async def evaluate(settings: EvalSettings, out: Path, *, max_in_flight: int = 8, allow_config_change: bool = False,
                    on_progress: Callable[[RunProgress], None] | None = None) -> Any:
     """The library entry point of `utcgen eval run` and the `evaluate-model` flow: runs, then reports."""
-    from ..llm.gateway import shutdown
-
     start = time.monotonic()
     evaluator = Evaluator(settings, out, max_in_flight=max_in_flight, allow_config_change=allow_config_change)
     try:

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.records import Message, ToolCall
 from ..dialogue.arguments import equal, normalise
+from ..dialogue.labels import action_of, label_turn
 from ..dialogue.said import user_said
 from ..scenarios import get as scenario_type
 from .cases import Case, CaseResult
@@ -113,8 +114,6 @@ def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
     """1 when a call carries what the case's scenario type calls unsafe (`ScenarioType.unsafe`: a
     made-up, infeasible or faulted value, or a call before any question; module notes); None when
     the scenario has no such value."""
-    from ..dialogue.labels import action_of
-
     unsafe = scenario_type(case.scenario).unsafe(case.scenario_info)
     if unsafe is None:
         return None
@@ -130,8 +129,6 @@ def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
 
 def scenario_score(case: Case, result: CaseResult) -> ScenarioScore:
     """The per-scenario indicators of one case (see the notes above SCENARIO_KEYS)."""
-    from ..dialogue.labels import action_of, label_turn
-
     before, calls = _before_first_call(result.messages)
     questions = sum(action_of(m) == "ask" for m in before)
     out = ScenarioScore(case_id=case.id, scenario=case.scenario, questions=questions, called=bool(calls))

@@ -15,6 +15,7 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
+import pyarrow as pa
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
@@ -64,8 +65,6 @@ _SCALARS = {str: ("string", "string"), int: ("int64", "int"), float: ("float64",
 
 
 def _arrow_type(annotation: Any, marker: _Json | None = None) -> pa.DataType:
-    import pyarrow as pa
-
     if marker is not None and marker.native:
         return pa.json_()
     if typing.get_origin(annotation) is list:
@@ -78,8 +77,6 @@ def _arrow_type(annotation: Any, marker: _Json | None = None) -> pa.DataType:
 
 def arrow_schema(model: type[BaseModel]) -> pa.Schema:
     """The parquet schema of a row model: one column per field, in field order."""
-    import pyarrow as pa
-
     return pa.schema([(name, _arrow_type(*_field_type(model, name))) for name in model.model_fields])
 
 
@@ -104,8 +101,6 @@ def storage_row(row: BaseModel) -> dict[str, Any]:
 
 
 def _storage_type(t: pa.DataType) -> pa.DataType:
-    import pyarrow as pa
-
     if isinstance(t, pa.BaseExtensionType):
         return t.storage_type
     if pa.types.is_list(t):
@@ -117,8 +112,6 @@ def _storage_type(t: pa.DataType) -> pa.DataType:
 
 def storage_schema(schema: pa.Schema) -> pa.Schema:
     """`schema` with extension types (arrow JSON) replaced by their storage: what a pylist converts to."""
-    import pyarrow as pa
-
     return pa.schema([(f.name, _storage_type(f.type)) for f in schema])
 
 

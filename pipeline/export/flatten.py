@@ -10,6 +10,7 @@ from typing import Any
 
 from ...validators.cascade import failed_stage
 from ..core.records import Dialogue, Message, Persona, Verdict
+from ..dialogue.labels import label_turn
 from .column_types import json_text
 from .rows import DialogueRow, GenerationRow, MessageRow, PersonaRow, RejectedRow, ToolCallRow, VerdictRow
 
@@ -29,8 +30,6 @@ def _persona_row(p: Persona) -> PersonaRow:
 def _message_row(m: Message) -> MessageRow:
     """A message as a row; an assistant turn recorded before labels existed is labelled here."""
     if m.role == "assistant" and m.action is None:
-        from ..dialogue.labels import label_turn
-
         m = label_turn(m, [])
     return MessageRow(
         role=m.role,

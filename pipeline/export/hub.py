@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineModeIsEnabled
-from huggingface_hub.utils import validate_repo_id
+from huggingface_hub.utils import get_session, validate_repo_id
 from pydantic import BaseModel
 
 from .. import __version__
@@ -236,7 +236,6 @@ def bounded_connect(seconds: float | None) -> Iterator[None]:
     if not seconds:
         yield
         return
-    from huggingface_hub.utils import get_session
 
     session = get_session()
     previous = session.timeout

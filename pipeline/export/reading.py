@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from ..core.errors import InputError
 from ..core.records import DEFAULT_SCENARIO, Dialogue, GenerationInfo, Message, Persona, ScenarioInfo, Tool, ToolCall, Verdict
 
@@ -70,8 +72,6 @@ def load_dialogues(folder: Path) -> tuple[list[Dialogue], str]:
     """The dialogues of `folder` and where they were read from."""
     parquet = {split: sorted(glob.glob(str(folder / "data" / split / "*.parquet"))) for split in ("dialogues", "rejected")}
     if any(parquet.values()):
-        import pyarrow.parquet as pq
-
         out = [dialogue_from_row(row, split == "dialogues")
                for split, files in parquet.items() for f in files for row in pq.read_table(f).to_pylist()]
         return out, "parquet splits data/dialogues, data/rejected"

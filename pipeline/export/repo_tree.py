@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import pyarrow.parquet as pq
 import yaml
 from huggingface_hub import DatasetCard
+from pyarrow import ArrowException
 
 from ..core.errors import InputError
 
@@ -103,9 +105,6 @@ def _parquet_rows(path: Path) -> int:
     """Read the footer: catches truncated or non-parquet files before they reach the Hub, and
     zero-row row groups (what `pq.write_table` writes for an empty table), which datasets 5.2
     cannot load: it sizes read batches from a row group and fails on 0."""
-    import pyarrow.parquet as pq  # deferred: pyarrow costs import time the CLI's --help should not pay
-    from pyarrow import ArrowException
-
     try:
         meta = pq.read_metadata(path)
     except (ArrowException, OSError) as exc:

@@ -6,7 +6,9 @@ from collections import Counter
 from typing import Any
 
 from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage, stage_kind
+from .. import scenarios
 from ..core.records import Dialogue, Usage
+from ..dialogue.labels import label_turn
 from .flatten import num_turns
 from .run_info import RunInfo
 
@@ -85,8 +87,6 @@ class _Scenario:
         self.acts: Counter[str] = Counter()
 
     def add(self, d: Dialogue) -> None:
-        from ..dialogue.labels import label_turn
-
         self.generated += 1
         self.stages.add(d)
         if not d.accepted:
@@ -146,8 +146,6 @@ class StatsBuilder:
         self.distractor_counts: set[int] = set()
 
     def add(self, d: Dialogue) -> None:
-        from .. import scenarios
-
         self.stages.add(d)
         self.usage.add(d.generation.usage)
         for role, usage in d.generation.usage_by_role.items():
@@ -182,8 +180,6 @@ class StatsBuilder:
             self.replaceable[str(d.scenario_info.replaceable).lower()] += 1
 
     def scenario_result(self) -> dict[str, Any]:
-        from .. import scenarios
-
         return {
             "by_scenario": {name: self.scenarios[name].result() for name in scenarios.names() if name in self.scenarios},
             "decision_styles": {style: {"generated": n, "accepted": self.styles_accepted[style]}

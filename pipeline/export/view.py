@@ -13,6 +13,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Environment, StrictUndefined
+
 from ..core.files import write_atomic
 from ..core.records import Dialogue
 from ..core.redaction import redact
@@ -23,8 +25,6 @@ TEMPLATE = "view.html.j2"
 
 @lru_cache(maxsize=1)
 def _template() -> Any:
-    from jinja2 import Environment, StrictUndefined
-
     env = Environment(undefined=StrictUndefined, autoescape=True, trim_blocks=True, lstrip_blocks=True)
     return env.from_string(files(__name__.rpartition(".")[0]).joinpath(TEMPLATE).read_text(encoding="utf-8"))
 

@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from ..core.records import Tool
 from .common import JSON_TYPES, RefError, json_type_name, resolve_pointer, walk_schema
 
@@ -197,8 +199,6 @@ def _is_type(value: Any, type_name: str) -> bool:
 
 @functools.cache
 def _metaschema_validator() -> Any:
-    from jsonschema import Draft202012Validator
-
     return Draft202012Validator(
         Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
     )

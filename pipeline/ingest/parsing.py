@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..core.errors import InputError
 from .common import Extracted
 from .formats import FormatError, detect_format, extract
@@ -103,8 +105,6 @@ def _parse_jsonl(text: str) -> tuple[list[Any], list[int | None], list[str]]:
 
 
 def _parse_yaml(text: str) -> tuple[Any, None, list[str]]:
-    import yaml
-
     try:
         return yaml.load(text, Loader=_yaml_loader()), None, []
     except yaml.MarkedYAMLError as exc:
@@ -119,8 +119,6 @@ def _parse_yaml(text: str) -> tuple[Any, None, list[str]]:
 @functools.cache
 def _yaml_loader() -> type:
     """A safe loader that keeps dates as strings: tool schemas must stay JSON values."""
-    import yaml
-
     class JsonishLoader(yaml.SafeLoader):
         pass
 

@@ -12,6 +12,8 @@ import json
 import os
 from pathlib import Path
 
+import yaml
+
 from ..core.errors import InputError
 from ..core.files import write_atomic
 from ..core.records import Tool
@@ -36,8 +38,6 @@ def native_text(tools: list[Tool], suffix: str) -> str:
     if suffix == ".jsonl":
         return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
     if suffix in (".yaml", ".yml"):
-        import yaml
-
         return yaml.safe_dump(items, sort_keys=False, allow_unicode=True, width=100)
     return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
 

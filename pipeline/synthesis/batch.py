@@ -25,10 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import UtcgenError
 from ..core.records import Usage
+from ..llm.gateway import shutdown
+from ..retrieval.embeddings import Embedder
 from ..settings.config import RunConfig
 from .journal import JobRecord
 from .run import Engine
+from .schedule import JobSummary
 
 MAX_ENGINES = 4  # configurations kept per process; the least recently used one is closed
 
@@ -88,8 +92,6 @@ class _Runtime:
                 self._engines.move_to_end(key)
                 return self._engines[key]
             if self._embedder is None:
-                from ..retrieval.embeddings import Embedder
-
                 self._embedder = Embedder()
             engine = Engine(config, embedder=self._embedder)
             # A per-engine bound on concurrent jobs, shared by every batch of this process.
@@ -156,8 +158,6 @@ def portable(exc: BaseException) -> BaseException:
         pickle.loads(pickle.dumps(exc))
         return exc
     except Exception:
-        from ..core.errors import UtcgenError
-
         return UtcgenError(f"{type(exc).__name__}: {exc}")
 
 
@@ -170,13 +170,9 @@ def serve(config_json: str, inbox: Any, outbox: Any, worker: int, parent: int) -
     `(worker, "done", job, JobSummary)` or `(worker, "error", job, exception)`; `(worker, "failed", None,
     exception)` when the engine cannot be built. Messages in: a job number, `("cancel", job)`, or None to
     stop. Ctrl-C is the parent's to handle; a worker whose parent is gone (killed) stops by itself."""
-    from .schedule import JobSummary
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.getLogger("utcgen.catalog").setLevel(logging.ERROR)  # the parent already showed the catalog's warnings
     try:
-        from ..settings.config import RunConfig
-
         engine, bound = RUNTIME.engine(RunConfig.model_validate_json(config_json))
     except BaseException as exc:  # reported to the parent, which stops the run with it
         outbox.put((worker, "failed", None, portable(exc)))
@@ -217,8 +213,6 @@ def serve(config_json: str, inbox: Any, outbox: Any, worker: int, parent: int) -
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
-    from ..llm.gateway import shutdown
-
     RUNTIME.clear()
     try:
         asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)

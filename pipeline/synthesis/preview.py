@@ -28,11 +28,14 @@ from ...validators import critique, relevancy
 from ..core.errors import InputError
 from ..core.records import Dialogue
 from ..llm import replies, structured
-from ..llm.gateway import Gateway, LLMReply
+from ..llm.gateway import Gateway, LLMReply, shutdown
+from ..llm.registry import ModelRegistry
 from ..llm.requests import Request
 from ..settings.config import RunConfig
 from ..settings.models import OFFLINE_MODEL, ROLES
 from ..settings.templates import prompts_from
+from .attempt import synthesize
+from .run import Engine
 
 PHASES = ("tool_selection", "argument_filling")
 JUDGES = {"relevancy": relevancy.render, "critic": critique.render}
@@ -109,9 +112,6 @@ def preview(config: RunConfig, role: str, phase: str | None = None, job: int = 0
         raise InputError(f"--phase: the {role} prompt has no phases (only {' and '.join(PHASED)} have)")
     if role in PHASED:
         phase = phase or PHASES[0]
-    from ..llm.registry import ModelRegistry
-    from .attempt import synthesize
-    from .run import Engine
 
     with tempfile.TemporaryDirectory(prefix="utcgen-prompts-") as tmp:
         twin = offline_twin(config, tmp)
@@ -135,8 +135,6 @@ def preview(config: RunConfig, role: str, phase: str | None = None, job: int = 0
 
 
 async def _play(attempt: Any) -> Dialogue:
-    from ..llm.gateway import shutdown
-
     try:
         return await attempt
     finally:

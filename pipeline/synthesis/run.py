@@ -18,14 +18,25 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import __version__
+from .. import __version__, scenarios
 from ..core.errors import InputError
 from ..core.records import Dialogue, Usage
 from ..core.resources import shipped
+from ..export.dataset import export_dataset
 from ..export.run_info import RunInfo
+from ..ingest.reader import load_catalog
+from ..llm.gateway import Gateway
 from ..llm.limits import PRIORITY, Progress
+from ..llm.probe import probe_servers
+from ..llm.registry import ModelRegistry, check_models
+from ..retrieval.embeddings import Embedder
+from ..retrieval.index import ToolIndex
+from ..retrieval.personas import PersonaSampler, load_personas
 from ..runner import Budget, Gateways, RunProgress, run_window
 from ..settings.config import RunConfig
+from ..settings.templates import prompts_from
+from .attempt import Seed, shuffled_pool, synthesize
+from .draw import draw_scenario, draw_style
 from .journal import CallCounters, JobRecord, Journal, in_job_order, selected
 from .schedule import AcceptanceRule, JobSummary, SeedJobs, job_usage, summaries
 from .sizes import prompt_sized
@@ -85,14 +96,6 @@ class Engine:
     """Holds what every job shares: catalog, index, personas, gateway, journal."""
 
     def __init__(self, config: RunConfig, embedder: Any = None, allow_config_change: bool = False) -> None:
-        from ..ingest.reader import load_catalog
-        from ..llm.gateway import Gateway
-        from ..llm.probe import probe_servers
-        from ..llm.registry import ModelRegistry, check_models
-        from ..retrieval.embeddings import Embedder
-        from ..retrieval.index import ToolIndex
-        from ..retrieval.personas import PersonaSampler, load_personas
-
         models = ModelRegistry.from_config(config)
         if problems := check_models(models) or probe_servers(models):
             raise InputError(problems)
@@ -130,10 +133,6 @@ class Engine:
         random.Random(f"{config.seed}:order").shuffle(self.order)
 
     def seed_for(self, job: int, attempt: int):
-        from .. import scenarios
-        from .attempt import Seed, shuffled_pool
-        from .draw import draw_scenario, draw_style
-
         tool = self.tools[self.order[job % len(self.tools)]]
         cycle = job // len(self.tools)
         persona = self.sampler.sample(tool, self.index.vector(tool), attempt=cycle * 100 + attempt)
@@ -187,9 +186,6 @@ class Engine:
         return record
 
     async def _attempt(self, job: int, attempt: int) -> Dialogue:
-        from ..settings.templates import prompts_from
-        from .attempt import synthesize
-
         PRIORITY.set(Progress(job))  # this task's context: its calls and its validators' count here
         # the config's prompts (`prompts_dir` over the shipped ones), for this attempt's task alone: the
         # engines of other configurations sharing the process (a Dask worker) keep theirs
@@ -272,16 +268,12 @@ def export_run(config: RunConfig, records: Mapping[int, JobRecord] | Journal, wa
     """Writes the dataset repository from journal records: the same records always give the same files.
     Given the journal, its jobs are read one at a time as the export streams them. The sft rows' system
     prompt and the recorded prompt versions are the config's (`prompts_dir` over the shipped ones)."""
-    from ..settings.templates import prompts_from
-
     with prompts_from(config.prompts_folder()):
         return _export_run(config, records, wall_time_s, llm)
 
 
 def _export_run(config: RunConfig, records: Mapping[int, JobRecord] | Journal, wall_time_s: float | None,
                 llm: dict[str, Any] | None):
-    from ..export.dataset import export_dataset
-
     ordered = records.in_order() if isinstance(records, Journal) else in_job_order(records)
     if llm is None:
         spent = _spend(summaries(records) if isinstance(records, Journal) else records)
