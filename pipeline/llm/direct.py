@@ -22,6 +22,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
+import httpx
+
+from .registry import quiet_litellm
+
 PREFIX = "openai/"
 # What the gateway's kwargs carry that is not part of the request body.
 _NOT_IN_BODY = frozenset({"model", "messages", "api_base", "api_key", "timeout", "num_retries", "metadata",
@@ -63,8 +68,6 @@ _SESSIONS: dict[asyncio.AbstractEventLoop, Any] = {}
 
 
 def _session() -> Any:
-    import aiohttp
-
     loop = asyncio.get_running_loop()
     session = _SESSIONS.get(loop)
     if session is None or session.closed:
@@ -90,8 +93,6 @@ class DirectClient:
         self._prices: dict[str, tuple[float, float]] = {}
 
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
-        import aiohttp
-
         model = kwargs["model"]
         url = kwargs["api_base"].rstrip("/") + "/chat/completions"
         headers = {"Authorization": f"Bearer {api_key(kwargs)}", "Content-Type": "application/json"}
@@ -132,8 +133,7 @@ class DirectClient:
     def _price(self, model: str) -> tuple[float, float]:
         """USD per prompt and per completion token, as litellm prices the model (0 when it does not)."""
         if model not in self._prices:
-            import litellm
-
+            litellm = quiet_litellm()
             try:
                 per_prompt = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)[0]
                 per_completion = litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=1_000_000)[1]
@@ -147,10 +147,9 @@ def status_error(status: int, raw: bytes, model: str, url: str, headers: dict[st
     """The exception litellm raises for this error reply: the OpenAI SDK's wording of it, put through
     litellm's own exception mapping (so a 401 whose body says invalid_request_error is a
     BadRequestError here too, as it is through litellm)."""
-    import httpx
-    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
-    from litellm.llms.openai.common_utils import OpenAIError
-
+    litellm = quiet_litellm()
+    exception_type = litellm.litellm_core_utils.exception_mapping_utils.exception_type
+    OpenAIError = litellm.llms.openai.common_utils.OpenAIError
     text = raw.decode("utf-8", "replace").strip()
     body: Any = None
     try:
@@ -171,15 +170,12 @@ def status_error(status: int, raw: bytes, model: str, url: str, headers: dict[st
 
 
 def _timeout(model: str, seconds: float) -> Exception:
-    from litellm import exceptions as x
-
+    x = quiet_litellm().exceptions
     return x.Timeout(f"APITimeoutError - Request timed out. timeout value={seconds:g}", model, "openai")
 
 
 def _connection_error(model: str, url: str, exc: Exception) -> Exception:
     """A failed connection, its cause chained so that `failures.refused` can tell a refused one."""
-    import httpx
-    from litellm import exceptions as x
-
+    x = quiet_litellm().exceptions
     return x.APIConnectionError(f"APIConnectionError: OpenAIException - {exc}", "openai", model,
                                 request=httpx.Request("POST", url))

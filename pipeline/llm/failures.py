@@ -12,6 +12,7 @@ from collections import deque
 
 from ..core.errors import UtcgenError
 from ..core.redaction import redact
+from .registry import quiet_litellm
 
 
 class LLMError(UtcgenError):
@@ -79,8 +80,7 @@ def retry_after(exc: Exception) -> float | None:
 
 
 def is_retryable(exc: Exception) -> bool:
-    from litellm import exceptions as litellm
-
+    litellm = quiet_litellm().exceptions
     retryable = (
         litellm.Timeout,
         litellm.RateLimitError,
@@ -98,16 +98,14 @@ def is_retryable(exc: Exception) -> bool:
 def is_fatal(exc: Exception) -> bool:
     """A bad key, a forbidden or an unknown model. By status too: litellm maps an OpenAI-style
     body of type invalid_request_error to BadRequestError whatever the status was."""
-    from litellm import exceptions as litellm
-
+    litellm = quiet_litellm().exceptions
     fatal = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError)
     return isinstance(exc, fatal) or getattr(exc, "status_code", None) in (401, 403, 404)
 
 
 def category(exc: Exception) -> str:
     """A retryable failure's kind, for logs, counters and the adaptive limit."""
-    from litellm import exceptions as litellm
-
+    litellm = quiet_litellm().exceptions
     if isinstance(exc, litellm.RateLimitError) or getattr(exc, "status_code", None) == 429:
         return "rate limited"
     if isinstance(exc, (litellm.Timeout, asyncio.TimeoutError)):

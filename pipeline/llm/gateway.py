@@ -44,7 +44,7 @@ from .failures import (
 )
 from .limits import AdaptiveLimit, Limits
 from .params import Dropped, completion_params, with_prompt_cache
-from .registry import ModelRegistry, is_local, register_offline
+from .registry import ModelRegistry, is_local, quiet_litellm
 from .requests import REQUEST_KEY, Request
 
 __all__ = ["ROLE_USAGE", "Gateway", "LLMError", "LLMFatalError", "LLMReply", "ModelRegistry", "ResponseCache",
@@ -93,15 +93,6 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-def quiet_litellm() -> Any:
-    """litellm, quiet and with the offline provider registered: what every use here expects."""
-    import litellm
-
-    litellm.suppress_debug_info = True
-    register_offline()
-    return litellm
 
 
 # Request fields that change how a call is made, never what it answers: left out of the cache key.
@@ -274,7 +265,7 @@ class Gateway:
                     limit: AdaptiveLimit) -> LLMReply:
         """One try of a call. The slot of `limit` is held while the request is out, not while it is built
         or its reply read, and never across a backoff sleep."""
-        import litellm
+        litellm = quiet_litellm()
 
         role = request.role
         entry = self.registry.entry(role)
@@ -343,14 +334,15 @@ async def shutdown() -> None:
     Call it last, on the loop that made the calls: otherwise the interpreter exits with
     litellm's logging task still pending and sockets unclosed, and prints warnings for both.
     """
-    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
-    from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
+    litellm = quiet_litellm()
+    logging_worker = litellm.litellm_core_utils.logging_worker.GLOBAL_LOGGING_WORKER
+    close_litellm_async_clients = litellm.llms.custom_httpx.async_client_cleanup.close_litellm_async_clients
 
     try:
         async with asyncio.timeout(5):
-            await GLOBAL_LOGGING_WORKER.flush()
+            await logging_worker.flush()
     except TimeoutError:
         log.warning("litellm callbacks still queued after 5 s; dropping them")
-    await GLOBAL_LOGGING_WORKER.stop()
+    await logging_worker.stop()
     await close_litellm_async_clients()
     await direct.aclose_all()

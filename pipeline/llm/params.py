@@ -16,6 +16,8 @@ import re
 import threading
 from typing import Any
 
+from .registry import quiet_litellm
+
 # Request fields that are never dropped: the call itself, and the reply's form (`structured` owns it).
 _NEVER_DROPPED = frozenset({"model", "messages", "api_base", "api_key", "timeout", "num_retries", "metadata",
                             "response_format", "tools", "_skip_mcp_handler"})
@@ -63,8 +65,7 @@ def with_prompt_cache(model: str, messages: list[dict]) -> list[dict]:
 def unsupported_param(kwargs: dict[str, Any], exc: Exception) -> str | None:
     """The request parameter `exc` says the model does not support, if it is one the call sent: the one
     its message names first. None for any other failure."""
-    from litellm import exceptions as litellm
-
+    litellm = quiet_litellm().exceptions
     status = getattr(exc, "status_code", None)
     if not isinstance(exc, litellm.UnsupportedParamsError | litellm.BadRequestError) and status != 400:
         return None

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,6 +63,16 @@ def register_offline() -> None:
     """Adds the offline provider (`pipeline.simulator`) to litellm, once per process: the registry is
     the one module that knows the simulator, so the gateway asks it here."""
     simulator.register()
+
+
+def quiet_litellm() -> Any:
+    """litellm, quiet and with the offline provider registered: what every use in this package expects
+    (the gateway, its direct client, the failure and parameter checks ask for it here)."""
+    import litellm  # lazy: litellm takes seconds to import; audit, view, catalog and --help never call a model
+
+    litellm.suppress_debug_info = True
+    register_offline()
+    return litellm
 
 
 def resolve(role: str, spec: ModelSpec, llm: LLMSettings) -> ModelEntry:
@@ -141,7 +152,6 @@ def is_local(api_base: str | None) -> bool:
     """True for a server on this machine (127.0.0.1, localhost, ::1)."""
     if not api_base:
         return False
-    from urllib.parse import urlparse
 
     return (urlparse(api_base).hostname or "") in ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
@@ -152,8 +162,6 @@ def check_models(models: ModelRegistry | RunConfig) -> list[str]:
     Unknown providers and credentials missing from the environment; API bases are left to
     litellm's defaults (Ollama's local port, for one), so only credential variables count.
     """
-    from .gateway import quiet_litellm
-
     litellm = quiet_litellm()
     registry = registry_of(models)
     shared = registry.llm.api_key_env

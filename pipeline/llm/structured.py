@@ -26,6 +26,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from .registry import quiet_litellm
+
 log = logging.getLogger("utcgen.llm")
 
 # What `auto` walks down when a server refuses a form. "json_object_bare" is json_object
@@ -80,8 +82,7 @@ SCHEMA_PROVIDERS = ("hosted_vllm/", "ollama/", "ollama_chat/")
 
 
 def supports_schema(model: str) -> bool:
-    import litellm
-
+    litellm = quiet_litellm()
     if model.startswith(SCHEMA_PROVIDERS):
         return True
     try:
