@@ -10,7 +10,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install generate test test-fast lint bench bench-catalog bench-quality bench-faults bench-scale clean
+.PHONY: install generate test test-fast test-unit test-integration test-e2e lint bench bench-catalog bench-quality bench-faults bench-scale clean
 
 # A .venv whose interpreter is missing or unsupported (say, made by a python3 that is 3.10) is rebuilt:
 # dropping its stamp makes the install recipe run, and that recipe replaces the .venv.
@@ -52,9 +52,20 @@ test: install
 	$(LINT) || { [ $$status -ne 0 ] || status=1; }; \
 	exit $$status
 
-# The tests not marked slow (no servers, subprocess installs, Prefect, training or wheel builds).
+# The tests not marked slow (no subprocess, no Prefect, dask, training or wheel builds; local HTTP servers in
+# process only where a test says so).
 test-fast: install
 	$(BIN)/pytest -q -m "not slow"
+
+# One tier at a time (tests/unit/<package>, tests/integration, tests/e2e: CONTRIBUTING.md says which is which).
+test-unit: install
+	$(BIN)/pytest -q tests/unit
+
+test-integration: install
+	$(BIN)/pytest -q tests/integration
+
+test-e2e: install
+	$(BIN)/pytest -q tests/e2e
 
 lint: install
 	$(LINT)
