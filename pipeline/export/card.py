@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from jinja2 import FunctionLoader
+from jinja2.sandbox import SandboxedEnvironment
 
+from ..settings.templates import jinja_environment
 from .column_types import columns
 from .plots import PLOT_TITLES
 from .rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, schema
@@ -138,13 +141,10 @@ def _rate(rate: float | None) -> str:
 
 
 @lru_cache(maxsize=1)
-def _templates() -> Any:
-    from jinja2 import Environment, FunctionLoader, StrictUndefined
-
-    env = Environment(
-        loader=FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")),
-        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-    )
+def _templates() -> SandboxedEnvironment:
+    """The card's templates (package data beside this module), in the Jinja set-up prompts use too."""
+    env = jinja_environment(
+        FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")))
     env.filters.update(cell=_cell, rate=_rate)
     return env
 

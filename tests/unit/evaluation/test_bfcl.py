@@ -246,8 +246,8 @@ def test_compare_warns_when_runs_cover_different_cases(tmp_path: Path) -> None:
 
 def test_negative_redundancy_is_explained() -> None:
     metric = {"value": -1.5, "low": -2.0, "high": -1.0, "n": 4}
-    assert "below 0" in "\n".join(scenario_tables({"disambiguation": {"redundancy": metric}}))
-    assert "below 0" not in "\n".join(scenario_tables({"disambiguation": {"redundancy": {**metric, "value": 0.5}}}))
+    assert "below 0" in scenario_tables({"disambiguation": {"redundancy": metric}})
+    assert "below 0" not in scenario_tables({"disambiguation": {"redundancy": {**metric, "value": 0.5}}})
 
 
 @pytest.mark.slow
