@@ -12,6 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 from jinja2 import FunctionLoader
 
 from ..core.errors import InputError
@@ -53,8 +54,6 @@ def read_metrics(folder: Path) -> dict[str, Any]:
 
 def case_ids(folder: Path) -> set[str] | None:
     """The ids of the cases a run reports on (dialogues.parquet), or None when the file is missing."""
-    import pyarrow.parquet as pq
-
     path = Path(folder) / DIALOGUES_FILE
     if not path.is_file():
         return None

@@ -23,7 +23,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from jinja2 import FunctionLoader
+from matplotlib.figure import Figure
 from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
@@ -167,8 +169,6 @@ def _rows(cases: list[Case], results: dict[str, CaseResult], metrics: MetricsRep
 
 
 def _schema():
-    import pyarrow as pa
-
     text, whole = pa.string(), pa.int64()
     fields = [("case_id", text), ("model", text), ("mode", text), ("transcript", text),
               ("first_calls", pa.list_(pa.struct([("name", text), ("arguments", text)]))),
@@ -185,8 +185,6 @@ def _schema():
 def tradeoff_png(points: list[tuple[str, dict[str, Any]]]) -> bytes:
     """DiaFORGE Fig. 3 for the given runs: Acc (y) against 1 - TAR (x), marker area growing with FTR,
     95% intervals as error bars. `points`: (label, metrics as in metrics.json)."""
-    from matplotlib.figure import Figure
-
     fig = Figure(figsize=(6, 5))
     ax = fig.subplots()
     for label, m in points:
