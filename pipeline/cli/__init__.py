@@ -1,33 +1,22 @@
-"""The `utcgen` command. Each sub-command lives in its own module and registers itself."""
+"""The `utcgen` command: its flags are `parsers.build_parser`; the command `utcgen NAME` is carried out by
+`NAME.py`'s `run(args)`, imported once the line is parsed, so `--help` and each command load only what
+they use.
+
+May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, llm, validators, export, synthesis, evaluation, api.
+"""
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 
-from .. import __version__
 from ..core.errors import UtcgenError, os_error
 from ..core.redaction import install_log_filter, redact
+from .checks import quiet_progress_bars
+from .parsers import build_parser
 
-# Sub-command modules; each defines `register(subparsers)` and sets `func` on its parser.
-COMMANDS = ["utcgen.pipeline.cli.audit", "utcgen.pipeline.cli.catalog", "utcgen.pipeline.cli.eval", "utcgen.pipeline.cli.generate", "utcgen.pipeline.cli.prompts", "utcgen.pipeline.cli.publish", "utcgen.pipeline.cli.view"]
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="utcgen", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"utcgen {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register(sub)
-    return parser
+__all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,8 +25,11 @@ def main(argv: list[str] | None = None) -> int:
     the reader of stdout went away (`utcgen audit --json | head`)."""
     args = build_parser().parse_args(argv)
     install_log_filter()
+    if getattr(args, "no_progress", False):  # before the command's modules load: libraries read it on import
+        quiet_progress_bars()
     try:
-        return int(args.func(args) or 0)
+        command = importlib.import_module(f"{__name__}.{args.command}")  # lazy: only this command's modules
+        return int(command.run(args) or 0)
     except UtcgenError as exc:
         return _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:

@@ -1,16 +1,4 @@
-"""`utcgen audit DIR`: every rule validator's pass rate on a dataset folder, each run on every dialogue.
-
-Reads the dialogues of DIR in our record shape, from wherever they are: the exported
-parquet splits (`data/dialogues/*.parquet` and `data/rejected/*.parquet`, any tool's
-output with those columns), else the run journal (`journal/*.json`, every attempt), else
-JSON Lines files of `Dialogue` records. Unlike the cascade, which stops at the first
-failure, the audit runs every rule on every dialogue, so each rate is over all of them.
-It also reports how often the opening user turn holds a word found only in the seed
-tool's name versus only in a distractor's name (equal rates: names tell nothing), the
-acceptance rate and turns per dialogue, and the data-quality figures of the set
-(`export.quality`: seed tool closest to the user's words, description echoes, repeated
-runs, shared and fractional gold values, opening variety, acceptance), each beside its target.
-"""
+"""`utcgen audit DIR`: the report of `export.audit` as text or JSON (the command's help: parsers.AUDIT_HELP)."""
 
 from __future__ import annotations
 
@@ -82,9 +70,3 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("audit", help="pass rate of every rule validator on a dataset folder",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dir", help="an output folder (data/dialogues, data/rejected parquet; or journal/)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=run)

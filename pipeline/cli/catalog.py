@@ -12,69 +12,19 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
-from ..ingest.formats import FORMATS
-from ..retrieval.embeddings import BACKENDS
+from ..ingest.reader import CatalogError, read_catalog
+from ..ingest.report import skipped_lines, warning_lines
+from ..ingest.writer import check_native_path, write_native
+from ..retrieval.embeddings import Embedder
+from ..retrieval.stats import catalog_stats
 
 if TYPE_CHECKING:
     from ..ingest.reader import Catalog
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "catalog",
-        help="validate a tool catalog, summarise it or convert it to the native format",
-        description="Tool catalogs: native, OpenAI, MCP, OpenAPI 3.x or BFCL; a file or a directory.",
-    )
-    sub = parser.add_subparsers(dest="catalog_command", required=True)
-
-    validate = sub.add_parser(
-        "validate", help="check every tool; list all problems (exit status 2) or say OK"
-    )
-    _common(validate)
-    validate.set_defaults(func=_validate)
-
-    stats = sub.add_parser("stats", help="summarise a catalog (tools, parameters, lines of business)")
-    _common(stats)
-    stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
-    stats.add_argument("--embeddings", choices=BACKENDS, default="torch",
-                       help="how the embedding model runs, as `embeddings` in a run config (default: torch)")
-    stats.set_defaults(func=_stats)
-
-    convert = sub.add_parser(
-        "convert",
-        help="write a catalog in any supported format as a native catalog file, to edit",
-        description="Read a catalog (any supported format) and write its tools as a native catalog: "
-                    "a JSON list, JSONL or YAML, chosen by the suffix of --out. The file is replaced "
-                    "atomically; reading it back gives the same tools.",
-    )
-    _common(convert)
-    convert.add_argument(
-        "--out", required=True, metavar="FILE", help="native catalog to write (.json, .jsonl, .yaml or .yml)"
-    )
-    convert.set_defaults(func=_convert)
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="catalog file (.json/.jsonl/.yaml/.yml) or directory")
-    parser.add_argument(
-        "--format", choices=FORMATS, default=None, help="skip detection: read every file as this format"
-    )
-    parser.add_argument(
-        "--skip-invalid", action="store_true",
-        help="leave out tools that cannot be imported (listed on stderr) instead of refusing the catalog; "
-             "fails only if fewer than two usable tools remain",
-    )
-    parser.add_argument(
-        "--verbose", action="store_true", help="print every warning and skipped tool, not a summary"
-    )
-
-
 def _read(args: argparse.Namespace) -> Catalog:
     """The catalog (its warnings printed on stderr), or an InputError whose first line says
     how many problems follow."""
-    from ..ingest.reader import CatalogError, read_catalog
-    from ..ingest.report import skipped_lines, warning_lines
-
     try:
         catalog = read_catalog(args.file, format=args.format, skip_invalid=args.skip_invalid)
     except CatalogError as exc:
@@ -107,6 +57,11 @@ def _warned(catalog: Catalog) -> str:
     return out + (f"; {_plural(len(catalog.notices), 'warning')}" if catalog.notices else "")
 
 
+def run(args: argparse.Namespace) -> int:
+    """`utcgen catalog validate|stats|convert`."""
+    return {"validate": _validate, "stats": _stats, "convert": _convert}[args.catalog_command](args)
+
+
 def _validate(args: argparse.Namespace) -> int:
     catalog = _read(args)
     print(f"OK: {_summary(catalog, args.file)}{_warned(catalog)}")
@@ -114,9 +69,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from ..retrieval.embeddings import Embedder
-    from ..retrieval.stats import catalog_stats
-
     tools = _read(args).tools
     stats = catalog_stats(tools, embedder=Embedder(backend=args.embeddings))
     print(stats.model_dump_json(indent=2) if args.json else stats.to_text())
@@ -124,8 +76,6 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from ..ingest.writer import check_native_path, write_native
-
     check_native_path(args.out)  # before reading: a wrong suffix needs no catalog
     catalog = _read(args)
     write_native(catalog.tools, args.out)

@@ -17,18 +17,22 @@ held by `api.run_generation`: refusals and the run lock) and a tokenizer folder 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import operator
 import os
+import sys
 import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel
 
-from ..core.errors import MAX_NESTING, InputError
+from ..core.errors import MAX_NESTING, InputError, check_nesting
+from ..ingest.parsing import catalog_files
 
 Bound = tuple[str, float]
 ModelRef = Callable[[], type[BaseModel]]
@@ -142,25 +146,14 @@ def quiet_progress_bars() -> None:
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    import sys
-
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
+    if (transformers := sys.modules.get("transformers")) is not None:  # loaded already: tell it too
+        transformers.utils.logging.disable_progress_bar()
 
 
 def check_catalog_nesting(path: str | None, flag: str = "--catalog") -> None:
     """Every catalog file nests at most `errors.MAX_NESTING` levels: a schema built 100+ levels deep is
     refused naming the file and the flag, before the reader recurses into it. Files that do not parse
     are left to the catalog reader, which says what is wrong with them."""
-    import json
-
-    import yaml
-
-    from ..core.errors import check_nesting
-    from ..ingest.parsing import catalog_files
-
     if not path or not Path(path).exists():
         return  # the catalog reader reports a missing path
     for shown, file in catalog_files(path):

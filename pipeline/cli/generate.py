@@ -3,71 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
+import logging
 import sys
 import time
 
+from ..api import run_generation
 from ..core.progress import Progress
-from ..settings.config import BudgetSettings, ExportSettings, RunConfig
-from ..settings.models import LLMSettings
-from .checks import check_catalog_nesting, check_tokenizer, choices, field, number, quiet_progress_bars
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("generate", help="generate validated dialogues into a dataset folder",
-                       description="Generate disambiguation-centric tool-calling dialogues. Re-running the "
-                                   "same command on the same --out resumes where it stopped.")
-    p.add_argument("--config", help="YAML run configuration (default: configs/default.yaml)")
-    p.add_argument("--catalog", help="tool catalog file or folder")
-    p.add_argument("--personas", help="personas JSONL")
-    p.add_argument("--persona-field", metavar="NAME",
-                   help="field holding each persona's text (default: text, persona or input persona)")
-    p.add_argument("--num-dialogues", type=field(lambda: RunConfig, "num_dialogues"), help="accepted dialogues to produce")
-    p.add_argument("--out", help="output folder (a Hugging Face dataset repository layout)")
-    p.add_argument("--seed", type=field(lambda: RunConfig, "seed"))
-    p.add_argument("--exclude-split", metavar="PATH",
-                   help="a benchmark's split.json (utcgen eval build): its held-out tools are neither seed tools "
-                        "nor distractors of this run")
-    p.add_argument("--skip-invalid", action="store_true", default=None,
-                   help="leave out catalog tools that cannot be imported (listed at start-up) instead of refusing "
-                        "the catalog; the run still needs two usable tools")
-    p.add_argument("--verbose", action="store_true",
-                   help="print every catalog warning and skipped tool at start-up, not a summary")
-    p.add_argument("--model", metavar="MODEL", help="litellm model for every role (over UTCGEN_MODEL and the config)")
-    p.add_argument("--max-in-flight", type=field(lambda: LLMSettings, "max_in_flight"),
-                   help="most LLM calls in flight per endpoint (adapts below it on rate limits)")
-    p.add_argument("--max-cost", type=field(lambda: BudgetSettings, "max_cost_usd"), metavar="USD",
-                   help="stop before the run's spend (resumes included) would pass this many US dollars")
-    p.add_argument("--max-tokens", type=field(lambda: BudgetSettings, "max_tokens"), metavar="N",
-                   help="stop before the run's prompt + completion tokens (resumes included) would pass N")
-    p.add_argument("--workers", type=number(int, [("ge", 1)]), default=1, metavar="N",
-                   help="run seed jobs in N processes (default 1: this one alone), for CPU-bound runs such as the "
-                        "offline backend; the dataset is the same as with one. Each worker has its own "
-                        "llm.max_in_flight call slots")
-    p.add_argument("--estimate", action="store_true",
-                   help=f"run {ESTIMATE_JOBS} seed jobs in a temporary folder and print the expected calls, tokens "
-                        "and cost of the whole run; writes nothing into --out")
-    p.add_argument("--allow-config-change", action="store_true",
-                   help="resume into an --out made with a different configuration (API base, sampling, ...)")
-    p.add_argument("--force", action="store_true",
-                   help="write into an existing, non-empty --out that is not a utcgen run folder (its README.md and "
-                        "stats.json are replaced; files utcgen did not write are never deleted)")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress: no bar on a terminal, no progress lines in a log, none of the embedding "
-                        "model's loading bars either")
-    p.add_argument("--sft-format", choices=choices(ExportSettings, "sft_format"),
-                   help="sft rows: chat (native tool_calls and reasoning_content, default) or json (one JSON reply)")
-    p.add_argument("--tokenizer", metavar="PATH",
-                   help="local tokenizer folder for the card's token-length statistics (default: a byte estimate)")
-    p.set_defaults(func=run)
-
-
-ESTIMATE_JOBS = 3
+from ..settings.config import RunConfig, load_config
+from ..synthesis.estimate import estimate_run
+from ..synthesis.schedule import MIN_RATE
+from .checks import check_catalog_nesting, check_tokenizer
+from .parsers import ESTIMATE_JOBS
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..settings.config import load_config
-
     config = load_config(args.config, {"catalog": args.catalog, "personas": args.personas,
                                        "persona_field": args.persona_field,
                                        "num_dialogues": args.num_dialogues, "out": args.out, "seed": args.seed,
@@ -84,11 +33,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_tokens is not None:
         config.budget.max_tokens = args.max_tokens
     if args.verbose:  # the catalog logs each warning, not a summary, when its logger is enabled for DEBUG
-        import logging
 
         logging.getLogger("utcgen.catalog").setLevel(logging.DEBUG)
-    if args.no_progress:
-        quiet_progress_bars()
     check_tokenizer(config.export.tokenizer, "--tokenizer" if args.tokenizer else "export.tokenizer")
     check_catalog_nesting(config.catalog, "--catalog" if args.catalog else "catalog")
     if args.estimate:
@@ -98,8 +44,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _generate(args: argparse.Namespace, config: RunConfig) -> int:
     """The run itself (`api.run_generation`, which holds the folder's lock), with a progress bar and log lines."""
-    from ..api import run_generation
-
     start = time.monotonic()
     print(f"utcgen: {config.num_dialogues} dialogues -> {config.out} "
           f"(backend {config.backend()}, catalog {config.catalog}"
@@ -129,44 +73,20 @@ def _generate(args: argparse.Namespace, config: RunConfig) -> int:
     return 0
 
 
-def _estimate(config) -> int:
-    """Runs the first seed jobs into a temporary folder and scales their spend to the whole run."""
-    import tempfile
-
-    from ..core.records import Usage
-    from ..synthesis.run import Engine
-    from ..synthesis.schedule import MIN_RATE
-
-    n = config.num_dialogues
-    with tempfile.TemporaryDirectory(prefix="utcgen-estimate-") as tmp:
-        sample = config.model_copy(deep=True, update={"out": tmp})
-        sample.llm.cache = False  # a cached reply costs nothing and would hide the real price
-        print(f"utcgen: estimating from {ESTIMATE_JOBS} seed jobs in a temporary folder "
-              f"(backend {config.backend()}); nothing is written into {config.out}", file=sys.stderr)
-        engine = Engine(sample)
-        try:
-            start = time.monotonic()
-            records = asyncio.run(_sample(engine, ESTIMATE_JOBS))
-            elapsed = time.monotonic() - start
-        finally:
-            engine.close()
-    usage = Usage.total(d.generation.usage for r in records for d in r.dialogues)
-    accepted = sum(r.accepted for r in records)
-    rate = max(MIN_RATE, accepted / len(records))
-    jobs = n / rate
-    scale = jobs / len(records)
-    print(f"sample: {len(records)} seed jobs, {accepted} accepted, {usage.calls} calls, "
-          f"{usage.total_tokens:,} tokens, ${usage.cost_usd:.4f} in {elapsed:.1f}s", file=sys.stderr)
-    rate_note = "" if accepted else f" (none accepted in the sample: assumed {MIN_RATE:.0%})"
-    print(f"estimate for {n} accepted dialogues (acceptance {rate:.0%}{rate_note}, about {jobs:.0f} seed jobs): "
-          f"{usage.calls * scale:,.0f} calls, {usage.prompt_tokens * scale:,.0f} prompt + "
+def _estimate(config: RunConfig) -> int:
+    """`--estimate`: the first seed jobs run into a temporary folder (`synthesis.estimate`), their spend
+    scaled to the whole run, printed with a table by role."""
+    print(f"utcgen: estimating from {ESTIMATE_JOBS} seed jobs in a temporary folder "
+          f"(backend {config.backend()}); nothing is written into {config.out}", file=sys.stderr)
+    e = estimate_run(config, ESTIMATE_JOBS)
+    usage, scale = e.usage, e.scale
+    print(f"sample: {e.jobs} seed jobs, {e.accepted} accepted, {usage.calls} calls, "
+          f"{usage.total_tokens:,} tokens, ${usage.cost_usd:.4f} in {e.elapsed:.1f}s", file=sys.stderr)
+    rate_note = "" if e.accepted else f" (none accepted in the sample: assumed {MIN_RATE:.0%})"
+    print(f"estimate for {e.target} accepted dialogues (acceptance {e.rate:.0%}{rate_note}, about {e.seed_jobs:.0f} "
+          f"seed jobs): {usage.calls * scale:,.0f} calls, {usage.prompt_tokens * scale:,.0f} prompt + "
           f"{usage.completion_tokens * scale:,.0f} completion tokens, ${usage.cost_usd * scale:.2f}")
-    by_role: dict[str, Usage] = {}
-    for r in records:
-        for d in r.dialogues:
-            for role, u in d.generation.usage_by_role.items():
-                by_role.setdefault(role, Usage()).add(u)
-    print(_role_table(by_role, scale, n))
+    print(_role_table(e.by_role, scale, e.target))
     return 0
 
 
@@ -183,15 +103,6 @@ def _role_table(by_role, scale: float, accepted: int) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in
                                enumerate(zip(row, widths))) for row in rows)
-
-
-async def _sample(engine, jobs: int):
-    from ..llm.gateway import shutdown
-
-    try:
-        return await asyncio.gather(*(engine.run_job(job) for job in range(jobs)))
-    finally:
-        await shutdown()
 
 
 class _Bar:

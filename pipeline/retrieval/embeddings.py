@@ -21,13 +21,9 @@ import numpy as np
 
 from ..core.files import write_atomic
 from ..core.progress import Progress, is_terminal
-from .model import DIMENSION, model_id, model_path, openvino_versions
+from .model import BACKENDS, DIMENSION, model_id, model_path, openvino_versions
 
 _MAX_SHARDS = 64
-# How the model runs (`embeddings` in the run config): sentence-transformers on torch, or the same
-# model exported to ONNX (`retrieval.onnx`): fp32 gives the same vectors faster, int8 faster still;
-# or quantised for OpenVINO (`retrieval.openvino`, the `openvino` extra), the fastest on a CPU.
-BACKENDS = ("torch", "onnx", "onnx-int8", "openvino-int8")
 
 
 def default_cache_dir() -> Path:
@@ -127,8 +123,7 @@ class Embedder:
     def _new_model(self) -> Any:
         path = model_path()
         if self.backend == "torch":
-            # lazy: sentence-transformers brings torch (seconds to import), which the other backends never load
-            from sentence_transformers import SentenceTransformer
+            from sentence_transformers import SentenceTransformer  # lazy: torch, seconds; other backends skip it
 
             return SentenceTransformer(str(path), device="cpu")
         if self.backend == "openvino-int8":
