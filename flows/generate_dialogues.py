@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task, unmapped
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.context import FlowRunContext
+from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from ..pipeline.core.errors import InputError, UtcgenError
@@ -81,7 +84,7 @@ def _task_runner(kind: str, dask_address: str | None, dask_workers: int) -> Task
         return ThreadPoolTaskRunner(max_workers=LOCAL_THREADS)
     if kind != "dask":
         raise InputError(f"task_runner must be 'local' or 'dask', not {kind!r}")
-    from prefect_dask.task_runners import DaskTaskRunner
+    from prefect_dask.task_runners import DaskTaskRunner  # lazy: dask takes a second or more, only for a dask runner
 
     if dask_address:
         return DaskTaskRunner(address=dask_address)
@@ -95,9 +98,6 @@ def _api_url_for_remote_tasks(stack: ExitStack) -> None:
     """Without PREFECT_API_URL the flow talks to a temporary local server. Dask workers get
     the flow's settings with their tasks, and would each start their own temporary server:
     point them at the flow's instead."""
-    from prefect.context import FlowRunContext
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
     if PREFECT_API_URL.value():
         return
     ctx = FlowRunContext.get()
@@ -157,8 +157,6 @@ def generate_dialogues(
     --max-cost/--max-tokens` do: once the journal's spend would pass it no wave is planned, the
     finished jobs are exported and the flow fails with `BudgetExceeded` (or the low-acceptance stop), saying so.
     """
-    from prefect.artifacts import create_markdown_artifact
-
     logger = get_run_logger()
     start = time.monotonic()
     cfg = _flow_config(config, {"catalog": catalog, "num_dialogues": num_dialogues, "out": out, "seed": seed},

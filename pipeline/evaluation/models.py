@@ -33,8 +33,12 @@ from ..core.records import Message, ToolCall, Usage
 from ..export.slicing import build_system_prompt, chat_message
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMError
+from ..llm.probe import probe_servers
+from ..llm.registry import ModelRegistry, check_models
 from ..llm.requests import SaidWithThought, UnderTestRequest
+from ..settings.config import load_config
 from ..synthesis.roles import ReplyError, parse_assistant, parse_native
+from . import policies
 from .cases import Case
 from .run_settings import DEFAULT_MAX_NEW_TOKENS
 
@@ -69,10 +73,6 @@ def make_gateway(roles: dict[str, str], *, config: str | Path | None = None, api
     """A gateway whose roles call the given models, with the call settings of `config`'s `llm`
     section (default: the shipped one) and these overrides; every model is checked (provider,
     key, server up) first."""
-    from ..llm.probe import probe_servers
-    from ..llm.registry import ModelRegistry, check_models
-    from ..settings.config import load_config
-
     updates: dict[str, Any] = {"tool_format": tool_format}
     if api_base:
         updates["api_base"] = api_base
@@ -229,12 +229,12 @@ class HFModel(ModelUnderTest):
             raise InputError(f"--model hf:{path}: cannot load it: {type(exc).__name__}: {str(exc)[:300]}") from exc
 
     def _load(self) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: seconds to import; only hf: models
 
         adapter = self.path / "adapter_config.json"
         if adapter.is_file():
             try:
-                from peft import PeftModel
+                from peft import PeftModel  # lazy: the train extra, optional (a LoRA adapter as the model)
             except ImportError as exc:
                 raise UtcgenError(f"--model hf:{self.path} is a LoRA adapter, which needs the optional package peft; "
                                   f"install it with: pip install 'utcgen[{TRAIN_EXTRA}]'") from exc
@@ -259,7 +259,7 @@ class HFModel(ModelUnderTest):
         return [system, *(chat_message(m, fmt) for m in history if m.role != "system")]
 
     def _generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> tuple[str, Usage]:
-        import torch
+        import torch  # lazy: as transformers above
 
         tok = self._tokenizer
         inputs = tok.apply_chat_template(messages, tools=tools, add_generation_prompt=True, return_tensors="pt",
@@ -291,8 +291,6 @@ class HFModel(ModelUnderTest):
 
 def reference_policies() -> dict[str, Callable[[Case, list[Message]], Message]]:
     """name -> policy function of `evaluation.policies` (its own table)."""
-    from . import policies
-
     table = getattr(policies, "POLICIES", None) or getattr(policies, "REFERENCE_POLICIES", None)
     if table is None:
         raise InputError("utcgen.pipeline.evaluation.policies has no name -> policy table")

@@ -13,7 +13,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import yaml
+from datasets import Features
 from jinja2 import FunctionLoader
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -51,16 +53,12 @@ def rows_per_config(stats: dict[str, Any]) -> dict[str, int]:
 
 def features_yaml(config: str) -> list[dict[str, Any]]:
     """A config's features as the card's `dataset_info` declares them (what `datasets` reads from a card)."""
-    from datasets import Features
-
     return Features.from_arrow_schema(schema(config))._to_yaml_list()
 
 
 def split_bytes(path: Path) -> int:
     """The bytes of a parquet split once loaded as an Arrow table: what `datasets` records as the
     split's `num_bytes` (and sums into `dataset_size`)."""
-    import pyarrow.parquet as pq
-
     shard = pq.ParquetFile(path)  # a row group at a time: a shard may be larger than memory allows
     return sum(shard.read_row_group(i).nbytes for i in range(shard.num_row_groups))
 

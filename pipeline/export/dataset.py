@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from datasets import Dataset, Features, load_dataset
 from pydantic import BaseModel, ConfigDict
 
 from ..core.records import Dialogue
@@ -171,8 +172,6 @@ def load_split(out_dir: Path, name: str, cache_dir: Path | None = None) -> Any:
     corresponds to no data"), so a config whose shards hold no rows is built
     from the parquet schema instead: same columns and features, zero rows.
     """
-    from datasets import Dataset, Features, load_dataset
-
     if name not in CONFIGS:
         raise ValueError(f"unknown config {name!r}; expected one of {', '.join(CONFIGS)}")
     shards = sorted((Path(out_dir) / "data" / name).glob("*.parquet"))

@@ -64,7 +64,7 @@ def estimate_counter() -> Callable[[list[dict], list[dict], list[dict]], tuple[i
 
 def tokenizer_counter(path: str) -> Callable[[list[dict], list[dict], list[dict]], tuple[int, int]]:
     """(prompt, completion) token counts of a row under the chat template of a local tokenizer."""
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # lazy: seconds to import, only with a --tokenizer folder
 
     tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
 

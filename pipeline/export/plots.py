@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 # File name -> what it shows (the card's alt text).
 PLOT_TITLES = {
@@ -19,8 +19,6 @@ PLOT_TITLES = {
 
 
 def _bar(ax: Axes, histogram: Mapping[str, int], xlabel: str, ylabel: str, title: str) -> None:
-    from matplotlib.ticker import MaxNLocator
-
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -50,11 +48,8 @@ def _png(fig: Figure) -> bytes:
 def render_plots(stats: Mapping[str, Any]) -> dict[str, bytes]:
     """The paper's Appendix A.3 figures (5, 6, 7) as PNG bytes keyed by file name.
 
-    Built on `Figure` directly (no pyplot): no global backend state, Agg rendering,
-    and matplotlib is imported only when plots are drawn.
+    Built on `Figure` directly (no pyplot): no global backend state, Agg rendering.
     """
-    from matplotlib.figure import Figure
-
     dist = stats["distributions"]
     n = stats["counts"]["accepted"]
     out: dict[str, bytes] = {}
