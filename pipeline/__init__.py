@@ -1,21 +1,11 @@
 """utcgen: synthetic disambiguation-centric tool-calling dialogues (UTC-Gen engine).
 
-The library, one subpackage per stage in the order data flows through them:
-
-    catalog/    tool catalogs in any supported format -> checked `Tool` records
-    retrieval/  embeddings, faiss index, the A.4 near-duplicate score, persona sampling
-    llm/        the litellm gateway every role calls, and the offline backend
-    synthesis/  roles, one two-phase attempt, the run with its journal and scheduler
-    export/     dataset rows, SFT slices, stats, plots, the card, the Hub upload
-    api         the Python API (generate, evaluate, audit) the command calls
-    cli/        the `utcgen` command
-
-Shared by all: `records` (the pydantic records, written once), `config`, `errors`,
-`prompts` (templates from the shipped prompts/), `files` (atomic writes), `resources` (shipped
-files), and one home for each rule the stages share: `arguments` (the one schema-aware argument
-comparison and the schema check), `mentions` (whether the user's text states a value), `text`
-(words, stop words, stems), `said` (what the user said), `shortcuts` (name leaks, recited
-descriptions, spoken parameter keys), `values` (implausible and invented values).
+The library, one subpackage per layer; bottom to top: `core` (records, errors, files, text),
+`dialogue` (what a dialogue says), `scenarios` (the scenario types), `settings` and `ingest` (tool
+catalogs), `retrieval` and `runner`, `llm` with the offline `simulator`, then `validators` (beside
+this package), `export`, `synthesis`, `evaluation`, `api` (the Python API) and `cli` (the `utcgen`
+command). docs/architecture.md lists each layer's modules and what it may import, as the import
+contracts in pyproject.toml hold them.
 """
 
 import os

@@ -7,6 +7,8 @@ call these (or `run_generation`, which `generate` wraps) and print; no step live
 
 They run their event loop themselves, in a worker thread when the caller already runs one (a
 notebook), so they are plain blocking calls everywhere.
+
+May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, llm, validators, export, synthesis, evaluation.
 """
 
 from __future__ import annotations

@@ -4,7 +4,5 @@ format -> toolcall -> grounding -> toolargs -> the shortcut rules -> scenario ->
 and run in order, stopping at the first failure; relevancy and critique are LLM judges run
 side by side afterwards. `cascade` owns the stage list and the first-failure rule.
 
-May import: `utcgen.pipeline.core.records`, `arguments`, `prompts`, `errors`, `labels`,
-`scenarios`, `planning` and, for the LLM
-judges, `utcgen.pipeline.llm`. Never synthesis, export, the CLI or flows.
+May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, llm.
 """

@@ -1,9 +1,6 @@
 """Evaluation (DiaFORGE §3.3, App. C): benchmarks built from accepted dialogues, a model under
 test run statically or dynamically, the C.1 metrics and ToolScan error patterns, and reports.
 
-Layer: below `cli`, above `synthesis` (dynamic evaluation reuses the user proxy) and `export`
-(benchmarks and reports are dataset folders). Nothing here imports Prefect.
-
 Modules:
 - `cases`: the records (Case, CaseResult) and the benchmark folder's file layout;
 - `benchmark`: `utcgen eval build`, its summary and folder; `holdout`: the held-out split (by line of
@@ -19,4 +16,6 @@ Modules:
 - `run`: the resumable runner behind `utcgen eval run` and the `evaluate-model` flow;
 - `report`: metrics.json, dialogues.parquet, report.md, plot; `compare`: several runs side by side;
 - `bfcl`: `utcgen eval import bfcl`, a benchmark folder from a BFCL file, scored by BFCL's rules.
+
+May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, llm, validators, export, synthesis.
 """

@@ -7,7 +7,5 @@ dialogue as a row), `slicing` (SFT turn slices), `wrong_turns` and `preference` 
 `card.md.j2`), `dataset` (the folder writer and `load_split`), `hub` (upload), `reading` and
 `audit` (a folder's dialogues read back and audited), `view` (one HTML page to browse them).
 
-May import: `records`, `config`, `errors`, `files`, `prompts`, `validators.cascade`
-for the stage list and the first failing verdict, and the spoken labels of parameters
-(`dialogue.parameter_labels.label`, for the wrong turns' words). Never synthesis, the LLM gateway or flows.
+May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, llm, validators.
 """

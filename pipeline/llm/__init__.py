@@ -1,6 +1,6 @@
 """The one LLM path: a litellm gateway (async, bounded, retried, cached, metered) and the
-offline backend, a litellm custom provider that needs no network and no key.
+model registry (models by role), which owns litellm's set-up and registers the offline simulator
+(`pipeline/simulator/`) as a litellm provider.
 
-May import: `records`, `config`, `errors`, `arguments`. The offline backend imports neither
-validators nor synthesis: it gets the dialogue state it needs from the caller.
+May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, simulator.
 """

@@ -2,6 +2,5 @@
 finds the k near-duplicate distractors, the Appendix A.4 similarity score, the persona
 sampler, and catalog statistics built on them.
 
-May import: `records`, `errors`, `files`, `resources` and `catalog`. Never the LLM,
-synthesis, export or validators.
+May import: core, dialogue, scenarios, ingest, settings.
 """

@@ -7,6 +7,8 @@ either in a window of items in flight on one event loop (`run_window`) or in wav
 batches that an orchestrator runs elsewhere (`run_waves`), and stops for the budget or a
 kind's own stop rule. What an item is, how it runs and when a run is complete is the
 caller's `Work`; nothing here knows dialogues, cases or Prefect.
+
+May import: core, dialogue, scenarios, ingest, settings.
 """
 
 from .budget import Budget, BudgetExceeded, RunStopped

@@ -13,6 +13,8 @@ below (or call `register(MyType())`, as a plug-in or a test does). Generation dr
 config's mix, the roles render its prompt sections, the scenario validator runs its rules and
 the evaluation scores it by its facts, with no other change. A hook that needs a higher layer
 (the offline backend's user, the evaluation's reference policy) reads the type's attributes.
+
+May import: core, dialogue.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ Each role's policy is registered by role (`dispatch.policy`) in the module that 
 types to `scenario_user` and `scenario_assistant`), `judges` (relevancy, critic) and
 `evaluation` (under_test, voter, rubric). Importing the package registers them all. Only the
 model registry (`pipeline.llm.registry`) imports this package.
+
+May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, llm.
 """
 
 from __future__ import annotations

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +51,143 @@ def _details(output: str, name: str) -> str:
     following = [m.start() for c in CONTRACTS if c["name"] != name
                  for m in re.finditer(rf"^{re.escape(c['name'])}\n-+\n", rest, re.M)]
     return rest[:min(following, default=len(rest))].strip()
+
+
+# ---- the layers as the contracts say, the tree holds, and the docs state ------------------------------------
+
+PRODUCT = ("pipeline", "validators", "flows")  # the code folders of the `utcgen` package (the rest is data)
+SETTINGS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+(LAYERS,) = [c["layers"] for c in CONTRACTS if c["type"] == "layers"]
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+LAYERS_BEGIN, LAYERS_END = "<!-- layers: begin -->", "<!-- layers: end -->"
+MAY_IMPORT = re.compile(r"^May import: (.*)$", re.M)
+
+
+def short(module: str) -> str:
+    """`utcgen.pipeline.core` -> `core`, `utcgen.validators` -> `validators`: a layer's name in the docs."""
+    return module.removeprefix("utcgen.").removeprefix("pipeline.")
+
+
+def layer_rows() -> list[list[str]]:
+    """The layers contract, top to bottom, each row its packages' short names (`a | b` and `a : b` split)."""
+    return [[short(m.strip()) for m in re.split(r"[|:]", row)] for row in LAYERS]
+
+
+def folder(name: str) -> Path:
+    return REPO / (name if name in ("validators", "flows") else f"pipeline/{name}")
+
+
+def modules_of(name: str) -> list[str]:
+    """What a layer holds, as the docs list it: its modules' names, a subpackage as `name/`."""
+    root = folder(name)
+    if not root.is_dir():  # a module of its own (api, __main__)
+        return [name]
+    out = [p.stem for p in sorted(root.glob("*.py")) if p.stem != "__init__"]
+    return out + [f"{p.parent.name}/" for p in sorted(root.glob("*/__init__.py"))]
+
+
+def may_import(name: str) -> list[str]:
+    """The packages `name` may import by the contracts: every layer below its own, a sibling joined with `:`,
+    less what a forbidden contract keeps from the whole package; bottom first."""
+    rows = layer_rows()
+    (at,) = [i for i, row in enumerate(rows) if name in row]
+    allowed = [n for row in reversed(rows[at + 1:]) for n in row]
+    if ":" in LAYERS[at]:
+        allowed += [n for n in rows[at] if n != name]
+    for contract in CONTRACTS:
+        if contract["type"] == "forbidden" and any(short(s) == name for s in contract["source_modules"]):
+            allowed = [n for n in allowed if n not in {short(f) for f in contract["forbidden_modules"]}]
+    return allowed
+
+
+def layers_section() -> str:
+    """docs/architecture.md's layer list, as the contracts and the tree make it (what the test compares)."""
+    lines = []
+    for i, row in enumerate(layer_rows(), start=1):
+        joint = " | " if "|" in LAYERS[i - 1] else " : "
+        lines.append(f"{i}. " + joint.join(f"`{n}`" for n in row))
+        for name in row:
+            lines.append(f"   - `{name}`: {', '.join(modules_of(name))}. May import: "
+                         f"{', '.join(may_import(name)) or 'nothing of utcgen'}.")
+    return "\n".join(lines)
+
+
+def product_modules() -> list[str]:
+    out = []
+    for top in PRODUCT:
+        for path in sorted((REPO / top).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            out.append(".".join(("utcgen", *(parts[:-1] if parts[-1] == "__init__" else parts))))
+    return out
+
+
+def test_every_module_is_in_a_layer() -> None:
+    """The layers name packages, so each module inside one is bound by it; only the package's own
+    `__init__` (the root API, and utcgen.pipeline, which registers the scenario types) stand outside."""
+    layers = [m.strip() for row in LAYERS for m in re.split(r"[|:]", row)]
+    outside = [m for m in product_modules() if m != "utcgen.pipeline"
+               and not any(m == layer or m.startswith(layer + ".") for layer in layers)]
+    assert not outside, f"modules in no layer of pyproject's layers contract: {outside}"
+    assert SETTINGS.get("exclude_type_checking_imports") is True  # only imports that run count
+
+
+def test_the_package_roots_import_only_what_they_say() -> None:
+    """`utcgen/__init__.py` imports the API only under TYPE_CHECKING (its names load on first use);
+    `utcgen/pipeline/__init__.py` imports only the scenario registry (so records know the built-in types)."""
+    def runtime_imports(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text())
+        guarded = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        return {"." * n.level + (n.module or "") + ("" if n.module else ",".join(a.name for a in n.names))
+                for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level and id(n) not in guarded}
+    assert runtime_imports(REPO / "__init__.py") == set()
+    assert runtime_imports(REPO / "pipeline" / "__init__.py") == {".scenarios"}
+
+
+def test_architecture_lists_the_layers_of_the_contracts() -> None:
+    """docs/architecture.md's layer list is the contracts' layers, each with the modules its folder holds and
+    the packages it may import; a line that disagrees is named with what it should say."""
+    text = ARCHITECTURE.read_text()
+    assert LAYERS_BEGIN in text and LAYERS_END in text, f"{ARCHITECTURE}: no {LAYERS_BEGIN} ... {LAYERS_END} block"
+    first = text[:text.index(LAYERS_BEGIN)].count("\n") + 2
+    written = text[text.index(LAYERS_BEGIN) + len(LAYERS_BEGIN):text.index(LAYERS_END)].strip("\n").splitlines()
+    expected = layers_section().splitlines()
+    for number, (have, want) in enumerate(zip(written, expected), start=first):
+        assert have == want, f"docs/architecture.md:{number} disagrees with the contracts and the tree:\n" \
+                             f"  written:  {have}\n  expected: {want}"
+    assert len(written) == len(expected), \
+        f"docs/architecture.md:{first + min(len(written), len(expected))}: the layer list has {len(written)} " \
+        f"lines, the contracts make {len(expected)}:\n{layers_section()}"
+
+
+@pytest.mark.parametrize("name", [n for row in layer_rows() for n in row if n != "__main__"])
+def test_package_docstring_says_what_it_may_import(name: str) -> None:
+    """Each package's docstring has a line `May import: ...` naming exactly what the contracts allow it."""
+    path = folder(name) / "__init__.py" if folder(name).is_dir() else folder(name).with_suffix(".py")
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    found = MAY_IMPORT.findall(doc)
+    assert len(found) == 1, f"{path.relative_to(REPO)}: its docstring needs one line 'May import: ...'"
+    want = ", ".join(may_import(name)) or "nothing of utcgen"
+    assert found[0].rstrip(".") == want, f"{path.relative_to(REPO)}: 'May import: {found[0]}' disagrees with the " \
+                                         f"contracts: 'May import: {want}.'"
+
+
+def test_imports_inside_functions_are_few_and_say_why() -> None:
+    """An import inside a function hides a dependency: only a heavy or optional one, or one that keeps
+    `utcgen --help` fast, may be made there, with a `# lazy: <reason>` comment on its line; at most 20."""
+    lazy, unsaid = [], []
+    for top in PRODUCT:
+        for path in sorted((REPO / top).rglob("*.py")):
+            lines = path.read_text().splitlines()
+            tree = ast.parse("\n".join(lines))
+            inner = {n.lineno: n for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+                     for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom)}
+            inner.update({n.lineno: n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                          and ast.unparse(n.func).endswith("import_module")
+                          and any(isinstance(f, ast.FunctionDef) for f in ast.walk(tree))
+                          and n.col_offset > 0})
+            for number in sorted(inner):
+                where = f"{path.relative_to(REPO)}:{number}"
+                (lazy if "# lazy:" in lines[number - 1] else unsaid).append(where)
+    assert not unsaid, f"imports inside functions without a '# lazy: <reason>' comment: {unsaid}"
+    assert len(lazy) <= 20, f"{len(lazy)} imports inside functions (at most 20): {lazy}"
