@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import yaml
+from jinja2 import FunctionLoader
 
 from ..export.folder import DatasetFolder
 from ..scenarios import names as scenario_names
+from ..settings.templates import jinja_environment
 from .cases import CASES_FILE, SPLIT_FILE, Case, Split
 from .holdout import UNSET_LOB
 from .summary import BenchmarkSummary
 
 CASES_CONFIG = "cases"  # the parquet view: data/cases/train-00000-of-00001.parquet
 CARD_FILE = "README.md"
+CARD_TEMPLATE = "benchmark_card.md.j2"
+# the card's template (package data beside this module), in the Jinja set-up prompts use too
+_TEMPLATES = jinja_environment(
+    FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")))
 SUMMARY_FILE = "benchmark.json"
 
 
@@ -136,86 +143,17 @@ def render_card(cases: list[Case], split: Split, s: BenchmarkSummary, overlaps: 
                  if n in s.scenarios or n in s.source_scenarios]
     columns = "\n".join(f"| `{k}` | {v} |" for k, v in COLUMNS.items())
     groups = ", ".join(f"`{g}`" for g in split.held_out_groups)
-    return f"""---
-{yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip()}
----
-
-# utcgen held-out tool-calling benchmark
-
-A DiaBENCH-style benchmark (DiaFORGE §3.3, App. C): each case is an accepted synthetic dialogue whose gold tool
-τ* is held out of training, shown to the assistant among retrieved distractors. A model passes a case when its
-first tool call is τ* with exactly the required arguments V*, after asking for whatever the user left out.
-
-- Source: `{s.source}` ({s.accepted} accepted dialogues); catalog `{s.catalog}` ({s.catalog_tools} tools).
-- **{s.cases} cases**, {s.held_out_groups} held-out group(s), {s.held_out_tools} held-out tools.
-
-## How it compares with DiaBENCH
-
-| | this benchmark | DiaBENCH |
-|---|---|---|
-| cases with a near-duplicate distractor (A.4 >= 0.70) | {_pct(s.share_near_duplicate)} | 29.2% |
-| mean retrieval-set semantic overlap (mean A.4, τ* vs distractors) | {s.mean_overlap:.3f} | 0.47 |
-| cases whose τ* has required parameters | {_pct(s.share_required)} | 75.6% |
-| distractors per case | {s.mean_distractors:.2f} | ~5.2 |
-
-## Per line of business
-
-| line of business | cases | near-duplicate | mean overlap | with required parameters |
-|---|---|---|---|---|
-{chr(10).join(lob_rows) if lob_rows else "| (none) | 0 | | | |"}
-
-## Near-duplicate distractors
-
-| cases | count | mean max A.4 | mean overlap |
-|---|---|---|---|
-{chr(10).join(nd_rows) if nd_rows else "| (none) | 0 | | |"}
-
-## Scenario types
-
-| scenario | cases | accepted in the source |
-|---|---|---|
-{chr(10).join(scen_rows) if scen_rows else "| (none) | 0 | 0 |"}
-
-An `unavailable_tool` case shows the assistant only look-alikes (τ* is not among the candidates): no call is
-right, and the case is scored by awareness, not by the C.1 call metrics.
-
-Required parameters of τ*: {", ".join(f"{k}: {v}" for k, v in sorted(required.items())) or "none"}.
-
-## The split
-
-Held out by `{s.by}` (seed {s.seed}, target {s.holdout:.0%} of the accepted dialogues, got
-{_pct(s.cases / s.accepted if s.accepted else 0)}): {rule}. Groups are shuffled with the seed and each is held out
-when that brings the number of covered dialogues closer to the target. The catalog has {s.families} near-duplicate
-families ({s.families_with_near_duplicates} with two or more tools, largest {s.family_size_max}, mean size
-{s.family_size_mean:.2f}). Held-out groups: {groups}.
-
-`split.json` lists every held-out tool. Generate training data without them (neither as seed tools nor as
-distractors):
-
-```bash
-utcgen generate --exclude-split {Path(s.out_dir) / SPLIT_FILE} --out train-data
-```
-
-## Running a model on it
-
-```bash
-utcgen eval run --benchmark {s.out_dir} --model reference/oracle --mode static --out eval-out/runs/oracle
-utcgen eval run --benchmark {s.out_dir} --model openai/gpt-4o-mini --mode dynamic --out eval-out/runs/gpt-4o-mini
-utcgen eval compare eval-out/runs/oracle eval-out/runs/gpt-4o-mini
-```
-
-Static evaluation replays the reference user turns; dynamic evaluation puts the model in the loop with a user
-proxy. Each run folder gets `metrics.json` (Acc, FTR, TAR, TCP, TCR, PKP, PKR, ConvRel, TTR, NGD with 95%
-intervals), `dialogues.parquet` and `report.md`.
-
-## Files
-
-- `cases.jsonl`: one case per line, the source of truth the runners read;
-- `data/cases/train-00000-of-00001.parquet`: the same cases as a dataset (`datasets.load_dataset(folder)`,
-  split `test`);
-- `split.json`: the held-out groups and tools; `benchmark.json`: the figures above.
-
-| column | meaning |
-|---|---|
-{columns}
-"""
+    return _TEMPLATES.get_template(CARD_TEMPLATE).render(
+        front_matter=yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(),
+        source=s.source, accepted=s.accepted, catalog=s.catalog, catalog_tools=s.catalog_tools, cases=s.cases,
+        held_out_groups=s.held_out_groups, held_out_tools=s.held_out_tools,
+        share_near_duplicate=_pct(s.share_near_duplicate), mean_overlap=f"{s.mean_overlap:.3f}",
+        share_required=_pct(s.share_required), mean_distractors=f"{s.mean_distractors:.2f}",
+        lob_rows="\n".join(lob_rows) if lob_rows else "| (none) | 0 | | | |",
+        nd_rows="\n".join(nd_rows) if nd_rows else "| (none) | 0 | | |",
+        scenario_rows="\n".join(scen_rows) if scen_rows else "| (none) | 0 | 0 |",
+        required=", ".join(f"{k}: {v}" for k, v in sorted(required.items())) or "none",
+        by=s.by, seed=s.seed, holdout=f"{s.holdout:.0%}", got=_pct(s.cases / s.accepted if s.accepted else 0), rule=rule,
+        families=s.families, families_with_near_duplicates=s.families_with_near_duplicates,
+        family_size_max=s.family_size_max, family_size_mean=f"{s.family_size_mean:.2f}", groups=groups,
+        split_file=Path(s.out_dir) / SPLIT_FILE, out_dir=s.out_dir, columns=columns)

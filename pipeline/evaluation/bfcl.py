@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import json
 import re
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from jinja2 import FunctionLoader
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.errors import InputError
 from ..core.records import Message, Persona, Tool
 from ..ingest.checks import check_tool
 from ..ingest.importers.bfcl import extract
+from ..settings.templates import jinja_environment
 from .benchmark_folder import write_imported
 from .cases import AcceptedCall, Case, ExternalAnswer
 from .scoring import stored_name
@@ -274,24 +277,13 @@ def import_bfcl(questions: Path, out: Path | None = None, *, answers: Path | Non
     return summary
 
 
+
+CARD_TEMPLATE = "bfcl_card.md.j2"
+# the card's template (package data beside this module), in the Jinja set-up prompts use too
+_TEMPLATES = jinja_environment(
+    FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")))
+
 def render_card(s: ImportSummary) -> str:
     """README.md of an imported benchmark: what it is and how it is scored."""
-    return f"""---
-pretty_name: BFCL {s.category} (imported by utcgen)
-configs:
-- config_name: default
-  data_files:
-  - split: test
-    path: data/cases/*.parquet
----
-
-# BFCL {s.category}, imported
-
-{s.cases} cases of the Berkeley Function-Calling Leaderboard's `{s.category}` category, from `{s.source}`.
-Each case keeps its BFCL id (`source_id`), its functions as the candidates (dots in names written as
-underscores), its question as the user turn, and BFCL's answer (`answer`: acceptable values per argument,
-`""` for an argument that may be left out; no call for the irrelevance categories).
-
-`utcgen eval run --benchmark {s.out_dir} --model MODEL --mode static` scores each case by BFCL's AST rules
-(`bfcl_acc` in metrics.json) beside the DiaFORGE C.1 metrics that apply.
-"""
+    return _TEMPLATES.get_template(CARD_TEMPLATE).render(category=s.category, cases=s.cases, source=s.source,
+                                                          out_dir=s.out_dir)
