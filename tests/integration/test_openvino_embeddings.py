@@ -14,7 +14,7 @@ from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.core.files import TMP_PREFIX
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
-from utcgen.pipeline.retrieval.index import tool_text
+from utcgen.pipeline.retrieval.index import index_text
 from utcgen.pipeline.settings.config import RunConfig
 
 pytestmark = pytest.mark.slow  # exports and quantises the model once (about 20 s)
@@ -31,12 +31,12 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def shipped_texts() -> list[str]:
-    return [tool_text(t) for t in load_catalog("catalog/tools")]
+    return [index_text(t) for t in load_catalog("catalog/tools")]
 
 
 @pytest.fixture(scope="module")
 def unseen_texts() -> list[str]:
-    return [tool_text(t) for path in UNSEEN for t in load_catalog(str(path))]
+    return [index_text(t) for path in UNSEEN for t in load_catalog(str(path))]
 
 
 @pytest.fixture(scope="module")

@@ -779,8 +779,8 @@ def test_every_stage_is_registered_by_name_behind_one_interface() -> None:
         found = cascade.stage(name)
         assert found is not None and found.name == name
         assert found.kind == ("rule" if isinstance(found, Rule) else "llm")
-        assert cascade.kind_of(name) == found.kind
-    assert cascade.stage("selection") is None and cascade.kind_of("synthesis") is None
+        assert cascade.stage_kind(name) == found.kind
+    assert cascade.stage("selection") is None and cascade.stage_kind("synthesis") is None
     assert all(isinstance(cascade.stage(n), Judge) for n in cascade.LLM_STAGES)
     for rule in cascade.RULES:  # the async check is the pure rule, verdict for verdict
         assert run(rule.check(GOOD)) == rule.run(GOOD)
