@@ -128,6 +128,9 @@ def test_every_module_is_in_a_layer() -> None:
     outside = [m for m in product_modules() if m != "utcgen.pipeline"
                and not any(m == layer or m.startswith(layer + ".") for layer in layers)]
     assert not outside, f"modules in no layer of pyproject's layers contract: {outside}"
+    data = {f"utcgen.{p.parent.name}" for p in REPO.glob("*/__init__.py") if p.parent.name not in (*PRODUCT, "tests")}
+    sources = {s for c in CONTRACTS if c["type"] == "forbidden" for s in c["source_modules"]}
+    assert data <= sources, f"data packages in no contract: {sorted(data - sources)}"
     assert SETTINGS.get("exclude_type_checking_imports") is True  # only imports that run count
 
 
