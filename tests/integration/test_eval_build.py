@@ -26,17 +26,19 @@ LINES = ("finance", "procurement", "supply_chain")
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """An offline generate run of 40 dialogues on part of the shipped catalog, and the embedder it used.
+def world(tmp_path_factory, embedder):
+    """An offline generate run of 40 dialogues on part of the shipped catalog (its own settings: seed 1, the
+    default scenario), and the session's embedder, which it uses.
 
-    The embedding cache lives at <cache>/embeddings, where `utcgen generate` looks when
-    UTCGEN_CACHE_DIR=<cache>: the CLI runs below then embed nothing and load no model."""
-    from utcgen.pipeline.retrieval.embeddings import Embedder
+    The session's embedding cache is linked in at <cache>/embeddings, where `utcgen generate` looks when
+    UTCGEN_CACHE_DIR=<cache>: the CLI runs below then embed nothing and load no model. The cache is
+    content-addressed (model and text), so sharing it changes no vector."""
     from utcgen.pipeline.settings.config import load_config
 
     root = tmp_path_factory.mktemp("evalbuild")
     catalog, personas = lines_subset(root, LINES)
-    embedder = Embedder(cache_dir=root / "cache" / "embeddings")
+    (root / "cache").mkdir()
+    (root / "cache" / "embeddings").symlink_to(embedder.cache.dir.parent, target_is_directory=True)
     config = load_config(None, {"out": str(root / "run"), "num_dialogues": RUN_DIALOGUES, "seed": 1,
                                 "catalog": str(catalog), "personas": str(personas)})
     config.llm.cache_dir = str(root / "cache")
