@@ -94,5 +94,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Everything under tests/e2e (console script, subprocesses, Prefect, dask, wheel, training) is slow, and so
     is any test that asks for a heavy fixture."""
     for item in items:
-        if item.path.is_relative_to(E2E) or any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
+        if item.path.resolve().is_relative_to(E2E) or any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
