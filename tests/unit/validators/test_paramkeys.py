@@ -81,7 +81,7 @@ def test_the_validator_lets_a_user_say_api_key_and_reads_the_description() -> No
 
 def test_a_numbered_key_is_said_with_an_ordinal_the_rule_lets_pass() -> None:
     """`side1` is an identifier; its label is "first side", which the rule does not read as the key."""
-    from utcgen.pipeline.simulator.gold_values import label
+    from utcgen.pipeline.dialogue.parameter_labels import label
 
     assert [label(k) for k in ("side1", "array2", "address_line1", "db_name")] == [
         "first side", "second array", "first address line", "database name"]
