@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import BACKENDS, Embedder
-from utcgen.pipeline.retrieval.index import ToolIndex, build_index, index_text, neighbours
+from utcgen.pipeline.retrieval.index import ToolIndex, build_index, neighbours
+from utcgen.pipeline.retrieval.model import index_text
 from utcgen.pipeline.retrieval.stats import catalog_stats
 
 VERBS = ["get", "list", "create", "update", "approve", "reject", "cancel", "search", "export", "assign"]

@@ -20,6 +20,7 @@ import faiss
 import numpy as np
 
 from ..core.records import Tool
+from .model import index_text
 from .similarity import composite_similarities
 
 if TYPE_CHECKING:  # the encoder a ToolIndex is given (`embeddings` picks the backend, which may import this module)
@@ -53,13 +54,6 @@ def build_index(vectors: np.ndarray, exact_up_to: int = EXACT_UP_TO) -> Any:
     index.add(vectors)
     index.nprobe = min(IVF_PROBES, clusters)
     return index
-
-
-def index_text(tool: Tool) -> str:
-    """What the encoder sees: the name in words, the description and the parameter names."""
-    params = ", ".join(k.replace("_", " ") for k in tool.properties)
-    text = f"{tool.name.replace('_', ' ')}: {tool.description}"
-    return f"{text} Parameters: {params}." if params else text
 
 
 def neighbours(index: Any, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

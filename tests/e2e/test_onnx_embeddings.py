@@ -18,7 +18,7 @@ import pytest
 from utcgen.pipeline.core.files import TMP_PREFIX
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
-from utcgen.pipeline.retrieval.index import index_text
+from utcgen.pipeline.retrieval.model import index_text
 from utcgen.pipeline.settings.config import RunConfig
 
 pytestmark = pytest.mark.slow  # exports the model once (a few seconds)

@@ -14,7 +14,7 @@ from utcgen.pipeline.core.errors import InputError
 from utcgen.pipeline.core.files import TMP_PREFIX
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.embeddings import Embedder, default_cache_dir
-from utcgen.pipeline.retrieval.index import index_text
+from utcgen.pipeline.retrieval.model import index_text
 from utcgen.pipeline.settings.config import RunConfig
 
 pytestmark = pytest.mark.slow  # exports and quantises the model once (about 20 s)
