@@ -76,7 +76,7 @@ def split_words(text: str) -> list[str]:
 
 
 # where an OpenAPI argument lives: the importer renames two arguments sharing a name to
-# `<where>_<name>` (`query_ids`, `body_ids`) and titles each by the name (catalog/importers/openapi_args.py)
+# `<where>_<name>` (`query_ids`, `body_ids`) and titles each by the name (ingest/importers/openapi_args.py)
 RENAME_PREFIXES = frozenset({"path", "query", "body"})
 
 

@@ -8,7 +8,7 @@
   `native`: the specs go in the request's `tools` and the calls come back as the API's
   (`parse_native`). Sampling is greedy (temperature 0) so a run is reproducible. The offline
   backend as a model under test (role `under_test`) gets the candidates and the history only,
-  never the gold tool or values (see `llm/offline/evaluation.py` for how it infers them);
+  never the gold tool or values (see `simulator/evaluation.py` for how it infers them);
 * `reference/<name>`: a pure reference policy (`evaluation.policies`), no model calls;
 * `hf:PATH`: a local Hugging Face checkpoint, or a PEFT LoRA adapter folder (its base model is
   read from adapter_config.json), run in this process on CPU with transformers: the chat
