@@ -16,7 +16,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from ..pipeline.evaluation.run import EvalSettings, evaluate
+from ..pipeline.evaluation.run import EvalSettings, run_evaluation
 from ..pipeline.settings.models import OFFLINE_MODEL
 
 ARTIFACT_KEY = "utcgen-evaluation-report"
@@ -35,7 +35,7 @@ def evaluate_cases(settings: dict[str, Any], out: str, max_in_flight: int, allow
                         p.spent.calls, p.spent.total_tokens, p.spent.cost_usd)
 
     start = time.monotonic()
-    asyncio.run(evaluate(EvalSettings.model_validate(settings), Path(out), max_in_flight=max_in_flight,
+    asyncio.run(run_evaluation(EvalSettings.model_validate(settings), Path(out), max_in_flight=max_in_flight,
                          allow_config_change=allow_config_change, on_progress=on_progress))
     return {"out": out, "report": str(Path(out) / "report.md"), "metrics": str(Path(out) / "metrics.json"),
             "wall_time_s": round(time.monotonic() - start, 2)}

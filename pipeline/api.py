@@ -25,8 +25,7 @@ from pydantic import ValidationError
 
 from .core.errors import InputError
 from .evaluation.report import RunReport
-from .evaluation.run import EvalSettings
-from .evaluation.run import evaluate as run_evaluation
+from .evaluation.run import EvalSettings, run_evaluation
 from .export.audit import audit_folder
 from .export.dataset import DatasetSummary, load_split
 from .export.rows import CONFIGS

@@ -31,7 +31,7 @@ def default_run_folder(model: str, mode: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """`utcgen eval build|run|import bfcl|compare`."""
-    commands = {"build": build, "run": run_model, "import": import_bfcl, "compare": compare}
+    commands = {"build": build, "run": run_model, "import": import_benchmark, "compare": compare_runs}
     return commands[args.eval_command](args)
 
 
@@ -45,7 +45,7 @@ def build(args: argparse.Namespace) -> int:
     return 0
 
 
-def import_bfcl(args: argparse.Namespace) -> int:
+def import_benchmark(args: argparse.Namespace) -> int:
     questions = Path(args.questions)
     if not questions.is_file():
         raise InputError(f"QUESTIONS.json {questions}: no such file")
@@ -104,7 +104,7 @@ def summary_line(report, out: Path, elapsed: float) -> str:
             f"{', '.join(parts)}{per_scenario}\nreport: {report.report_path}")
 
 
-def compare(args: argparse.Namespace) -> int:
+def compare_runs(args: argparse.Namespace) -> int:
     runs = [Path(r) for r in args.runs]
     for folder in runs:
         if not (folder / "metrics.json").is_file():

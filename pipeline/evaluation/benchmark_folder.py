@@ -93,7 +93,7 @@ def write_benchmark(out: Path, cases: list[Case], split: Split, summary: Benchma
     folder.write_text(SPLIT_FILE, split.model_dump_json(indent=2) + "\n")
     folder.write_config(CASES_CONFIG, _rows(cases, overlaps), _parquet_schema())
     folder.write_text(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-    folder.write_text(CARD_FILE, render_card(cases, split, summary, overlaps))
+    folder.write_text(CARD_FILE, render_benchmark_card(cases, split, summary, overlaps))
 
 
 def write_imported(out: Path, cases: list[Case], summary_json: str, card: str) -> None:
@@ -110,7 +110,7 @@ def _pct(x: float) -> str:
     return f"{x:.1%}"
 
 
-def render_card(cases: list[Case], split: Split, s: BenchmarkSummary, overlaps: list[float]) -> str:
+def render_benchmark_card(cases: list[Case], split: Split, s: BenchmarkSummary, overlaps: list[float]) -> str:
     """README.md: YAML front matter that `datasets` reads (one `test` split), then what the benchmark is."""
     front = {
         "pretty_name": "utcgen held-out tool-calling benchmark",

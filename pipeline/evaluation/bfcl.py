@@ -273,7 +273,7 @@ def import_bfcl(questions: Path, out: Path | None = None, *, answers: Path | Non
                             else None, category=cat, cases=len(cases),
                             with_gold_call=sum(bool(c.answer and c.answer.calls) for c in cases),
                             skipped=skipped or [])
-    write_imported(out, cases, summary.model_dump_json(indent=2) + "\n", render_card(summary))
+    write_imported(out, cases, summary.model_dump_json(indent=2) + "\n", render_bfcl_card(summary))
     return summary
 
 
@@ -283,7 +283,7 @@ CARD_TEMPLATE = "bfcl_card.md.j2"
 _TEMPLATES = jinja_environment(
     FunctionLoader(lambda name: files(__name__.rpartition(".")[0]).joinpath(name).read_text(encoding="utf-8")))
 
-def render_card(s: ImportSummary) -> str:
+def render_bfcl_card(s: ImportSummary) -> str:
     """README.md of an imported benchmark: what it is and how it is scored."""
     return _TEMPLATES.get_template(CARD_TEMPLATE).render(category=s.category, cases=s.cases, source=s.source,
                                                           out_dir=s.out_dir)

@@ -27,9 +27,9 @@ from .report import (
     SCENARIO_LABELS,
     TEXT_METRICS,
     TOOL_METRICS,
-    _cell,
-    _direction,
-    _table,
+    better_direction,
+    markdown_table,
+    metric_cell,
 )
 from .scenario_metrics import SCENARIO_KEYS
 
@@ -81,7 +81,7 @@ def disjoint(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
 
 def _row(label: str, metrics: list[dict[str, Any] | None]) -> list[str]:
     base = metrics[0]
-    return [label, *((_cell(m) if m else "–") + (" *" if i and disjoint(m, base) else "")
+    return [label, *((metric_cell(m) if m else "–") + (" *" if i and disjoint(m, base) else "")
                      for i, m in enumerate(metrics))]
 
 
@@ -106,7 +106,7 @@ def compare(runs: list[Path]) -> str:
         for key in SCENARIO_KEYS:
             found = [((d.get("scenarios") or {}).get(name) or {}).get(key) for d in data]
             if any(found):
-                rows.append(_row(f"{name}: {SCENARIO_LABELS.get(key, key)}{_direction(key)}", found))
+                rows.append(_row(f"{name}: {SCENARIO_LABELS.get(key, key)}{better_direction(key)}", found))
     for p in PATTERNS:
         rows.append([f"pattern: {p}", *(str(d.get("patterns", {}).get(p, "–")) for d in data)])
-    return _TEMPLATES.get_template(TEMPLATE).render(warning=coverage_warning(runs), table=_table(header, rows))
+    return _TEMPLATES.get_template(TEMPLATE).render(warning=coverage_warning(runs), table=markdown_table(header, rows))

@@ -62,7 +62,7 @@ SCENARIO_LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "awareness": "aware
 SCENARIO_LOWER_IS_BETTER = frozenset({"ftr", "tar", "over_clarification", "unsafe_execution", "above_q_star"})
 
 
-def _direction(key: str) -> str:
+def better_direction(key: str) -> str:
     """The arrow after a scenario metric's name: questions have no better direction, redundancy is best at 0."""
     if key == "questions":
         return ""
@@ -92,9 +92,9 @@ class RunReport(BaseModel):
     plot_path: str
 
     def to_text(self) -> str:
-        shown = ", ".join(f"{LABELS[k]} {_cell(self.metrics[k])}" for k in ("acc", "ftr", "tar"))
+        shown = ", ".join(f"{LABELS[k]} {metric_cell(self.metrics[k])}" for k in ("acc", "ftr", "tar"))
         if "all" in self.bfcl:
-            shown += f", bfcl_acc {_cell(self.bfcl['all'])}"
+            shown += f", bfcl_acc {metric_cell(self.bfcl['all'])}"
         return (f"{self.model} ({self.mode}): {self.counts['scored']} of {self.counts['cases']} cases scored "
                 f"({self.counts['excluded']} excluded); {shown}; report {self.report_path}")
 
@@ -106,7 +106,7 @@ def _num(x: float | None, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
-def _cell(m: Metric | dict[str, Any] | None, digits: int = 2) -> str:
+def metric_cell(m: Metric | dict[str, Any] | None, digits: int = 2) -> str:
     """`0.83 [0.71, 0.91]`; a dash when undefined."""
     if m is None:
         return "–"
@@ -118,7 +118,7 @@ def _cell(m: Metric | dict[str, Any] | None, digits: int = 2) -> str:
     return f"{_num(m['value'], digits)} [{_num(m['low'], digits)}, {_num(m['high'], digits)}]"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -233,18 +233,18 @@ def render_report(data: dict[str, Any]) -> str:
     for name, groups in data["breakdowns"].items():
         title = BREAKDOWN_TITLES.get(name) or str(name)
         keys = ("acc", "ftr", "tar", "pkp", "pkr")
-        breakdowns.append((title.lower(), _table([title, "n", *(LABELS[k] for k in keys)],
-                                                 [[group, str(g["acc"]["n"]), *(_cell(g[k]) for k in keys)]
+        breakdowns.append((title.lower(), markdown_table([title, "n", *(LABELS[k] for k in keys)],
+                                                 [[group, str(g["acc"]["n"]), *(metric_cell(g[k]) for k in keys)]
                                                   for group, g in groups.items()]) if groups else "(no scored case)"))
     totals = data["patterns"]
     return _TEMPLATES.get_template(REPORT_TEMPLATE).render(
         model=data["model"], mode=data["mode"], counts=line, plot=PLOT_FILE, conv_rel_n=m["conv_rel"]["n"],
-        tool_table=_table(["Model", *_metric_header(TOOL_METRICS)], [[data["model"], *(_cell(m[k]) for k in TOOL_METRICS)]]),
-        text_table=_table(["Model", *_metric_header(TEXT_METRICS)], [[data["model"], *(_cell(m[k]) for k in TEXT_METRICS)]]),
+        tool_table=markdown_table(["Model", *_metric_header(TOOL_METRICS)], [[data["model"], *(metric_cell(m[k]) for k in TOOL_METRICS)]]),
+        text_table=markdown_table(["Model", *_metric_header(TEXT_METRICS)], [[data["model"], *(metric_cell(m[k]) for k in TEXT_METRICS)]]),
         bfcl_table=_bfcl_table(data.get("bfcl") or {}), scenario_sections=_scenario_sections(data.get("scenarios") or {}),
         breakdowns=breakdowns, scored=counts["scored"], model_turns=data.get("model_turns") or 0,
         missing_required_as=data["missing_required_as"],
-        patterns_table=_table(["pattern", "count", "dialogues"],
+        patterns_table=markdown_table(["pattern", "count", "dialogues"],
                               [[p, str(totals[p]), str(data["pattern_dialogues"][p])] for p in PATTERNS]))
 
 
@@ -252,8 +252,8 @@ def _bfcl_table(bfcl: dict[str, dict[str, Any]]) -> str:
     """bfcl_acc over the imported BFCL cases, all and per category; empty without any."""
     if not bfcl:
         return ""
-    rows = [[name, _cell(m), str(m["n"])] for name, m in sorted(bfcl.items(), key=lambda kv: kv[0] != "all")]
-    return _table(["category", "bfcl_acc [95% CI]", "n"], rows)
+    rows = [[name, metric_cell(m), str(m["n"])] for name, m in sorted(bfcl.items(), key=lambda kv: kv[0] != "all")]
+    return markdown_table(["category", "bfcl_acc [95% CI]", "n"], rows)
 
 
 def _scenario_sections(scenarios: dict[str, dict[str, Any]]) -> list[tuple[str, str, bool]]:
@@ -263,10 +263,10 @@ def _scenario_sections(scenarios: dict[str, dict[str, Any]]) -> list[tuple[str, 
     out = []
     for name in [*(n for n in known if n in scenarios), *(n for n in scenarios if n not in known)]:
         metrics = scenarios[name]
-        rows = [[f"{SCENARIO_LABELS.get(k, k)}{_direction(k)}", _cell(metrics[k]),
+        rows = [[f"{SCENARIO_LABELS.get(k, k)}{better_direction(k)}", metric_cell(metrics[k]),
                  str(metrics[k]["n"])] for k in SCENARIO_KEYS if k in metrics]
         below = (metrics.get("redundancy") or {}).get("value") is not None and metrics["redundancy"]["value"] < 0
-        out.append((name, _table(["metric", "value [95% CI]", "n"], rows), below))
+        out.append((name, markdown_table(["metric", "value [95% CI]", "n"], rows), below))
     return out
 
 

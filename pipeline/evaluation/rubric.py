@@ -13,7 +13,7 @@ from ..llm.gateway import Gateway
 from ..llm.replies import ReplyError, bare_json, find_object
 from ..llm.requests import RubricRequest, RubricTurn, said
 from ..settings.templates import load_prompt
-from ..synthesis.roles import transcript
+from ..synthesis.roles import history_text
 from .cases import Case
 
 SCORE = {1: 0.0, 2: 0.5, 3: 1.0}
@@ -48,7 +48,7 @@ async def conv_rel(gateway: Gateway, case: Case, messages: list[Message], usage:
 
     async def grade(i: int) -> float:
         before, turn = messages[:i], messages[i]
-        prompt = load_prompt("eval_conv_rel").render(tools=tools, transcript=transcript(before), turn=show_turn(turn))
+        prompt = load_prompt("eval_conv_rel").render(tools=tools, transcript=history_text(before), turn=show_turn(turn))
         request = RubricRequest(turn=RubricTurn(**turn.model_dump(include={"content", "tool_calls", "parse_error"})),
                                 candidates=case.candidates, history=said(before))
         reply = await gateway.chat(request, prompt, nonce=f"eval-rubric/{case.id}/{i}", schema=GRADE_SCHEMA)

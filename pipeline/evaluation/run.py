@@ -196,7 +196,7 @@ class Evaluator:
             self.judges.close()
 
 
-async def evaluate(settings: EvalSettings, out: Path, *, max_in_flight: int = 8, allow_config_change: bool = False,
+async def run_evaluation(settings: EvalSettings, out: Path, *, max_in_flight: int = 8, allow_config_change: bool = False,
                    on_progress: Callable[[RunProgress], None] | None = None) -> Any:
     """The library entry point of `utcgen eval run` and the `evaluate-model` flow: runs, then reports."""
     start = time.monotonic()

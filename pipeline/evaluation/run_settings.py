@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..scenarios import prompt_versions as scenario_prompts
+from ..scenarios import section_versions as scenario_prompts
 from ..settings.fingerprint import fingerprint
 from ..settings.models import OFFLINE_MODEL
 from ..settings.templates import prompt_versions

@@ -21,7 +21,7 @@ from ..llm.replies import ReplyError, bare_json, find_object
 from ..llm.requests import VoterRequest, said
 from ..scenarios import plain_dialogue
 from ..settings.templates import load_prompt
-from ..synthesis.roles import Roles, transcript
+from ..synthesis.roles import Roles, history_text
 from .cases import Case
 
 
@@ -123,7 +123,7 @@ class UserProxy:
             request = VoterRequest(persona=case.persona, goal=case.goal, history=said(history),
                                    shown=[drafts[i] for i in shown])
             messages = load_prompt("eval_user_vote").render(persona=persona_text(request.persona), goal=request.goal,
-                                                            transcript=transcript(history), drafts=listed)
+                                                            transcript=history_text(history), drafts=listed)
             reply = await self.gateway.chat(request, messages, nonce=f"eval-vote/{case.id}/{turn}/{j}",
                                             schema=vote_schema(len(drafts)))
             self.usage.add(reply.usage)

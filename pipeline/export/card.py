@@ -152,7 +152,7 @@ def render_summary(stats: dict[str, Any]) -> str:
     return _templates().get_template(SUMMARY_TEMPLATE).render(stats=stats)
 
 
-def render_card(
+def render_dataset_card(
     stats: dict[str, Any], run: RunInfo, plots: list[str], file_bytes: dict[str, int] | None = None,
     num_bytes: dict[str, int] | None = None,
 ) -> str:

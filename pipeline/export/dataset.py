@@ -18,7 +18,7 @@ from datasets import Dataset, Features, load_dataset
 from pydantic import BaseModel, ConfigDict
 
 from ..core.records import Dialogue
-from .card import render_card, split_bytes
+from .card import render_dataset_card, split_bytes
 from .column_types import storage_row, storage_schema
 from .flatten import dialogue_row, rejected_row
 from .folder import SHARD, DatasetFolder, finite
@@ -162,7 +162,7 @@ def _write_card(folder: DatasetFolder, stats: dict[str, Any], run: RunInfo, plot
     the shards as renamed into place."""
     file_bytes = {name: sum(p.stat().st_size for p in paths) for name, paths in shards.items()}
     num_bytes = {name: sum(split_bytes(p) for p in paths) for name, paths in shards.items()}
-    return folder.write_text("README.md", render_card(stats, run, [p.name for p in plot_paths], file_bytes, num_bytes))
+    return folder.write_text("README.md", render_dataset_card(stats, run, [p.name for p in plot_paths], file_bytes, num_bytes))
 
 
 def load_split(out_dir: Path, name: str, cache_dir: Path | None = None) -> Any:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from ..core.records import Dialogue, Message
 from .rows import DEFAULT_SFT_FORMAT, PreferenceRow
 from .slicing import chat_message, slice_dialogue
-from .wrong_turns import MAKERS, Turn
+from .wrong_turns import MAKERS, GoldTurn
 
 
 def _same(a: Message, b: Message) -> bool:
@@ -59,7 +59,7 @@ def preference_rows(accepted: Iterable[Dialogue], rejected: Iterable[Dialogue] =
         positions = [i for i, m in enumerate(spoken) if m.role == "assistant"]
         attempts = _attempt_turns(d, rejected)
         for row, position in zip(slice_dialogue(d, sft_format), positions):
-            turn = Turn(dialogue=d, history=spoken[:position], gold=spoken[position],
+            turn = GoldTurn(dialogue=d, history=spoken[:position], gold=spoken[position],
                         seed=f"{d.generation.seed}:{d.id}:{row.turn_index}")
             wrong = [(name, make(turn)) for name, make in MAKERS.items()]
             wrong += [("run_attempt", m) for m in attempts.get(row.turn_index, [])]

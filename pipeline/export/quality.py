@@ -136,7 +136,7 @@ def _gold(d: Dialogue) -> Iterator[tuple[str, Any]]:
         yield from _leaves(key, value)
 
 
-def shared_values(dialogues: Sequence[Dialogue]) -> tuple[float | None, int, list[str]]:
+def shared_value_rate(dialogues: Sequence[Dialogue]) -> tuple[float | None, int, list[str]]:
     """(share of string gold values used by SHARED_BY+ unrelated parameters, values measured, a few such values)."""
     uses: dict[str, set[tuple[str, str]]] = defaultdict(set)
     occurrences: list[str] = []
@@ -204,7 +204,7 @@ def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> dict[s
     closest, measured = seed_closest(accepted, embed)
     echo, turns = description_echo(accepted)
     repeated, pairs = repeated_runs(accepted)
-    shared, values, shared_examples = shared_values(accepted)
+    shared, values, shared_examples = shared_value_rate(accepted)
     fractional, fractional_examples = non_whole(accepted)
     trigrams, total_trigrams = opening_trigrams(accepted)
     acceptance = len(accepted) / len(dialogues) if dialogues else None

@@ -52,7 +52,7 @@ PATTERNS = tuple(PATTERN_DOCS)
 
 
 @dataclass(frozen=True)
-class Turn:
+class GoldTurn:
     """One gold assistant turn with what a maker needs: its dialogue, the messages before it, a seed."""
 
     dialogue: Dialogue
@@ -91,12 +91,12 @@ _GO_AHEAD = ["Sure, I'll take care of that right away.", "Got it. I'm putting th
              "Okay, running that for you now.", "Understood, I'll get that started straight away."]
 
 
-def _call(turn: Turn, tool: Tool, arguments: dict[str, Any], rng: random.Random, why: str) -> Message:
+def _call(turn: GoldTurn, tool: Tool, arguments: dict[str, Any], rng: random.Random, why: str) -> Message:
     return Message(role="assistant", phase=turn.gold.phase, thought=why.format(tool=tool.name),
                    content=_pick(rng, _GO_AHEAD), tool_calls=[ToolCall(name=tool.name, arguments=arguments)])
 
 
-def premature_call(turn: Turn) -> Message | None:
+def premature_call(turn: GoldTurn) -> Message | None:
     d, gold = turn.dialogue, turn.gold
     if gold.tool_calls or gold.phase != "tool_selection" or not scenarios.get(d.scenario).expects_call:
         return None
@@ -107,7 +107,7 @@ def premature_call(turn: Turn) -> Message | None:
                  "This sounds like a job for {tool}; I'll call it now instead of asking which one they mean.")
 
 
-def unavailable_call(turn: Turn) -> Message | None:
+def unavailable_call(turn: GoldTurn) -> Message | None:
     d, gold = turn.dialogue, turn.gold
     if gold.tool_calls or scenarios.get(d.scenario).expects_call:
         return None
@@ -118,13 +118,13 @@ def unavailable_call(turn: Turn) -> Message | None:
                  "{tool} is close enough to what they need, so I'll use it.")
 
 
-def _with_call(turn: Turn, arguments: dict[str, Any]) -> Message:
+def _with_call(turn: GoldTurn, arguments: dict[str, Any]) -> Message:
     """The gold turn, words kept, its call carrying `arguments`."""
     return turn.gold.model_copy(update={"tool_calls": [ToolCall(name=turn.dialogue.seed_tool.name,
                                                                  arguments=arguments)]})
 
 
-def missing_argument(turn: Turn) -> Message | None:
+def missing_argument(turn: GoldTurn) -> Message | None:
     d, gold, tool = turn.dialogue, turn.gold, turn.dialogue.seed_tool
     rng = turn.rng("missing_argument")
     call = turn.gold_call()
@@ -174,7 +174,7 @@ def invented_key(key: str, known: set[str]) -> str:
     return next(o for o in options if o not in known and o != key)
 
 
-def hallucinated_argument(turn: Turn) -> Message | None:
+def hallucinated_argument(turn: GoldTurn) -> Message | None:
     call = turn.gold_call()
     if call is None or not call.arguments:
         return None
@@ -197,7 +197,7 @@ def _mistyped(value: Any, schema: dict[str, Any]) -> Any:
     return None
 
 
-def wrong_argument_type(turn: Turn) -> Message | None:
+def wrong_argument_type(turn: GoldTurn) -> Message | None:
     call = turn.gold_call()
     if call is None:
         return None
@@ -237,7 +237,7 @@ def _other_value(value: Any, schema: dict[str, Any], rng: random.Random) -> Any:
     return None
 
 
-def wrong_argument_value(turn: Turn) -> Message | None:
+def wrong_argument_value(turn: GoldTurn) -> Message | None:
     call = turn.gold_call()
     if call is None:
         return None
@@ -260,7 +260,7 @@ _RECHECK = ["Before I go ahead, could you tell me the {label} you'd like to use?
             "One more thing before I submit it: which {label} should I put down?"]
 
 
-def unneeded_question(turn: Turn) -> Message | None:
+def unneeded_question(turn: GoldTurn) -> Message | None:
     """A question about a value already stated, in place of a call that had everything it needed."""
     d, call = turn.dialogue, turn.gold_call()
     if call is None or not call.arguments:
@@ -277,7 +277,7 @@ def unneeded_question(turn: Turn) -> Message | None:
                    content=_pick(rng, _RECHECK).format(label=spoken, copula=copula(spoken)))
 
 
-MAKERS: dict[str, Callable[[Turn], Message | None]] = {
+MAKERS: dict[str, Callable[[GoldTurn], Message | None]] = {
     "premature_call": premature_call, "unavailable_call": unavailable_call, "missing_argument": missing_argument,
     "hallucinated_argument": hallucinated_argument, "wrong_argument_type": wrong_argument_type,
     "wrong_argument_value": wrong_argument_value, "unneeded_question": unneeded_question,

@@ -13,7 +13,7 @@ so a burst of 429s from one overload counts once. The limit stays within [1, max
 `llm.max_in_flight`. A slot is held per attempt, never across a backoff sleep.
 
 A freed slot goes to the waiting call of lowest `PRIORITY` (set per task), first come first served
-among equals. A generation attempt sets its `Progress`: the attempt with the fewest calls made goes
+among equals. A generation attempt sets its `QueuePlace`: the attempt with the fewest calls made goes
 first, then the lowest job. Its chain of dependent calls is the longest still to run, and a run
 ends when its last chain does: served oldest-first, the jobs started last would wait behind the
 rest and then run their whole chains alone while the slots drain.
@@ -37,7 +37,7 @@ RECENT = 40  # answers remembered to tell an overload from sporadic 429s
 OVERLOAD_SHARE = 0.25  # share of 429s among them that means the endpoint is overloaded
 LOG_EVERY_S = 5.0  # at most one log line per endpoint this often (the last change is always kept)
 @dataclass
-class Progress:
+class QueuePlace:
     """A generation attempt's place in the queue for call slots: the attempt with fewer calls made
     goes first (it has the longer chain left, and a run ends when its last chain does), then the
     lower job. Shared by the attempt's calls, validators' included."""
@@ -46,12 +46,12 @@ class Progress:
     calls: int = 0
 
 
-# Lower goes first when calls wait for a slot (a generation attempt sets its `Progress`; unset: 0).
-PRIORITY: ContextVar[int | Progress] = ContextVar("utcgen_call_priority", default=0)
+# Lower goes first when calls wait for a slot (a generation attempt sets its `QueuePlace`; unset: 0).
+PRIORITY: ContextVar[int | QueuePlace] = ContextVar("utcgen_call_priority", default=0)
 
 
-def _key(priority: int | Progress) -> tuple[int, int]:
-    return (priority.calls, priority.job) if isinstance(priority, Progress) else (0, priority)
+def _key(priority: int | QueuePlace) -> tuple[int, int]:
+    return (priority.calls, priority.job) if isinstance(priority, QueuePlace) else (0, priority)
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class AdaptiveLimit:
                 raise  # a cancelled future stays in the heap until `_wake` pops and skips it
         self.in_flight += 1
         priority = PRIORITY.get()
-        if isinstance(priority, Progress):
+        if isinstance(priority, QueuePlace):
             priority.calls += 1
 
     def release(self) -> None:

@@ -62,7 +62,7 @@ class ModelEntry(BaseModel):
 def register_offline() -> None:
     """Adds the offline provider (`pipeline.simulator`) to litellm, once per process: the registry is
     the one module that knows the simulator, so the gateway asks it here."""
-    simulator.register()
+    simulator.register_provider()
 
 
 def quiet_litellm() -> Any:
@@ -75,7 +75,7 @@ def quiet_litellm() -> Any:
     return litellm
 
 
-def resolve(role: str, spec: ModelSpec, llm: LLMSettings) -> ModelEntry:
+def role_entry(role: str, spec: ModelSpec, llm: LLMSettings) -> ModelEntry:
     """The role's entry: its own keys over `llm`'s, with the judge and local-server defaults."""
     defaults = LLMSettings.model_fields
     if is_offline(spec.model):
@@ -103,7 +103,7 @@ class ModelRegistry:
     def of(cls, models: Mapping[str, str | ModelSpec], llm: LLMSettings | None = None) -> ModelRegistry:
         """Entries for `models` (role -> model string, or a role's own mapping), over `llm`'s defaults."""
         llm = llm or LLMSettings.model_validate({})
-        entries = {role: resolve(role, spec if isinstance(spec, ModelSpec) else ModelSpec(model=spec), llm)
+        entries = {role: role_entry(role, spec if isinstance(spec, ModelSpec) else ModelSpec(model=spec), llm)
                    for role, spec in models.items()}
         return cls(entries, llm)
 

@@ -91,14 +91,14 @@ def export(model_dir: Path, target: Path, attention: str = "sdpa") -> None:
 
 
 def tokenizer(model_dir: Path) -> Any:
-    """The model's fast tokenizer, truncating at `MAX_TOKENS`; `batches` pads."""
+    """The model's fast tokenizer, truncating at `MAX_TOKENS`; `token_batches` pads."""
     tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tok.enable_truncation(max_length=MAX_TOKENS)
     tok.no_padding()
     return tok
 
 
-def batches(tok: Any, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], dict[str, np.ndarray]]]:
+def token_batches(tok: Any, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], dict[str, np.ndarray]]]:
     """(rows, model inputs) of `texts`, fewest tokens first, each batch padded to its longest: sorted by
     token count, a batch pads almost nothing (0.2% on a synthetic catalog, against 19% by characters)."""
     encoded = tok.encode_batch(list(texts))
@@ -136,6 +136,6 @@ class OnnxEncoder:
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        for rows, inputs in batches(self.tokenizer, texts, batch_size):
+        for rows, inputs in token_batches(self.tokenizer, texts, batch_size):
             out[rows] = mean_pooled(np.asarray(self.session.run(None, inputs)[0]), inputs["attention_mask"])
         return out

@@ -25,7 +25,7 @@ from ..core.files import remove_stale_temporaries, temporary_folder
 from ..core.resources import shipped
 from ..ingest.reader import load_catalog
 from .model import DIMENSION, index_text
-from .onnx import batches, export, mean_pooled, tokenizer
+from .onnx import export, mean_pooled, token_batches, tokenizer
 
 os.environ.setdefault("NNCF_CI", "1")  # set before NNCF loads, else it reports its use over the network
 import nncf  # after NNCF_CI is set
@@ -33,7 +33,7 @@ import nncf  # after NNCF_CI is set
 log = logging.getLogger("utcgen.retrieval")
 
 CALIBRATION_BATCH = 32
-# As many batches at once as the CPU runs best; what is not int8 computes in float32, since on a CPU
+# As many token_batches at once as the CPU runs best; what is not int8 computes in float32, since on a CPU
 # with bfloat16 OpenVINO's default would make a text's vector depend on the batch it came in (about
 # 4% faster, cosine 0.9996 between two batchings): a text always gets the same vector.
 COMPILE = {"PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": "f32"}
@@ -57,7 +57,7 @@ def model_file(cache: Path, model_dir: Path) -> Path:
     try:
         export(model_dir, work / "model.onnx", attention="eager")
         texts = calibration_texts()
-        samples = [inputs for _, inputs in batches(tokenizer(model_dir), texts, CALIBRATION_BATCH)]
+        samples = [inputs for _, inputs in token_batches(tokenizer(model_dir), texts, CALIBRATION_BATCH)]
         with contextlib.redirect_stdout(io.StringIO()):  # NNCF's progress bars
             quantised = nncf.quantize(ov.Core().read_model(str(work / "model.onnx")), nncf.Dataset(samples),
                                       model_type=nncf.ModelType.TRANSFORMER, subset_size=len(texts))
@@ -75,7 +75,7 @@ def model_file(cache: Path, model_dir: Path) -> Path:
 
 class OpenVinoEncoder:
     """Encodes texts to L2-normalised float32 vectors with a compiled OpenVINO model, running as many
-    batches at once as OpenVINO finds best for the CPU (its throughput hint)."""
+    token_batches at once as OpenVINO finds best for the CPU (its throughput hint)."""
 
     def __init__(self, model_dir: Path, cache: Path) -> None:
         core = ov.Core()
@@ -95,7 +95,7 @@ class OpenVinoEncoder:
                 failures.append(exc)
 
         self.queue.set_callback(done)
-        for rows, inputs in batches(self.tokenizer, texts, batch_size):
+        for rows, inputs in token_batches(self.tokenizer, texts, batch_size):
             self.queue.start_async(inputs, (rows, inputs["attention_mask"]))
         self.queue.wait_all()
         if failures:

@@ -32,8 +32,22 @@ from .input_fault import FAULT_HINTS, InputFaultType
 from .unavailable_tool import UnavailableTool
 from .underspecified import Underspecified
 
-__all__ = ["DEFAULT_SCENARIO", "FAULT_HINTS", "DialogueView", "ScenarioType", "UnsafeValue", "all", "get",
-           "names", "plain_dialogue", "prepare", "problems", "prompt_versions", "register", "unregister"]
+__all__ = [
+    "DEFAULT_SCENARIO",
+    "FAULT_HINTS",
+    "DialogueView",
+    "ScenarioType",
+    "UnsafeValue",
+    "all",
+    "get",
+    "names",
+    "plain_dialogue",
+    "prepare",
+    "problems",
+    "register",
+    "section_versions",
+    "unregister",
+]
 
 _BUILT_IN: tuple[ScenarioType, ...] = (Disambiguation(), Explicit(), Underspecified(), UnavailableTool(),
                                        InfeasibleArguments(), InputFaultType())
@@ -81,7 +95,7 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def prompt_versions() -> dict[str, str]:
+def section_versions() -> dict[str, str]:
     """The versions of the prompt sections the registered types add, by recorded prompt name."""
     return {name: version for t in _REGISTRY.values() for name, version in t.prompt_versions}
 

@@ -58,7 +58,7 @@ class DialogueView:
         return cls(d, msgs, users, users[0].content if users else "", asked, calls)
 
 
-def say(value: Any) -> str:
+def prompt_value(value: Any) -> str:
     """A value as a prompt states it: text as is, anything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..core.records import InfeasibleValue, ScenarioInfo, Tool
 from ..dialogue import domains
 from ..dialogue.arguments import equal
-from .base import DialogueView, ScenarioType, UnsafeValue, literal, say
+from .base import DialogueView, ScenarioType, UnsafeValue, literal, prompt_value
 
 
 class InfeasibleArguments(ScenarioType):
@@ -41,7 +41,7 @@ class InfeasibleArguments(ScenarioType):
         bad = info.get("infeasible")
         if not bad:
             return ""
-        return (f"In your first message give {say(bad['value'])} for '{bad['arg']}' (you believe it is right; "
+        return (f"In your first message give {prompt_value(bad['value'])} for '{bad['arg']}' (you believe it is right; "
                 f"it is not, because {bad['why']}). When the assistant points this out, give the correct value "
                 "from your list.")
 

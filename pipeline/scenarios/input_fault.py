@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from ..core.records import FAULT_KINDS, FaultKind, InputFault, ScenarioInfo, Tool
 from ..dialogue import domains
-from .base import DialogueView, ScenarioType, UnsafeValue, literal, say
+from .base import DialogueView, ScenarioType, UnsafeValue, literal, prompt_value
 from .explicit import Explicit
 
 # What each fault kind does to the opening, as the user proxy's note says it.
@@ -24,7 +24,7 @@ _WITHOUT_VALUES: tuple[FaultKind, ...] = ("intention", "expression")
 
 
 def decoy(value: Any, schema: dict, rng: random.Random) -> Any:
-    """A valid value other than `value`: what a user unsure of the right one might also say."""
+    """A valid value other than `value`: what a user unsure of the right one might also prompt_value."""
     if schema.get("enum"):
         others = [v for v in schema["enum"] if v != value]
         return rng.choice(others) if others else None
@@ -76,7 +76,7 @@ class InputFaultType(ScenarioType):
         fault = info.get("fault")
         if not fault:
             return ""
-        extra = (f" For '{fault['arg']}' you mention both {say(fault.get('decoy'))} and the right value."
+        extra = (f" For '{fault['arg']}' you mention both {prompt_value(fault.get('decoy'))} and the right value."
                  if fault.get("arg") else "")
         said = (f"\nWhat you meant: {scenario['original']}\nWhat you said: {scenario['faulted']}"
                 if scenario.get("original") else "")

@@ -43,7 +43,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from ..core.errors import InputError, UtcgenError
 from ..core.files import write_atomic
 from ..core.resources import shipped
-from ..scenarios import prompt_versions as scenario_prompts
+from ..scenarios import section_versions as scenario_prompts
 
 _SECTION = re.compile(r"^=== (system|user|assistant)\s*$", re.MULTILINE)
 _VERSION = re.compile(r"^version(?:\s+([a-zA-Z_][a-zA-Z0-9_]*))?\s*:\s*(\S.*?)\s*$")

@@ -75,7 +75,7 @@ def _estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-def register() -> None:
+def register_provider() -> None:
     """Adds the provider to litellm once per process."""
     global _registered
     if _registered:

@@ -21,7 +21,7 @@ from .wording import reply_json
 COMMIT_MARGIN = 0.5        # weighted-overlap lead the evaluation's model under test needs before it commits
 
 
-def extract(tool: Tool, history: Sequence[Said]) -> dict[str, Any]:
+def stated_arguments(tool: Tool, history: Sequence[Said]) -> dict[str, Any]:
     """The required values the user has stated, in the phrasing the offline user uses."""
     return phrasing.read_values(user_said(history, sep="\n"), tool)
 
@@ -48,13 +48,13 @@ def _select(candidates: list[Tool], history: Sequence[Said], seed: int) -> str:
     decision = selection.decide(candidates, history, seed, ask_first=True)
     if decision.tool is not None:
         tool = decision.tool
-        return reply_json(decision.thought, "", [{"name": tool.name, "arguments": extract(tool, history)}])
+        return reply_json(decision.thought, "", [{"name": tool.name, "arguments": stated_arguments(tool, history)}])
     return reply_json(decision.thought, decision.question)
 
 
 def _fill(tool: Tool, history: Sequence[Said]) -> str:
     required = tool.required
-    known = extract(tool, history)
+    known = stated_arguments(tool, history)
     missing = [k for k in required if k not in known]
     if not missing:
         thought = (f"I have every required argument for {tool.name}: {', '.join(required) or 'none needed'}. "

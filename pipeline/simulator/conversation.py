@@ -17,7 +17,7 @@ from .dispatch import policy
 @policy("user")
 def user(request: UserRequest, messages: list[dict]) -> str:
     """The user proxy's reply: `{"message": ...}`, as the user prompts ask."""
-    said = scenario_user.user_text(request) if request.scenario else proxy.user_text(request)
+    said = scenario_user.scenario_user_text(request) if request.scenario else proxy.user_text(request)
     return json.dumps({"message": said}, ensure_ascii=False)
 
 

@@ -28,7 +28,7 @@ import re
 
 from ..dialogue.parameter_labels import label
 from ..llm.requests import RubricRequest, UnderTestRequest, VoterRequest
-from .assistant import COMMIT_MARGIN, extract
+from .assistant import COMMIT_MARGIN, stated_arguments
 from .dispatch import policy
 from .selection import scores
 from .wording import reply_json, tokens, wish
@@ -66,7 +66,7 @@ def under_test(request: UnderTestRequest, messages: list[dict]) -> str:
                      "Sorry to ask again: which of these matches: {}?"]
             return reply_json(thought, forms[asked % len(forms)].format(listed))
     required = tool.required
-    known = extract(tool, history)
+    known = stated_arguments(tool, history)
     missing = [k for k in required if k not in known]
     settled = f"Settled on `{tool.name}`."
     if not missing:

@@ -2,7 +2,7 @@
 
 Used by the offline slot generator (values that validate against each parameter's schema and
 fit its meaning and the persona's world, on any catalog) and by the offline user and assistant,
-which say values under a spoken label and read them back losslessly (`say` / `read`).
+which say values under a spoken label and read them back losslessly (`say_value` / `read`).
 
 Numbers: whole numbers for counts, pages, limits, offsets, numbers and ids even when typed
 `number`; ranges by meaning (a page is small, a limit a round size) within the schema's bounds.
@@ -175,7 +175,7 @@ def _kind(schema: dict) -> Any:
     return kind
 
 
-def generate(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None = None) -> Any:
+def gold_value(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None = None) -> Any:
     """One value for parameter `key` that validates against `schema` and fits its meaning;
     `tool` (name, description) gives free text its domain words."""
     if schema.get("enum"):
@@ -196,7 +196,7 @@ def generate(key: str, schema: dict, persona: Persona, rng: random.Random, tool:
         n = rng.randint(max(1, schema.get("minItems", 1)), max(1, min(schema.get("maxItems", 3), 3)))
         values: list[Any] = []
         for _ in range(n * 4):
-            v = generate(key.removesuffix("s"), item_schema, persona, rng, tool)
+            v = gold_value(key.removesuffix("s"), item_schema, persona, rng, tool)
             if v not in values and not (isinstance(v, str) and re.search(r",| and ", v)):
                 values.append(v)
             if len(values) == n:
@@ -204,18 +204,18 @@ def generate(key: str, schema: dict, persona: Persona, rng: random.Random, tool:
         return values
     if kind == "object":
         props = schema.get("properties") or {}
-        return {k: generate(k, s, persona, rng, tool) for k, s in props.items() if k in (schema.get("required") or [])}
+        return {k: gold_value(k, s, persona, rng, tool) for k, s in props.items() if k in (schema.get("required") or [])}
     if kind in (None, "string"):
         return _sized(" ".join(_string(key, schema, persona, rng, tool).split()), schema, key, persona, rng, tool)
     raise UnsupportedSchema(f"parameter '{key}': type {kind!r}")
 
 
-def say(value: Any) -> str:
+def say_value(value: Any) -> str:
     """How a user says a value; `read` inverts it for every generated value."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
-        parts = [say(v) for v in value]
+        parts = [say_value(v) for v in value]
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)

@@ -51,9 +51,9 @@ def _quoted(text: str) -> str:
 def _say(value: Any) -> str:
     """A value as said; a string that could run into the sentence around it is quoted."""
     if isinstance(value, list) and any(isinstance(v, str) and (_QUOTE_ITEM.search(v) or not v.strip()) for v in value):
-        parts = [_quoted(values.say(v)) for v in value]
+        parts = [_quoted(values.say_value(v)) for v in value]
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    text = values.say(value)
+    text = values.say_value(value)
     if isinstance(value, str) and (_QUOTE_NEEDED.search(text) or text != text.strip() or not text):
         return _quoted(text)
     return text

@@ -15,7 +15,7 @@ from ..dialogue import domains
 from ..llm.requests import AssistantRequest, Said
 from . import gold_values as values
 from . import phrasing, selection
-from .scenario_terms import PREMISE, extract, speaker_tool, spoken_label
+from .scenario_terms import PREMISE, speaker_tool, spoken_label, stated_scenario_arguments
 from .wording import reply_json, tokens, tool_words
 
 DETAIL = re.compile(r"What matters is the (.+?)\.", re.IGNORECASE)
@@ -67,7 +67,7 @@ def _select(request: AssistantRequest, history: Sequence[Said]) -> str:
     if decision.tool is not None and not unclear:
         tool = decision.tool
         return reply_json(decision.thought, "", [{"name": tool.name,
-                                                   "arguments": extract(request.model_copy(update={"tool": tool}), history)}])
+                                                   "arguments": stated_scenario_arguments(request.model_copy(update={"tool": tool}), history)}])
     if decision.tool is not None:  # grounded by chance on a garbled or aimless opening: ask all the same
         decision = selection.decide(request.candidates, history, request.seed, ask_first=True, near=False)
     if unclear:
@@ -107,7 +107,7 @@ def _fill(request: AssistantRequest, history: Sequence[Said]) -> str:
     tool = speaker_tool(request)
     props = tool.properties
     required = tool.required
-    known = extract(request, history)
+    known = stated_scenario_arguments(request, history)
     assistant_turns = sum(m.role == "assistant" for m in history)
     said = "\n".join(m.content for m in history if m.role == "user").lower()
     for key in required:  # two values given for one detail: which is right?
@@ -120,7 +120,7 @@ def _fill(request: AssistantRequest, history: Sequence[Said]) -> str:
         if key in known and (why := domains.problem(key, known[key], props.get(key) or {}, known)):
             name = spoken_label(key, request)
             thought = f"The value given for {key} ({known[key]!r}) cannot be used: {why}. I must not call with it."
-            return reply_json(thought, f"The {name} you gave, {values.say(known[key])}, can't be used: {why}. "
+            return reply_json(thought, f"The {name} you gave, {values.say_value(known[key])}, can't be used: {why}. "
                                         f"Could you give me a valid {name}?")
     missing = [k for k in required if k not in known]
     if not missing:

@@ -62,7 +62,7 @@ def unnamed_label(key: str, request: Speaker) -> str:
     tool = speaker_tool(request)
     spoken = label(key, tool.properties.get(key) or {})
     if plays_plain(request):
-        return spoken  # its assistant reads values under these names (`assistant.extract`)
+        return spoken  # its assistant reads values under these names (`assistant.stated_arguments`)
     banned = user_words.banned_stems(tool, _other_names(request))
     kept = [w for w in spoken.split() if shortcuts.stem(w.lower()) not in banned]
     while kept and kept[-1].lower() in ("for", "the", "it", "of", "to"):
@@ -78,7 +78,7 @@ def mentions(text: str, key: str, request: Speaker) -> bool:
     return spoken_label(key, request).lower() in low or label(key).lower() in low
 
 
-def extract(request: Speaker, history: Sequence[Said]) -> dict[str, Any]:
+def stated_scenario_arguments(request: Speaker, history: Sequence[Said]) -> dict[str, Any]:
     """The required values the user stated, under either name of each parameter (the last statement wins)."""
     tool = speaker_tool(request)
     said = "\n".join(m.content for m in history if m.role == "user")

@@ -97,7 +97,7 @@ def _garble(text: str, rng: random.Random) -> str:
     return " ".join(out).replace("I need something done about", "need smth re").replace("What matters is", "mainly")
 
 
-def user_text(request: UserRequest) -> str:
+def scenario_user_text(request: UserRequest) -> str:
     ctx = request.scenario
     if ctx is None:
         raise ValueError("the scenario user's request carries no scenario")
@@ -129,7 +129,7 @@ def _faulted(request: UserRequest, fault: dict[str, Any], rng: random.Random) ->
         arg, decoy = fault["arg"], fault["decoy"]
         text = _request(request, rng, [k for k in sorted(gold) if k != arg])
         name = spoken_label(arg, request)
-        return (f"{text} The {name} {phrasing.verb(name)} either {values.say(gold[arg])} or {values.say(decoy)}, "
+        return (f"{text} The {name} {phrasing.verb(name)} either {values.say_value(gold[arg])} or {values.say_value(decoy)}, "
                 "I can't remember which.")
     # the request is garbled, the values are not: they stay as said (the fault is in how it is put)
     garbled = _garble(_request(request, _scenario_rng(request, "opening"), []), rng)

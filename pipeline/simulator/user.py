@@ -157,7 +157,7 @@ def _vague(rng: random.Random, voice: Voice) -> str:
     return finish(voice, said)
 
 
-def stated(request: UserRequest, keys: list[str], rng: random.Random, override: dict[str, Any] | None = None) -> str:
+def stated_values(request: UserRequest, keys: list[str], rng: random.Random, override: dict[str, Any] | None = None) -> str:
     """The values of `keys` (gold, or `override` where given) stated as the user states them."""
     gold = {**(request.gold_arguments), **(override or {})}
     return values_sentence(request.tool, gold, keys, rng)

@@ -35,12 +35,12 @@ def slots(request: SlotsRequest, messages: list[dict]) -> str:
     args: dict[str, Any] = {}
     for k in request.required:
         schema = props.get(k, {"type": "string"})
-        value = values.generate(k, schema, persona, rng, tool)
+        value = values.gold_value(k, schema, persona, rng, tool)
         taken = {str(v).lower() for v in args.values()}
         for attempt in range(6):  # two parameters, two values: an origin is not its own destination
             if not (isinstance(value, str) and value.lower() in taken):
                 break
             anyone = persona if attempt < 3 else persona.model_copy(update={"attributes": {}})  # past the persona's own city
-            value = values.generate(k, schema, anyone, rng, tool)
+            value = values.gold_value(k, schema, anyone, rng, tool)
         args[k] = value
     return json.dumps({"arguments": args}, ensure_ascii=False)

@@ -151,7 +151,7 @@ def run_batch(config: RunConfig, jobs: list[int],
 
 # ---------------------------------------------------------------- a worker process of `utcgen generate --workers`
 
-def portable(exc: BaseException) -> BaseException:
+def picklable_error(exc: BaseException) -> BaseException:
     """`exc` if it survives pickling (it crosses to the parent as itself: same type, message and exit
     status), else a `UtcgenError` with its type and message."""
     try:
@@ -175,7 +175,7 @@ def serve(config_json: str, inbox: Any, outbox: Any, worker: int, parent: int) -
     try:
         engine, bound = RUNTIME.engine(RunConfig.model_validate_json(config_json))
     except BaseException as exc:  # reported to the parent, which stops the run with it
-        outbox.put((worker, "failed", None, portable(exc)))
+        outbox.put((worker, "failed", None, picklable_error(exc)))
         return
     loop = RUNTIME.loop()
     running: dict[int, Any] = {}
@@ -185,7 +185,7 @@ def serve(config_json: str, inbox: Any, outbox: Any, worker: int, parent: int) -
         if future.cancelled():
             return
         if (exc := future.exception()) is not None:
-            outbox.put((worker, "error", job, portable(exc)))
+            outbox.put((worker, "error", job, picklable_error(exc)))
         else:
             outbox.put((worker, "done", job, JobSummary.of(future.result())))
 

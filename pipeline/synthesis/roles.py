@@ -61,7 +61,7 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
-def transcript(history: list[Message]) -> str:
+def history_text(history: list[Message]) -> str:
     if not history:
         return "(nothing yet: you open the conversation)"
     return "\n".join(f"{m.role}: {m.content}" for m in history if m.content)
@@ -271,7 +271,7 @@ def render_user(request: UserRequest, history: list[Message]) -> list[dict]:
         persona=persona_text(persona, info.get("decision_style")), goal=request.goal, tool=tool.spec_json(),
         distractors=tools_json(request.distractors), gold_arguments=_dump(request.gold_arguments),
         rules=instructions("user", name_words=", ".join(f'"{w}"' for w in words) or "(none)"),
-        transcript=transcript(history))
+        transcript=history_text(history))
 
 
 def plan_hint(question: tuple[str, str] | bool | None, phase: str, tool: Tool, gold: dict[str, Any],

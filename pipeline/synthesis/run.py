@@ -26,7 +26,7 @@ from ..export.dataset import export_dataset
 from ..export.run_info import RunInfo
 from ..ingest.reader import load_catalog
 from ..llm.gateway import Gateway
-from ..llm.limits import PRIORITY, Progress
+from ..llm.limits import PRIORITY, QueuePlace
 from ..llm.probe import probe_servers
 from ..llm.registry import ModelRegistry, check_models
 from ..retrieval.embeddings import Embedder
@@ -154,7 +154,7 @@ class Engine:
         the run reaches its tail (every job it expects to need has started, and the last ones are chains of
         rejected attempts) a job with a rejected attempt starts its other attempts without waiting for the
         current one's verdict, and drops the attempts past the first accepted one (`synthesis.speculate`).
-        Each attempt queues for call slots by its `Progress`."""
+        Each attempt queues for call slots by its `QueuePlace`."""
 
         start = time.monotonic()
         last = self.config.synthesis.max_attempts
@@ -186,7 +186,7 @@ class Engine:
         return record
 
     async def _attempt(self, job: int, attempt: int) -> Dialogue:
-        PRIORITY.set(Progress(job))  # this task's context: its calls and its validators' count here
+        PRIORITY.set(QueuePlace(job))  # this task's context: its calls and its validators' count here
         # the config's prompts (`prompts_dir` over the shipped ones), for this attempt's task alone: the
         # engines of other configurations sharing the process (a Dask worker) keep theirs
         with prompts_from(self.config.prompts_folder()):

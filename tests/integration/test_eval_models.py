@@ -15,7 +15,7 @@ from tests.support.tiny_model import build_model, build_tokenizer
 from utcgen.pipeline.core.errors import UtcgenError
 from utcgen.pipeline.evaluation.cases import RESULTS_DIR
 from utcgen.pipeline.evaluation.models import TRAIN_EXTRA, HFModel, parse_generation
-from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator, evaluate
+from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator, run_evaluation
 from utcgen.pipeline.export.slicing import build_system_prompt
 
 
@@ -140,7 +140,7 @@ def test_hf_checkpoint_run_completes_and_writes_the_report(checkpoint: Path, tmp
     out = tmp_path / "run"
     settings = EvalSettings(benchmark=str(benchmark(tmp_path)), model=f"hf:{checkpoint}", mode="static",
                             max_new_tokens=16, limit=2)
-    asyncio.run(evaluate(settings, out))
+    asyncio.run(run_evaluation(settings, out))
     results = [json.loads(p.read_text()) for p in sorted((out / RESULTS_DIR).glob("*.json"))]
     assert len(results) == 2 and all(r["error"] is None for r in results)
     for r in results:  # random weights: garbage, but every turn is a recorded reply with its usage

@@ -127,7 +127,7 @@ def test_offline_values_are_plausible_and_fit_the_persona() -> None:
                         ("quantity", {"type": "integer", "minimum": 1, "maximum": 1000000}),
                         ("start_date", {"type": "string", "format": "date"})]:
         for _ in range(20):
-            value = gold_values.generate(key, schema, persona, rng)
+            value = gold_values.gold_value(key, schema, persona, rng)
             assert implausible(key, value, schema) is None, (key, value)
     assert person_names.person_name(persona, random.Random(1), "last") in person_names.NAMES["jp"][1]
     assert shortcuts.key_hits("the " + parameter_labels.label("cost_center_code"), ["cost_center_code"]) == []

@@ -85,10 +85,10 @@ def test_shared_values_needs_three_different_keys_in_three_different_tools() -> 
                        seed=t, id=f"s{i}") for i, t in enumerate(tools)]
     same_key = [_dialogue(["x"], [], gold={"owner": "octocat"}, seed=make_tool(name=f"other_{i}", properties={"owner": {"type": "string"}}),
                           id=f"o{i}") for i in range(3)]
-    value, n, examples = q.shared_values([*stock, *same_key])
+    value, n, examples = q.shared_value_rate([*stock, *same_key])
     assert n == 6 and value == 0.5 and examples == ["contract renewal cycle"]
     # the same phrase in two tools only is not shared
-    assert q.shared_values(stock[:2])[0] == 0.0
+    assert q.shared_value_rate(stock[:2])[0] == 0.0
 
 
 def test_non_whole_flags_fractional_counts_numbers_and_ids_only() -> None:

@@ -334,20 +334,20 @@ def test_a_busy_local_server_is_told_apart_from_a_down_one() -> None:
 
 def test_a_freed_slot_goes_to_the_attempt_with_the_fewest_calls_made_then_the_lowest_job() -> None:
     """A run ends when its last chain of calls does: the attempt furthest from its end goes first."""
-    from utcgen.pipeline.llm.limits import Progress
+    from utcgen.pipeline.llm.limits import QueuePlace
 
     async def main() -> list[str]:
         lim = AdaptiveLimit("m", maximum=1)
         order: list[str] = []
         await lim.acquire()
 
-        async def call(name: str, progress: Progress) -> None:
+        async def call(name: str, progress: QueuePlace) -> None:
             PRIORITY.set(progress)
             async with lim:
                 order.append(name)
                 await asyncio.sleep(0)
 
-        far_along, fresh_late, fresh_early = Progress(1, calls=9), Progress(7, calls=2), Progress(3, calls=2)
+        far_along, fresh_late, fresh_early = QueuePlace(1, calls=9), QueuePlace(7, calls=2), QueuePlace(3, calls=2)
         waiting = [asyncio.ensure_future(call(name, p)) for name, p in
                    [("job 1, 9 calls made", far_along), ("job 7, 2 calls", fresh_late), ("job 3, 2 calls", fresh_early)]]
         await asyncio.sleep(0)

@@ -180,7 +180,7 @@ def test_decision_style_changes_how_the_offline_user_answers():
         request = UserRequest(phase="argument_filling", tool=tool, persona=Persona(id="", text=""), goal="",
                               distractors=[], gold_arguments=gold, history=history,
                               scenario=UserScenario(name="disambiguation", info={"decision_style": style}))
-        answers[style] = scenario_user.user_text(request)
+        answers[style] = scenario_user.scenario_user_text(request)
     assert len(set(answers.values())) == 3
     given = {style: read_values(text, tool, keys=list(gold)) for style, text in answers.items()}
     assert len(given["avoidant"]) == 1 < len(given["spontaneous"])  # one value at a time
@@ -297,12 +297,12 @@ def test_audit_reports_every_scenario_from_the_exported_folder(run):
 
 
 def test_evaluation_prompts_never_change_a_generation_fingerprint(monkeypatch):
-    import utcgen.pipeline.settings.templates as prompts
+    import utcgen.pipeline.settings.config as config  # the run config reads the prompt versions it imported
     from utcgen.pipeline.settings.config import RunConfig
 
     before = RunConfig().fingerprint()
-    real = prompts.prompt_versions
-    monkeypatch.setattr(prompts, "prompt_versions", lambda *a: {**real(*a), "eval_new_judge": "eval_new_judge/1"})
+    real = config.prompt_versions
+    monkeypatch.setattr(config, "prompt_versions", lambda *a: {**real(*a), "eval_new_judge": "eval_new_judge/1"})
     assert RunConfig().fingerprint() == before
-    monkeypatch.setattr(prompts, "prompt_versions", lambda *a: {**real(*a), "goal": "goal/99"})
+    monkeypatch.setattr(config, "prompt_versions", lambda *a: {**real(*a), "goal": "goal/99"})
     assert RunConfig().fingerprint() != before  # a generation prompt does count

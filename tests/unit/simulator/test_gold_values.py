@@ -80,13 +80,13 @@ CHECKER = jsonschema.FormatChecker()
 def _all(seed: int, tool: Tool | None) -> list[tuple[str, dict, Any]]:
     rng = random.Random(seed)
     persona = PERSONAS[seed % len(PERSONAS)]
-    return [(k, s, values.generate(k, s, persona, rng, tool)) for k, s in SCHEMAS.items()]
+    return [(k, s, values.gold_value(k, s, persona, rng, tool)) for k, s in SCHEMAS.items()]
 
 
 def _heard(key: str, schema: dict, value: Any) -> Any:
     """What the offline assistant reads back when the user says the value in a sentence."""
     name = parameter_labels.label(key, schema)
-    said = f"Sure, the {name} {parameter_labels.copula(name)} {values.say(value)}; thanks."
+    said = f"Sure, the {name} {parameter_labels.copula(name)} {values.say_value(value)}; thanks."
     m = re.search(rf"the {re.escape(name)} (?:is|are) (.+?)(?=;\s|\.\s|\.$|\n|$)", said, re.IGNORECASE)
     assert m, (key, said)
     return values.read(m.group(1), schema)
@@ -99,7 +99,7 @@ def test_values_validate_are_plausible_and_read_back_exactly(seed: int) -> None:
             errors = [e.message for e in jsonschema.Draft202012Validator(schema, format_checker=CHECKER).iter_errors(value)]
             assert not errors, (key, value, errors)
             assert implausible(key, value, schema, tool.description if tool else "") is None, (key, value)
-            assert values.read(values.say(value), schema) == value, (key, value)
+            assert values.read(values.say_value(value), schema) == value, (key, value)
             assert _heard(key, schema, value) == value, (key, value)
 
 
@@ -107,11 +107,11 @@ def test_counts_numbers_and_ids_are_whole_even_when_typed_number() -> None:
     rng = random.Random(0)
     for key in ("issue_number", "pull_number", "page", "perPage", "per_page", "limit", "id", "count", "comment_id"):
         for _ in range(30):
-            v = values.generate(key, {"type": "number"}, {}, rng)
+            v = values.gold_value(key, {"type": "number"}, {}, rng)
             assert isinstance(v, int), (key, v)
-    assert all(1 <= values.generate("page", {"type": "number"}, {}, rng) <= 5 for _ in range(20))
-    assert {values.generate("per_page", {"type": "integer", "maximum": 100}, {}, rng) for _ in range(40)} <= {5, 10, 20, 25, 50, 100}
-    assert any(not float(values.generate("amount", {"type": "number"}, {}, rng)).is_integer() for _ in range(10))
+    assert all(1 <= values.gold_value("page", {"type": "number"}, {}, rng) <= 5 for _ in range(20))
+    assert {values.gold_value("per_page", {"type": "integer", "maximum": 100}, {}, rng) for _ in range(40)} <= {5, 10, 20, 25, 50, 100}
+    assert any(not float(values.gold_value("amount", {"type": "number"}, {}, rng)).is_integer() for _ in range(10))
 
 
 @pytest.mark.parametrize("key,schema,person", [
@@ -124,7 +124,7 @@ def test_counts_numbers_and_ids_are_whole_even_when_typed_number() -> None:
 def test_person_names_only_for_people(key: str, schema: dict, person: bool) -> None:
     assert person_names.means_person(key, schema.get("description", "")) == person
     rng = random.Random(4)
-    got = [values.generate(key, {"type": "string", **schema}, PERSONAS[0], rng, GITHUB) for _ in range(20)]
+    got = [values.gold_value(key, {"type": "string", **schema}, PERSONAS[0], rng, GITHUB) for _ in range(20)]
     looks = [person_names.looks_like_person_name(v) or v in person_names.NAMES["de"][0] for v in got]
     assert all(looks) if person else not any(looks), got
 
@@ -133,21 +133,21 @@ def test_values_have_the_shape_their_key_means() -> None:
     rng = random.Random(2)
     persona = PERSONAS[0]
     for _ in range(20):
-        assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", values.generate("owner", SCHEMAS["owner"], persona, rng, GITHUB))
-        assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", values.generate("repo", SCHEMAS["repo"], persona, rng, GITHUB))
-        assert re.fullmatch(r"[\w./-]+\.\w+", values.generate("path", SCHEMAS["path"], persona, rng, GITHUB))
-        assert re.fullmatch(r"[0-9A-Za-z]{22}", values.generate("id", SCHEMAS["id"], persona, rng, SPOTIFY))
-        assert re.fullmatch(r"spotify:track:[0-9A-Za-z]{22}", values.generate("uri", SCHEMAS["uri"], persona, rng, SPOTIFY))
-        assert re.fullmatch(r"#[0-9a-f]{6}", values.generate("color", S, persona, rng))
-        assert values.generate("base", SCHEMAS["base"], persona, rng, GITHUB) in ("main", "develop", "release/2.4")
-        assert "/" in values.generate("head", SCHEMAS["head"], persona, rng, GITHUB)
-        assert re.fullmatch(r"[0-9a-f]{7}|[0-9a-f]{40}", values.generate("sha", SCHEMAS["sha"], persona, rng, GITHUB))
-    assert values.generate("timezone", S, persona, rng) == "Europe/Berlin"
-    assert values.generate("language", S, persona, rng) == "de"
+        assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", values.gold_value("owner", SCHEMAS["owner"], persona, rng, GITHUB))
+        assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", values.gold_value("repo", SCHEMAS["repo"], persona, rng, GITHUB))
+        assert re.fullmatch(r"[\w./-]+\.\w+", values.gold_value("path", SCHEMAS["path"], persona, rng, GITHUB))
+        assert re.fullmatch(r"[0-9A-Za-z]{22}", values.gold_value("id", SCHEMAS["id"], persona, rng, SPOTIFY))
+        assert re.fullmatch(r"spotify:track:[0-9A-Za-z]{22}", values.gold_value("uri", SCHEMAS["uri"], persona, rng, SPOTIFY))
+        assert re.fullmatch(r"#[0-9a-f]{6}", values.gold_value("color", S, persona, rng))
+        assert values.gold_value("base", SCHEMAS["base"], persona, rng, GITHUB) in ("main", "develop", "release/2.4")
+        assert "/" in values.gold_value("head", SCHEMAS["head"], persona, rng, GITHUB)
+        assert re.fullmatch(r"[0-9a-f]{7}|[0-9a-f]{40}", values.gold_value("sha", SCHEMAS["sha"], persona, rng, GITHUB))
+    assert values.gold_value("timezone", S, persona, rng) == "Europe/Berlin"
+    assert values.gold_value("language", S, persona, rng) == "de"
     # free text never carries a word of the tool's own name (it would give the tool away)
     for _ in range(20):
         for key in ("title", "body", "q"):
-            v = values.generate(key, SCHEMAS[key], persona, rng, GITHUB)
+            v = values.gold_value(key, SCHEMAS[key], persona, rng, GITHUB)
             assert "issue" not in v.lower().split() and "create" not in v.lower().split(), v
 
 
@@ -158,14 +158,14 @@ def test_a_renamed_key_holds_what_its_original_name_means() -> None:
               "description": "A comma-separated list of the Spotify IDs. Maximum: 50 IDs."}
     rng = random.Random(4)
     for _ in range(10):
-        value = values.generate("query_ids", schema, PERSONAS[0], rng, SPOTIFY)
+        value = values.gold_value("query_ids", schema, PERSONAS[0], rng, SPOTIFY)
         assert re.fullmatch(r"[0-9A-Za-z]{22}(,[0-9A-Za-z]{22})*", value), value
     body = {"title": "IDs", "type": "array", "items": {"type": "string"},
             "description": "A JSON array of the Spotify IDs. A maximum of 50 items can be specified in one request."}
     for _ in range(5):
-        items = values.generate("body_ids", body, PERSONAS[0], rng, SPOTIFY)
+        items = values.gold_value("body_ids", body, PERSONAS[0], rng, SPOTIFY)
         assert items and all(re.fullmatch(r"[0-9A-Za-z]{22}", v) for v in items), items
-    assert values.generate("query", {"type": "string", "title": "Query"}, PERSONAS[0], rng, SPOTIFY).count(" ") >= 1
+    assert values.gold_value("query", {"type": "string", "title": "Query"}, PERSONAS[0], rng, SPOTIFY).count(" ") >= 1
 
 
 def test_a_thing_without_a_shape_takes_an_example_its_description_gives() -> None:
@@ -177,8 +177,8 @@ def test_a_thing_without_a_shape_takes_an_example_its_description_gives() -> Non
              "location": ("The city and state, e.g. Chicago, IL.", {"Chicago, IL"}),
              "competition": ("The name of the competition (for example, 'UEFA Champions League').", {"UEFA Champions League"})}
     for key, (description, allowed) in cases.items():
-        assert values.generate(key, {"type": "string", "description": description}, PERSONAS[0], rng) in allowed, key
-    city = values.generate("location", {"type": "string", "description": "The city that you want the forecast for."},
+        assert values.gold_value(key, {"type": "string", "description": description}, PERSONAS[0], rng) in allowed, key
+    city = values.gold_value("location", {"type": "string", "description": "The city that you want the forecast for."},
                            PERSONAS[0], rng)
     assert not any(ch.isdigit() for ch in city), city  # a city, not a street address
 
@@ -186,7 +186,7 @@ def test_a_thing_without_a_shape_takes_an_example_its_description_gives() -> Non
 def test_a_date_of_birth_is_in_the_past() -> None:
     rng = random.Random(5)
     for key in ("date_of_birth", "dob", "birthday", "birth_date"):
-        born = values.generate(key, {"type": "string", "format": "date"}, PERSONAS[0], rng)
+        born = values.gold_value(key, {"type": "string", "format": "date"}, PERSONAS[0], rng)
         assert "1955" <= born[:4] <= "2004", (key, born)
 
 

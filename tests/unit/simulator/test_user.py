@@ -148,12 +148,12 @@ def test_phrasing_round_trip(tools, personas):
     for tool in tools:
         props = tool.properties
         keys = tool.required
-        gold = {k: values.generate(k, props[k], personas[len(cases) % len(personas)], rng) for k in keys}
+        gold = {k: values.gold_value(k, props[k], personas[len(cases) % len(personas)], rng) for k in keys}
         cases.append((tool, gold))
     props = dict(_schemas())
     synthetic = Tool(name="t", description="", parameters={"type": "object", "properties": props, "required": list(props)})
     for n in range(200):
-        gold = {k: values.generate(k, s, personas[n % len(personas)], rng) for k, s in props.items()}
+        gold = {k: values.gold_value(k, s, personas[n % len(personas)], rng) for k, s in props.items()}
         gold["note"] = rng.choice(awkward)
         gold["ids"] = rng.sample(awkward, 2)
         cases.append((synthetic, gold))
