@@ -63,7 +63,7 @@ def test_yaml_keeps_strings_that_look_like_other_types(tmp_path: Path) -> None:
 def test_stats_prints_warnings_on_stderr_and_keeps_stdout_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import utcgen.pipeline.retrieval.stats as stats
+    import utcgen.pipeline.cli.catalog as catalog_command  # the command holds catalog_stats by name
 
     seen: list[tuple[int, str]] = []
 
@@ -71,7 +71,7 @@ def test_stats_prints_warnings_on_stderr_and_keeps_stdout_json(
         seen.append((len(tools), embedder.backend))
         return SimpleNamespace(model_dump_json=lambda indent: json.dumps({"tools": len(tools)}))
 
-    monkeypatch.setattr(stats, "catalog_stats", fake_stats)
+    monkeypatch.setattr(catalog_command, "catalog_stats", fake_stats)
     src = str(FIXTURES / "store_openapi.yaml")
     assert main(["catalog", "stats", src, "--json", "--verbose"]) == 0
     captured = capsys.readouterr()
