@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import logging
 import re
 import tomllib
 from contextlib import chdir
@@ -21,8 +22,16 @@ CONTRACTS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["import
 def lint_output() -> str:
     """`lint-imports` over the checkout (graph built afresh: no cache), its whole report. It runs in this process
     (click's runner; the graph is built in a fraction of a second), from the checkout, where it reads its rules."""
-    with chdir(REPO):
-        output = CliRunner().invoke(lint_imports_command, ["--no-cache", "--no-logo"]).output
+    # The command configures logging with dictConfig, which would disable every logger made before it (the
+    # gateway's warnings included) for the rest of the session: the loggers' state is put back afterwards.
+    loggers = [logging.getLogger(name) for name in logging.root.manager.loggerDict]
+    disabled = {id(logger): logger.disabled for logger in loggers}
+    try:
+        with chdir(REPO):
+            output = CliRunner().invoke(lint_imports_command, ["--no-cache", "--no-logo"]).output
+    finally:
+        for logger in loggers:
+            logger.disabled = disabled[id(logger)]
     assert re.search(r"Contracts: \d+ kept, \d+ broken", output), output  # it ran and checked
     return output
 
