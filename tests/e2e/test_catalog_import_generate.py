@@ -24,7 +24,7 @@ def test_generate_shows_catalog_warnings_and_reads_the_named_persona_field(tmp_p
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
     env.pop("UTCGEN_MODEL", None)
     catalog = "tests/fixtures/catalogs/store_openapi.yaml"
-    cmd = [sys.executable, "-m", "pipeline", "generate", "--catalog", catalog, "--personas", str(personas),
+    cmd = [sys.executable, "-m", "utcgen.pipeline", "generate", "--catalog", catalog, "--personas", str(personas),
            "--persona-field", "input_persona", "--num-dialogues", "2", "--out", str(out), "--no-progress"]
     run = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
