@@ -9,6 +9,7 @@ import tomllib
 from contextlib import chdir
 from pathlib import Path
 
+import grimp
 import pytest
 from click.testing import CliRunner
 from importlinter.cli import lint_imports_command
@@ -202,3 +203,52 @@ def test_imports_inside_functions_are_few_and_say_why() -> None:
                 (lazy if "# lazy:" in lines[number - 1] else unsaid).append(where)
     assert not unsaid, f"imports inside functions without a '# lazy: <reason>' comment: {unsaid}"
     assert len(lazy) <= 20, f"{len(lazy)} imports inside functions (at most 20): {lazy}"
+
+
+def _circles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted: the import circles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in imports.get(module, ()):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(imports):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_imports_back_into_one_that_imports_it() -> None:
+    """No import circle between modules, inside a package as between packages (the layers contract sees only the
+    latter); imports under TYPE_CHECKING are left out, as they never run."""
+    graph = grimp.build_graph("utcgen", exclude_type_checking_imports=True, cache_dir=None)
+    imports = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert len(imports) > 150, "the graph should hold every module of the package"
+    assert _circles(imports) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
