@@ -47,8 +47,8 @@ from .params import Dropped, completion_params, with_prompt_cache
 from .registry import ModelRegistry, is_local, quiet_litellm
 from .requests import REQUEST_KEY, Request
 
-__all__ = ["ROLE_USAGE", "Gateway", "LLMError", "LLMFatalError", "LLMReply", "ModelRegistry", "ResponseCache",
-           "quiet_litellm", "shutdown"]
+__all__ = ["ROLE_USAGE", "Gateway", "LLMError", "LLMFatalError", "LLMReply", "ResponseCache",
+           "shutdown"]
 
 log = logging.getLogger("utcgen.llm")
 

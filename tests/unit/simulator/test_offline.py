@@ -117,7 +117,7 @@ def test_the_offline_provider_validates_the_request_it_receives(tools, personas)
 
     from litellm.exceptions import BadRequestError
 
-    from utcgen.pipeline.llm.gateway import quiet_litellm
+    from utcgen.pipeline.llm.registry import quiet_litellm
 
     litellm = quiet_litellm()
     msgs = [{"role": "user", "content": "Write a goal."}]
