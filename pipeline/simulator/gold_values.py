@@ -22,8 +22,10 @@ from typing import Any
 from ..core.records import Persona, Tool
 from ..dialogue.parameter_labels import spoken_key
 from ..dialogue.values import WHOLE_WORDS as WHOLE
+from ..dialogue.values import implausible
 from . import value_text
 
+TRIES = 6  # draws of a string value before the last one is kept, plausible or not
 CURRENCIES = ["EUR", "USD", "GBP", "JPY", "CHF", "INR", "BRL", "SGD", "AUD", "CAD", "ZAR", "AED"]
 COUNTRIES = ["DE", "US", "GB", "JP", "CH", "IN", "BR", "SG", "AU", "CA", "ZA", "AE", "FR", "MX"]
 _PATTERN_TOKEN = re.compile(r"\[(A-Z|0-9|A-Z0-9|a-z|a-z0-9|A-Za-z0-9)\](?:\{(\d+)\})?|([A-Za-z0-9_\- ./:@])(?:\{(\d+)\})?")
@@ -206,7 +208,12 @@ def gold_value(key: str, schema: dict, persona: Persona, rng: random.Random, too
         props = schema.get("properties") or {}
         return {k: gold_value(k, s, persona, rng, tool) for k, s in props.items() if k in (schema.get("required") or [])}
     if kind in (None, "string"):
-        return _sized(" ".join(_string(key, schema, persona, rng, tool).split()), schema, key, persona, rng, tool)
+        context = tool.description if tool else ""  # the validator also reads the name: a stricter test
+        for _ in range(TRIES):  # a draw the plausibility rule would refuse is drawn again
+            value = _sized(" ".join(_string(key, schema, persona, rng, tool).split()), schema, key, persona, rng, tool)
+            if implausible(key, value, schema, context) is None:
+                break
+        return value
     raise UnsupportedSchema(f"parameter '{key}': type {kind!r}")
 
 

@@ -43,6 +43,7 @@ def string_kind(key: str, schema: dict) -> str:
         ("locale", "locale" in ws), ("language", bool(ws & {"language", "lang"})),
         ("date", bool(ws & {"date", "since", "until", "deadline", "due", "birthday"}) and "iso 8601" not in desc),
         ("datetime", bool(ws & {"since", "until", "before", "after", "timestamp"})),
+        ("time", "time" in ws and not ws & {"zone", "frame", "period", "unit", "units", "type", "range"}),
         ("version", "version" in ws), ("mime", "mime" in ws or {"content", "type"} <= ws),
         ("handle_user", bool(ws & {"username", "login", "handle", "user", "users", "author", "assignee", "assignees",
                                   "reviewer", "reviewers"}) and ("username" in desc or "login" in desc or "handle" in desc or first in ("username", "login", "handle", "user"))),
@@ -60,7 +61,7 @@ def string_kind(key: str, schema: dict) -> str:
         ("tag", bool(ws & {"tag", "tags", "label", "labels", "topic", "topics", "category", "genre", "genres"})),
         ("title", bool(ws & {"title", "subject", "summary", "headline", "caption"}) or ws == {"display", "name"}),
         ("body", bool(ws & {"body", "description", "comment", "message", "content", "note", "notes", "reason",
-                            "details", "explanation", "text", "instructions", "feedback", "bio"})),
+                            "details", "explanation", "text", "instructions", "feedback", "bio", "rationale", "justification"})),
         ("identifier", bool(ws & {"id", "ids", "number", "code", "ref", "reference", "key", "sku", "slug"})),
     ]
     return next((kind for kind, hit in rules if hit), "phrase")
@@ -86,4 +87,28 @@ def examples(description: str) -> list[str]:
     if re.fullmatch(r"[A-Z][\w .'-]*, [A-Z]{2}", phrase):  # a city and its state
         return [phrase]
     items = [i.strip() for i in re.split(r",\s*|\s+or\s+", phrase) if i.strip()]
-    return [i for i in items if 0 < len(i.split()) <= 4 and not re.search(r"[{}<>=`\d]", i)]  # no codes
+    return [i for i in items if 0 < len(i.split()) <= 4 and not re.search(r"[{}<>=`\d]", i)
+            and i.lower().rstrip(".") not in ("etc", "and so on")]  # no codes, no 'etc.'
+
+
+# a marked option: **track**, `open`, 'closed' or "draft"
+_MARKED = r"(?:\*\*([\w-]{1,24})\*\*|`([\w-]{1,24})`|'([\w-]{1,24})'|\"([\w-]{1,24})\")"
+_MARKED_LIST = re.compile(rf"{_MARKED}(?:\s*(?:,|/|\bor\b|,\s*or\b)\s*{_MARKED})+")
+_SAID_LIST = re.compile(r"\b(?:one of|either|can be|must be|possible values(?: are)?|valid values(?: are)?|"
+                        r"allowed values(?: are)?|options(?: are)?)[:\s]+([a-z][\w-]*(?:\s*(?:,|/|\bor\b|,\s*or\b)\s*"
+                        r"[a-z][\w-]*)+)", re.IGNORECASE)
+
+
+def options(description: str) -> list[str]:
+    """The values a description lists for a free-text parameter ("**track**, **context** or **off**",
+    "either open or closed", "one of `asc`, `desc`"): an enum its schema does not declare."""
+    first = description.split("\n")[0]
+    marked = _MARKED_LIST.search(first)
+    if marked and not re.search(r"\b(?:filters?|fields?)\b", first[:marked.start()], re.IGNORECASE):
+        found = [next(g for g in m if g) for m in re.findall(_MARKED, marked.group(0))]
+        return list(dict.fromkeys(found))
+    said = _SAID_LIST.search(first)
+    if said:
+        found = [w for w in re.split(r"\s*(?:,\s*or|,|/|\bor\b)\s*", said.group(1)) if w]
+        return list(dict.fromkeys(found)) if 2 <= len(found) <= 8 else []
+    return []

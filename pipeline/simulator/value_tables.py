@@ -24,14 +24,14 @@ WHEN = ["Friday", "Monday", "the end of the month", "the next release", "the qua
         "the team sync", "next week", "the audit", "the holiday break"]
 
 BODY = [
-    "the {a} {b} for {who} looks wrong since {when}, could someone take a look",
-    "please review the {a} {b} before {when}, {who} is waiting on it",
-    "{who} asked for an update on the {a} {b} by {when}",
-    "we need the {a} {b} sorted out for {who} ahead of {when}",
-    "noticed a problem with the {a} {b} while testing for {who}, it needs a fix before {when}",
-    "the {a} {b} changed after {when} and {who} would like it checked",
-    "adding context on the {a} {b}: {who} relies on it for {when}",
-    "can we agree on the {a} {b} with {who} before {when}",
+    "the {thing} for {who} looks wrong since {when}, could someone take a look",
+    "please review the {thing} before {when}, {who} is waiting on it",
+    "{who} asked for an update on the {thing} by {when}",
+    "we need the {thing} sorted out for {who} ahead of {when}",
+    "noticed a problem with the {thing} while testing for {who}, it needs a fix before {when}",
+    "the {thing} changed after {when} and {who} would like it checked",
+    "adding context on the {thing}: {who} relies on it for {when}",
+    "can we agree on the {thing} with {who} before {when}",
 ]
 
 

@@ -1,11 +1,11 @@
 """String gold values by meaning: what a parameter's key, description and format say it holds,
 filled from the persona's world and the tool's domain.
 
-Exists so a value fits its parameter on any catalog, not only the shipped one: an `owner` gets
-a handle (`acme-data`), a `repo` a repository name (`billing-service`), a `path` a file path,
-a `q` a search made of the tool's own words, a `title` or `body` a short text built from the
-parameter's and the tool's words. No stock phrase is shared between unrelated parameters: a
-free-text value always carries words of its own parameter (key and description) or tool.
+Exists so a value fits its parameter on any catalog: an `owner` gets a handle (`acme-data`), a
+`repo` a repository name (`billing-service`), a `q` what people of the tool's world type
+(`domains`: "is:open label:bug flaky login test"), a `team` or `gene` a real one (`value_lexicon`),
+a `state` one of the options its description lists, a `title` or `body` a text about a thing of
+the tool's world. A search shares a word with what it searches (the plausibility rule).
 
 Every value here is sayable and read back losslessly by `gold_values.read`: one line, no
 "; " or ". " inside, no trailing full stop, no surrounding quotes or spaces.
@@ -24,8 +24,11 @@ from faker import Faker
 from ..core.records import Persona, Tool
 from ..core.text import STOP, split_words, without_codes
 from ..dialogue import person_names
-from ..dialogue.values import BIRTH_WORDS
-from .value_kinds import examples, meaning_key, string_kind
+from ..dialogue.values import BIRTH_WORDS, implausible
+from . import domains
+from .nounphrases import noun_phrases
+from .value_kinds import examples, meaning_key, options, string_kind
+from .value_lexicon import lexicon_value
 from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
 
 # words that say what kind of field something is, not what it is about
@@ -166,20 +169,26 @@ def _handle(persona: Persona, rng: random.Random, org: bool) -> str:
     return re.sub(r"[^a-z0-9-]", "", rng.choice(styles).lower())
 
 
-def _repo(key: str, schema: dict, tool: Tool | None, persona: Persona, rng: random.Random) -> str:
-    words = [w for w in _topic(key, schema, tool, persona, rng, 2) if w not in ("repository", "repo", "github")]
-    head = words[0] if words else rng.choice(MODIFIERS)
-    return _slug(head, rng.choice(["service", "api", "app", "web", "tools", "pipeline", "sdk", "infra", "docs", "cli"]))
+def _repo(persona: Persona, rng: random.Random) -> str:
+    """A repository name as teams name them ('billing-service', 'obelan-checkout')."""
+    company = str(persona.attributes.get("company") or "")
+    head = rng.choice(domains.MODULES)
+    lead = company.split()[0] if company and rng.random() < 0.25 else ""
+    return _slug(lead, head, "" if "-" in head else rng.choice(domains.SUFFIXES))  # no 'mobile-app-app'
 
 
-def _path(key: str, schema: dict, tool: Tool | None, persona: Persona, rng: random.Random, kind: str) -> str:
-    a, b = (_slug(w) for w in _topic(key, schema, tool, persona, rng, 2))
-    ext = rng.choice(["py", "md", "ts", "json", "yaml", "go", "csv"])
+def _path(rng: random.Random, kind: str) -> str:
+    """A directory, file name or file path of a code base ('src/payments/retry.go')."""
+    lang = rng.choice(list(domains.EXTENSIONS))
+    module = rng.choice(domains.MODULES).replace("-", "_")
+    stem = rng.choice(domains.FILE_STEMS)
+    ext = "md" if stem == "README" else domains.EXTENSIONS[lang]
+    top = rng.choice(["src", "pkg", "lib", "app", "internal", "docs"])
     if kind == "dir":
-        return f"{rng.choice(['src', 'docs', 'config', 'scripts', 'lib'])}/{a}"
+        return f"{top}/{module}"
     if kind == "file":
-        return f"{a}_{b}.{ext}".replace("-", "_")
-    return f"{rng.choice(['src', 'docs', 'config', 'scripts', 'lib'])}/{a}/{b}.{ext}".replace("-", "_")
+        return f"{stem}.{ext}"
+    return f"{top}/{module}/{stem}.{ext}"
 
 
 def _spotify_kind(key: str, schema: dict) -> str:
@@ -214,24 +223,39 @@ def _date(rng: random.Random) -> str:
     return (dt.date(2026, 1, 5) + dt.timedelta(days=rng.randint(0, 540))).isoformat()
 
 
-def _sentence(key: str, schema: dict, persona: Persona, tool: Tool | None, rng: random.Random) -> str:
-    a, b = _topic(key, schema, tool, persona, rng, 2)
-    text = rng.choice(BODY).format(a=a, b=b, who=_who(persona, rng), when=rng.choice(WHEN))
+def _thing(tool: Tool | None, persona: Persona, rng: random.Random) -> str:
+    """What a free text is about: a thing of the tool's world ('flaky login test'), else one of the
+    noun phrases its description names ('audio features'), else two words of the persona's world."""
+    if (thing := domains.world_thing(tool, persona, rng)) is not None:
+        return thing
+    phrases = [p for p in noun_phrases(tool.description, set()) if 1 < len(p.split()) <= 3] if tool else []
+    if phrases:
+        return rng.choice(phrases).lower()
+    words = [w for w in persona_words(persona) if not w.endswith("s") or w.endswith("ss")][:12]
+    return " ".join(rng.sample(words, 2)) if len(words) >= 2 else f"{rng.choice(MODIFIERS)} plan"
+
+
+def _sentence(persona: Persona, tool: Tool | None, rng: random.Random) -> str:
+    text = rng.choice(BODY).format(thing=_thing(tool, persona, rng), who=_who(persona, rng), when=rng.choice(WHEN))
     return text[:1].upper() + text[1:]
 
 
-_EXAMPLE_LEAD = re.compile(r"(?:\be\.g\.|\bfor example|\bfor instance|\bsuch as)[,:]?\s+", re.IGNORECASE)
-_QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 # kinds a description's own example serves better than a made-up phrase
 _BY_EXAMPLE = frozenset({"phrase", "title", "tag", "address", "city", "company", "body", "identifier"})
 
 
 def string_value(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None = None) -> str:
     """A realistic value for string parameter `key`, by what `string_kind` says it holds; for a kind
-    with no shape of its own, one of the examples its description gives when it gives some."""
+    with no shape of its own, one of the options or examples its description gives when it gives some."""
     kind = string_kind(key, schema)
-    if kind in _BY_EXAMPLE and (given := examples(str(schema.get("description") or ""))):
-        return rng.choice(given)
+    desc = str(schema.get("description") or "")
+    if kind == "url" and "uri" in split_words(key) and domains.domain_of(tool) == "music":
+        kind = "spotify_uri"  # a player's 'uri' is the catalog's own address, not a web page
+    if kind in ("phrase", "tag", "identifier") and (listed := options(desc)):
+        return rng.choice(listed)
+    if kind in _BY_EXAMPLE and (given := examples(desc)):
+        known = lexicon_value(meaning_key(key, schema), rng) if kind in ("phrase", "title", "tag") else None
+        return known if known and rng.random() < 0.5 else rng.choice(given)
     fake = faker_for(persona, rng)
     shaped = _shaped_value(kind, key, schema, persona, rng, fake, tool)
     return shaped if shaped is not None else _worded_value(kind, key, schema, persona, rng, fake, tool)
@@ -293,19 +317,22 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
     else a short phrase of the parameter's own head noun."""
     attrs = persona.attributes
     ws = split_words(meaning_key(key, schema))
+    own = str(attrs.get("handle") or "").lstrip("@")
+    if kind == "handle_user" and own and rng.random() < 0.4:
+        return own  # the persona's own account
     if kind in ("handle_user", "handle_org"):
         return _handle(persona, rng, org=kind == "handle_org" and ("user" not in ws or rng.random() < 0.5))
     if kind == "person":
         part = "first" if ws and ({"first", "given"} & set(ws)) else "last" if {"last", "family", "surname"} & set(ws) else "full"
         return person_names.person_name(persona, rng, part)
     if kind == "repo":
-        return _repo(key, schema, tool, persona, rng)
+        return _repo(persona, rng)
     if kind == "branch":
         if "base" in ws:
             return rng.choice(["main", "develop", "release/2.4", "main"])
-        return f"{rng.choice(['feature', 'fix', 'chore'])}/{_slug(*_topic(key, schema, tool, persona, rng, 2))}"
+        return f"{rng.choice(['feature', 'fix', 'chore'])}/{_slug(domains.code_thing(rng))[:32].strip('-')}"
     if kind in ("dir", "file", "path"):
-        return _path(key, schema, tool, persona, rng, kind)
+        return _path(rng, kind)
     if kind == "city":
         return str(attrs.get("city") or fake.city())
     if kind == "postcode":
@@ -315,21 +342,58 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
     if kind == "company":
         return str(attrs.get("company") or fake.company())
     if kind == "query":
-        return " ".join(_topic(key, schema, tool, persona, rng, rng.choice([2, 2, 3])))
+        return _query(key, schema, persona, rng, tool)
     if kind == "tag":
-        return _slug(_topic(key, schema, tool, persona, rng, 1)[0])
+        if domains.domain_of(tool, persona) == "music" and "genre" not in ws:
+            return rng.choice(domains.MUSIC_TAGS)  # a player's browse category
+        if known := lexicon_value(meaning_key(key, schema), rng):
+            return known
+        return rng.choice(domains.LABELS) if domains.domain_of(tool, persona) == "code" else \
+            _slug(_thing(tool, persona, rng).split()[-1])
     if kind == "title":
-        a, b = _topic(key, schema, tool, persona, rng, 2)
-        place = attrs.get("city") or attrs.get("department")
-        tail = f" for {place}" if place and rng.random() < 0.5 else ""
-        return f"{rng.choice(VERBS)} {a} {b}{tail}"
+        return _title(key, schema, persona, rng, tool)
+    if kind == "body" and "message" in ws and domains.domain_of(tool, persona) == "code":
+        thing = domains.code_thing(rng)  # a commit message
+        return f"{rng.choice(['Fix', 'Handle', 'Guard against'])} {thing}" if not thing.endswith("support") else f"Add {thing}"
     if kind == "body":
-        return _sentence(key, schema, persona, tool, rng)
+        return _sentence(persona, tool, rng)
     if kind == "identifier":
         if {"number", "num", "no"} & set(ws) and not {"id", "code", "ref"} & set(ws) and not schema.get("pattern"):
             return str(rng.randint(1, 3000))
         return _identifier(key, schema, rng)
-    # anything else: a short phrase of the parameter's own head noun with a modifier of the persona's world
+    # anything else: a thing its head noun names ('team' -> a team), else a name of that thing
+    if known := lexicon_value(meaning_key(key, schema), rng) or lexicon_value(key, rng):
+        return known
     head = [w for w in split_words(key) if w not in FIELD_FILLER] or meaning_words(key, schema)[:1] or ["entry"]
-    mods = [*MODIFIERS, *(str(attrs[a]).split()[0].lower() for a in ("city", "department") if attrs.get(a))]
-    return f"{rng.choice(mods)} {' '.join(head[-2:])}"
+    return f"{fake.last_name()} {' '.join(head[-2:])}"
+
+
+def _query(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None) -> str:
+    """What a person types into the tool's search box: a search of its world (`domains`), else a thing
+    the tool's name is about ('find_recipes' -> a recipe), else one of its description's noun phrases."""
+    context = tool.description if tool else ""  # not its name: a value saying it gives the tool away
+    typed = [q for _ in range(8) if (q := domains.search_query(tool, persona, rng)) is not None]
+    if grounded := [q for q in typed if implausible(key, q, schema, context) is None]:
+        return grounded[0]  # a search shares a word with what it searches (`dialogue.values`)
+    if typed:
+        nouns = [w for p in noun_phrases(tool.description, set()) if len(w := p.split()[-1]) > 3] if tool else []
+        return f"{typed[0]} {rng.choice(nouns).lower()}" if nouns else typed[0]
+    if tool and (known := lexicon_value(tool.name, rng)):
+        return known
+    phrases = [p.lower() for p in noun_phrases(tool.description, set()) if len(p.split()) > 1] if tool else []
+    if phrases:
+        city = persona.attributes.get("city")
+        return f"{rng.choice(phrases)} {city}" if city and rng.random() < 0.3 else rng.choice(phrases)
+    return " ".join(_topic(key, schema, tool, persona, rng, 2))
+
+
+def _title(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None) -> str:
+    """A title: of a work its key names (a song, a game), of a piece of code work, else of a task."""
+    if known := lexicon_value(meaning_key(key, schema), rng):
+        return known
+    if domains.domain_of(tool, persona) == "code":
+        thing = domains.code_thing(rng)
+        return thing[:1].upper() + thing[1:] if thing.endswith("support") else f"{rng.choice(['Fix', 'Investigate'])} {thing}"
+    place = persona.attributes.get("city") or persona.attributes.get("department")
+    tail = f" for {place}" if place and rng.random() < 0.5 else ""
+    return f"{rng.choice(VERBS)} {_thing(tool, persona, rng)}{tail}"

@@ -9,21 +9,15 @@ from typing import Any
 from ..llm.requests import GoalRequest, SlotsRequest
 from . import gold_values as values
 from .dispatch import policy
+from .goal_text import goal_text
 from .seeding import seeded
-from .wording import wish
 
 
 @policy("goal")
 def goal(request: GoalRequest, messages: list[dict]) -> str:
-    """`{"goal": ...}`: the persona's need for the seed tool, in the first person."""
-    tool, persona = request.tool, request.persona
-    who = persona.role or "an employee"
-    attrs = persona.attributes
-    where = f" at {attrs['company']}" if attrs.get("company") else ""
-    rng = seeded(request.seed, tool.name, "goal")
-    why = rng.choice(["before the end of the week", "for an open request from a colleague",
-                      "as part of today's queue", "ahead of a review meeting", "to unblock the team"])
-    return json.dumps({"goal": f"As {who}{where}, I need to {wish(tool.description)} {why}."})
+    """`{"goal": ...}`: the persona's need for the seed tool, in the first person (`goal_text`)."""
+    rng = seeded(request.seed, request.tool.name, "goal")
+    return json.dumps({"goal": goal_text(request.tool, request.persona, rng)}, ensure_ascii=False)
 
 
 @policy("slots")
