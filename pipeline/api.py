@@ -28,6 +28,7 @@ from .evaluation.report import RunReport
 from .evaluation.run import EvalSettings, run_evaluation
 from .export.audit import audit_folder
 from .export.dataset import DatasetSummary, load_split
+from .export.fluency import TURNS as FLUENCY_TURNS
 from .export.rows import CONFIGS
 from .llm.gateway import shutdown
 from .runner import RunStopped
@@ -155,13 +156,15 @@ def evaluate(benchmark: str | Path, model: str, mode: Literal["static", "dynamic
                                            allow_config_change=allow_config_change, on_progress=on_progress))
 
 
-def audit(folder: str | Path) -> dict[str, Any]:
+def audit(folder: str | Path, fluency_turns: int = FLUENCY_TURNS) -> dict[str, Any]:
     """Every rule validator's pass rate over every dialogue of `folder` (no early stop), acceptance, turns
-    and the data-quality figures beside their targets: what `utcgen audit --json` prints.
+    and the data-quality figures beside their targets: what `utcgen audit --json` prints. Fluency is scored
+    on at most `fluency_turns` turns per role (0: not measured; without the `fluency` extra it is not
+    measured either, and the figures say why).
 
     >>> from utcgen import audit
     >>> figures = audit("out/demo")                                # doctest: +SKIP
     >>> figures["validators"]["toolargs"]["pass_rate"]             # doctest: +SKIP
     1.0
     """
-    return audit_folder(folder)[0]
+    return audit_folder(folder, fluency_turns=fluency_turns)[0]

@@ -8,12 +8,27 @@ from typing import Any
 
 from ..core.records import DEFAULT_SCENARIO
 from ..export.audit import audit_folder
+from ..export.quality import RATIOS
 
 
-def _figure(value: Any) -> str:
+def _figure(name: str, value: Any) -> str:
     if value is None:
         return "-"
+    if name in RATIOS:
+        return f"{value:.2f}"
     return f"{value:.1%}" if isinstance(value, float) else str(value)
+
+
+def _fluency(f: dict[str, Any]) -> str:
+    if f["value"] is None:
+        return f.get("reason") or f"no turn of {f['of']} scored"
+    sampled = f"a seeded sample of {f['turns']} of {f['of']} turns" if f["turns"] < f["of"] else f"all {f['of']} turns"
+    return f"median perplexity {f['perplexity']:.1f} / {f['reference']:g} of real users' requests; {sampled}"
+
+
+def _stock(f: dict[str, Any]) -> str:
+    top = "; ".join(f"{t['text'][:50]!r} {t['share']:.1%}" for t in f["top"])
+    return f"{f['stock_lines']} stock lines in {f['dialogues']} dialogues" + (f": {top}" if top else "")
 
 
 def quality_lines(figures: dict[str, Any]) -> list[str]:
@@ -25,13 +40,16 @@ def quality_lines(figures: dict[str, Any]) -> list[str]:
         "shared_values": lambda f: f"of {f['string_values']} string values" + (f"; e.g. {', '.join(map(repr, f['examples'][:3]))}" if f["examples"] else ""),
         "non_whole": lambda f: "values" + (f"; e.g. {', '.join(f['examples'][:3])}" if f["examples"] else ""),
         "opening_trigrams": lambda f: f"distinct of {f['trigrams']} trigrams",
+        "stock_lines": _stock,
+        "fluency_user": _fluency,
+        "fluency_assistant": _fluency,
         "acceptance": lambda f: f"{f['accepted']} of {f['attempts']} attempts",
     }
     lines = ["Quality (accepted dialogues; acceptance over all attempts)",
              f"{'figure':<17} {'value':>7} {'target':>8}  mark  detail"]
     for name, f in figures.items():
         mark = {True: "pass", False: "FAIL", None: "-"}[f["met"]]
-        lines.append(f"{name:<17} {_figure(f['value']):>7} {f['target']:>8}  {mark:<4}  {notes[name](f)}")
+        lines.append(f"{name:<17} {_figure(name, f['value']):>7} {f['target']:>8}  {mark:<4}  {notes[name](f)}")
     return lines
 
 
@@ -65,7 +83,7 @@ def to_text(report: dict[str, Any], source: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    report, source = audit_folder(args.dir)
+    report, source = audit_folder(args.dir, fluency_turns=args.fluency_turns)
     print(json.dumps(report, indent=2) if args.json else to_text(report, source))
     return 0
 

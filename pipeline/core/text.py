@@ -10,7 +10,8 @@ offline backend's roles and judges, the question planner and the evaluation.
 * `content_words`: `split_words` without stop words and very short words;
 * `TOKEN` / `word_tokens`: the evaluation's TTR and NGD token, a metric definition (lower-cased
   runs of letters and digits with inner apostrophes, hyphens or dots; "don't", "e-mail",
-  "v1.2" are one token each). It does not split identifiers and must keep this exact form.
+  "v1.2" are one token each). It does not split identifiers and must keep this exact form;
+* `sentences`: a text cut into sentences (after `.`, `!` or `?` and a space, and at line breaks).
 """
 
 from __future__ import annotations
@@ -132,3 +133,12 @@ def stems(text: str, stop: Iterable[str] = STOP, min_len: int = 2, width: int = 
 def word_tokens(text: str) -> list[str]:
     """The evaluation's lower-cased word tokens (`TOKEN`)."""
     return TOKEN.findall(text.casefold())
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`: split after `.`, `!` or `?` followed by space, and at line breaks; stripped,
+    empty ones left out."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]

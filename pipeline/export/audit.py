@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...validators.cascade import RULES
 from ..core.errors import InputError
 from ..core.records import Dialogue, Verdict
 from ..dialogue import shortcuts
 from .quality import Embed, quality
+
+if TYPE_CHECKING:
+    from .perplexity import Scorer
 from .reading import load_dialogues
 
 
@@ -57,9 +60,11 @@ def by_scenario(dialogues: list[Dialogue]) -> dict[str, Any]:
     return out
 
 
-def audit_dialogues(dialogues: list[Dialogue], embed: Embed | None = None) -> dict[str, Any]:
+def audit_dialogues(dialogues: list[Dialogue], embed: Embed | None = None, fluency_turns: int = 0,
+                    scorer: Scorer | None = None) -> dict[str, Any]:
     """Per rule: dialogues checked, passed, pass rate and the commonest failure codes; the same per scenario;
-    the data-quality figures (`embed` encodes texts for `seed_closest`; default: the project's embedder)."""
+    the data-quality figures (`embed` encodes texts for `seed_closest`; default: the project's embedder;
+    fluency over at most `fluency_turns` turns per role, 0: not measured; `scorer`: default loaded if needed)."""
     stages: dict[str, dict[str, Any]] = {}
     for name, rule in ((r.name, r.run) for r in RULES):
         passed, codes, unchecked = 0, Counter(), 0
@@ -87,15 +92,16 @@ def audit_dialogues(dialogues: list[Dialogue], embed: Embed | None = None) -> di
         "openings_with_distractor_only_name_token": distractor_share,
         "validators": stages,
         "scenarios": by_scenario(dialogues),
-        "quality": quality(dialogues, embed),
+        "quality": quality(dialogues, embed, fluency_turns, scorer),
     }
 
 
-def audit_folder(folder: str | Path, embed: Embed | None = None) -> tuple[dict[str, Any], str]:
+def audit_folder(folder: str | Path, embed: Embed | None = None, fluency_turns: int = 0,
+                 scorer: Scorer | None = None) -> tuple[dict[str, Any], str]:
     """(the audit of the dialogues a folder holds, where they were read from): `export.reading.load_dialogues`
-    finds them in the parquet splits, the run journal or JSON Lines files."""
+    finds them in the parquet splits, the run journal or JSON Lines files. Fluency as in `audit_dialogues`."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     dialogues, source = load_dialogues(folder)
-    return audit_dialogues(dialogues, embed), source
+    return audit_dialogues(dialogues, embed, fluency_turns, scorer), source

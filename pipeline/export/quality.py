@@ -18,24 +18,37 @@ audit` prints beside it. All but `acceptance` are over the accepted dialogues:
   description saying count, number, id, page, limit, size, quantity...) that are not whole;
 * `opening_trigrams`: distinct word trigrams / all word trigrams over the first user turns
   (the evaluation's word tokens);
+* `stock_lines`: the largest share of dialogues any one sentence of a public user or assistant
+  turn is found in (case and spacing ignored, counted once per dialogue), among sentences found
+  in at least `STOCK_MIN` dialogues; a sentence above `STOCK_SHARE` is a stock line, and how many
+  there are and the commonest are reported with it;
+* `fluency_user`, `fluency_assistant`: median per-token perplexity of the role's public turns under a
+  small real language model, as a ratio to that of requests real users typed (`export.fluency`;
+  measured only when asked, and only with the `fluency` extra installed);
 * `acceptance`: accepted dialogues / attempts.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.records import Dialogue, Tool
-from ..core.text import split_words, spoken, word_tokens
+from ..core.text import sentences, split_words, spoken, word_tokens
 from ..dialogue.said import user_said
 from ..dialogue.shortcuts import REPEAT_N, recited, word_runs
 from ..retrieval.nearness import Embed, default_embed, name_and_description, unit
+from .fluency import dialogue_fluency
+
+if TYPE_CHECKING:
+    from .perplexity import Scorer
 
 RUN = REPEAT_N  # words in a run that counts as echoed or repeated
 SHARED_BY = 3  # unrelated parameters a string value may not fill
+STOCK_SHARE = 0.02  # a sentence in more than this share of dialogues is a stock line...
+STOCK_MIN = 3  # ...when it is in at least this many (in a small set, two dialogues are coincidence)
 WHOLE_WORDS = frozenset("count counts number numbers num id ids page pages limit size quantity qty".split())
 
 COUNTS = frozenset({"repeated_runs", "non_whole"})  # figures that are counts, not shares
@@ -48,8 +61,12 @@ TARGETS: dict[str, tuple[str, float]] = {
     "shared_values": ("<=", 0.05),
     "non_whole": ("<=", 0),
     "opening_trigrams": (">=", 0.60),
+    "stock_lines": ("<=", STOCK_SHARE),
+    "fluency_user": ("<=", 1.5),
+    "fluency_assistant": ("<=", 1.5),
     "acceptance": (">=", 0.30),
 }
+RATIOS = frozenset({"fluency_user", "fluency_assistant"})  # figures that are ratios, not shares
 
 
 def meets(name: str, value: float | None) -> bool | None:
@@ -198,8 +215,35 @@ def opening_trigrams(dialogues: Iterable[Dialogue]) -> tuple[float | None, int]:
     return (len(set(grams)) / len(grams) if grams else None), len(grams)
 
 
-def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> dict[str, Any]:
-    """Every figure of the module docstring, each with its target and whether it is met."""
+def stock_lines(dialogues: Sequence[Dialogue], top: int = 5) -> tuple[float | None, int, list[tuple[str, float]]]:
+    """(largest share of dialogues a sentence found in STOCK_MIN+ of them reaches, 0.0 when none is; how many
+    sentences are stock lines; the `top` commonest of those with their shares). Sentences of public user and
+    assistant turns, lower-cased with spacing collapsed, each counted once per dialogue."""
+    if not dialogues:
+        return None, 0, []
+    found: Counter[str] = Counter()
+    for d in dialogues:
+        found.update({" ".join(s.casefold().split()) for m in d.messages if m.role in ("user", "assistant")
+                      for s in sentences(m.content)})
+    common = [(text, n / len(dialogues)) for text, n in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
+              if n >= STOCK_MIN]
+    stock = [(text, share) for text, share in common if share > STOCK_SHARE]
+    return (common[0][1] if common else 0.0), len(stock), stock[:top]
+
+
+def with_targets(figures: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each figure with its target as shown ("<= 2%", ">= 90%", "<= 1.5") and whether its value meets it."""
+    for name, f in figures.items():
+        op, target = TARGETS[name]
+        shown = f"{target:g}" if name in COUNTS | RATIOS else f"{target:.0%}"
+        f.update(target=f"{op} {shown}", met=meets(name, f["value"]))
+    return figures
+
+
+def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None, fluency_turns: int = 0,
+            scorer: Scorer | None = None) -> dict[str, Any]:
+    """Every figure of the module docstring, each with its target and whether it is met; fluency over at
+    most `fluency_turns` turns per role (0: not measured), scored by `scorer` (default: loaded if needed)."""
     accepted = [d for d in dialogues if d.accepted]
     closest, measured = seed_closest(accepted, embed)
     echo, turns = description_echo(accepted)
@@ -207,7 +251,9 @@ def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> dict[s
     shared, values, shared_examples = shared_value_rate(accepted)
     fractional, fractional_examples = non_whole(accepted)
     trigrams, total_trigrams = opening_trigrams(accepted)
+    stock_share, stock_count, stock_top = stock_lines(accepted)
     acceptance = len(accepted) / len(dialogues) if dialogues else None
+    fluent = dialogue_fluency(accepted, fluency_turns, scorer)
     figures: dict[str, dict[str, Any]] = {
         "seed_closest": {"value": closest, "dialogues": measured},
         "description_echo": {"value": echo, "assistant_turns": turns},
@@ -215,10 +261,10 @@ def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None) -> dict[s
         "shared_values": {"value": shared, "string_values": values, "examples": shared_examples},
         "non_whole": {"value": fractional, "examples": fractional_examples},
         "opening_trigrams": {"value": trigrams, "trigrams": total_trigrams},
+        "stock_lines": {"value": stock_share, "stock_lines": stock_count, "dialogues": len(accepted),
+                        "top": [{"text": text, "share": share} for text, share in stock_top]},
+        "fluency_user": fluent["user"],
+        "fluency_assistant": fluent["assistant"],
         "acceptance": {"value": acceptance, "attempts": len(dialogues), "accepted": len(accepted)},
     }
-    for name, f in figures.items():
-        op, target = TARGETS[name]
-        shown = f"{target:g}" if name in COUNTS else f"{target:.0%}"
-        f.update(target=f"{op} {shown}", met=meets(name, f["value"]))
-    return figures
+    return with_targets(figures)

@@ -85,10 +85,10 @@ def test_audit_returns_what_the_command_prints(made: dict[str, Any], capsys: pyt
     from utcgen import audit
     from utcgen.pipeline.cli import main
 
-    figures = audit(made["out"])
+    figures = audit(made["out"], fluency_turns=0)  # fluency has tests of its own; no model load here
     assert figures["dialogues"] >= 3
     assert figures["accepted"] == 3 and set(figures["validators"]) >= {"format", "toolargs"}
-    assert main(["audit", str(made["out"]), "--json"]) == 0
+    assert main(["audit", str(made["out"]), "--json", "--no-fluency"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(figures))
 
 

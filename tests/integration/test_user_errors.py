@@ -131,7 +131,7 @@ def test_two_runs_on_one_folder_the_second_is_refused_and_a_closed_pipe_is_quiet
     assert [line.split()[0] for line in first_err.splitlines() if line.strip()] == ["utcgen:", "done:"], first_err
 
     # `utcgen audit --json out | head`: the reader is gone before the report is written
-    audit = subprocess.Popen([UTCGEN, "audit", "--json", str(out)], cwd=REPO, env=env,
+    audit = subprocess.Popen([UTCGEN, "audit", "--json", "--no-fluency", str(out)], cwd=REPO, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert audit.stdout is not None and audit.stderr is not None
     audit.stdout.close()

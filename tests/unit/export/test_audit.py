@@ -30,10 +30,10 @@ def test_audit_runs_every_rule_on_every_dialogue(tmp_path: Path, capsys: pytest.
     assert list(report["validators"]) == list(RULE_STAGES)
     assert report["validators"]["name_leak"]["passed"] == 1 and report["validators"]["name_leak"]["failures"] == {"name_token": 1}
     assert report["validators"]["format"]["pass_rate"] == 1.0
-    assert main(["audit", str(tmp_path)]) == 0
+    assert main(["audit", str(tmp_path), "--no-fluency"]) == 0
     out = capsys.readouterr().out
     assert "name_leak" in out and "50.0%" in out
-    assert main(["audit", str(tmp_path), "--json"]) == 0
+    assert main(["audit", str(tmp_path), "--json", "--no-fluency"]) == 0
     assert json.loads(capsys.readouterr().out)["dialogues"] == 2
 
 
@@ -62,12 +62,15 @@ def test_audit_on_a_missing_folder_is_an_input_error(tmp_path: Path) -> None:
 def test_audit_reports_the_quality_figures_with_targets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good, bad = make_dialogue(id="good", accepted=True), _bad()
     (tmp_path / "records.jsonl").write_text(good.model_dump_json() + "\n" + bad.model_dump_json() + "\n")
-    assert main(["audit", str(tmp_path), "--json"]) == 0
+    assert main(["audit", str(tmp_path), "--json", "--no-fluency"]) == 0
     figures = json.loads(capsys.readouterr().out)["quality"]
     assert set(figures) == {"seed_closest", "description_echo", "repeated_runs", "shared_values", "non_whole",
-                            "opening_trigrams", "acceptance"}
+                            "opening_trigrams", "stock_lines", "fluency_user", "fluency_assistant", "acceptance"}
     assert figures["acceptance"]["value"] == 0.5 and figures["acceptance"]["met"] is True
-    assert main(["audit", str(tmp_path)]) == 0
+    assert figures["fluency_user"]["value"] is None and "not measured" in figures["fluency_user"]["reason"]
+    assert main(["audit", str(tmp_path), "--no-fluency"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("acceptance "))
     assert "Quality" in out and row.split()[:5] == ["acceptance", "50.0%", ">=", "30%", "pass"]
+    fluency = next(line for line in out.splitlines() if line.startswith("fluency_user "))
+    assert fluency.split()[:5] == ["fluency_user", "-", "<=", "1.5", "-"] and "not measured" in fluency

@@ -120,3 +120,33 @@ def test_quality_marks_each_figure_against_its_target() -> None:
     assert figures["seed_closest"]["met"] is True and figures["non_whole"]["target"] == "<= 0"
     assert figures["shared_values"]["value"] is None and figures["shared_values"]["met"] is None
     assert q.meets("opening_trigrams", 0.59) is False and q.meets("repeated_runs", 0) is True
+
+
+def test_sentences_split_after_end_marks_and_at_line_breaks() -> None:
+    from utcgen.pipeline.core.text import sentences
+    assert sentences("Got it.  Which one?\nThe blue one! v1.2 works") == ["Got it.", "Which one?", "The blue one!", "v1.2 works"]
+    assert sentences("  \n ") == []
+
+
+def test_stock_lines_count_a_sentence_once_per_dialogue_case_and_spacing_ignored() -> None:
+    stock = "Happy to help with that."
+    sets = [_dialogue([f"Please bill order {i}.", "Thanks."], [f"{stock}  {stock} Which customer?" if i < 4 else
+                                                                  f"Which customer is order {i} for?"], id=f"d{i}")
+            for i in range(100)]
+    sets[0] = _dialogue(["Please bill order 0.", "THANKS."], ["happy  to help with THAT. Which customer?"], id="d0")
+    share, count, top = q.stock_lines(sets)
+    assert share == 1.0 and count == 3  # "thanks." in all 100; the stock reply in 4 (4% > 2%), said twice in each
+    assert top == [("thanks.", 1.0), ("happy to help with that.", 0.04), ("which customer?", 0.04)]
+    assert q.stock_lines(sets, top=1)[2] == [("thanks.", 1.0)]
+    figures = q.quality(sets, embed=_bag_of_words)["stock_lines"]
+    assert figures["met"] is False and figures["stock_lines"] == 3 and figures["target"] == "<= 2%"
+
+
+def test_stock_lines_need_three_dialogues_and_more_than_the_share() -> None:
+    few = [_dialogue([f"Bill order {i}."], ["Which customer?" if i < 2 else f"Customer {i}?"], id=f"d{i}")
+           for i in range(60)]
+    share, count, top = q.stock_lines(few)
+    assert (share, count, top) == (0.0, 0, [])  # "which customer?" is in 2 of 60 (3.3%): coincidence, not stock
+    assert q.stock_lines([]) == (None, 0, [])
+    many = [_dialogue([f"Bill order {i}."], ["Sure thing." if i < 3 else f"On it, {i}."], id=f"d{i}") for i in range(200)]
+    assert q.stock_lines(many) == (0.015, 0, [])  # in 3 dialogues, but 1.5% of them: at most the share, not stock
