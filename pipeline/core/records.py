@@ -81,14 +81,18 @@ class Persona(BaseModel):
     def shown(self) -> Persona:
         """The persona as every prompt shows it: its traits, without its pool id or the fit score
         recorded after the prompts used it."""
-        if not self.id and FIT_ATTRIBUTE not in self.attributes:
+        if not self.id and not set(FIT_ATTRIBUTES) & set(self.attributes):
             return self
         return self.model_copy(update={"id": "", "attributes": {k: v for k, v in self.attributes.items()
-                                                                if k != FIT_ATTRIBUTE}})
+                                                                if k not in FIT_ATTRIBUTES}})
 
 
-# The persona attribute where a dialogue records how well its persona fits the seed tool.
+# The persona attributes where a dialogue records how well its persona fits the seed tool: the cosine of
+# the persona's text to the tool's, and the share of reference roles closer to the tool than the
+# persona's role (retrieval/rolefit.py).
 FIT_ATTRIBUTE = "tool_fit"
+ROLE_FIT_ATTRIBUTE = "role_fit"
+FIT_ATTRIBUTES = (FIT_ATTRIBUTE, ROLE_FIT_ATTRIBUTE)
 
 
 def persona_text(p: Persona, decision_style: str | None = None) -> str:

@@ -1,8 +1,9 @@
 """Personas: loading (ours or PersonaHub-style JSONL) and the top-k retrieval-with-randomisation sampler.
 
-The sampler also owns the persona-fit threshold (MIN_FIT, which validators/personafit.py
-enforces): it draws only personas that reach it, and composes one for the tool's domain when
-no persona in the pool does, so a catalog unlike the pool does not lose its seed tools.
+The sampler draws only personas whose role would plausibly use the tool (`rolefit`: judged on
+the role, not the text) and, of those, personas whose text reaches the persona-fit threshold
+(MIN_FIT); validators/personafit.py enforces both. When no persona of the pool does, it composes
+one for the tool's domain, so a catalog unlike the pool does not lose its seed tools.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..core.text import content_words, stem
 from ..dialogue.shortcuts import GENERIC
 from .embeddings import Embedder
 from .model import index_text
+from .rolefit import MAX_SCORE, RoleJudge, role_text
 
 HUB_FIELDS: tuple[str, ...] = ("persona", "input persona")  # where PersonaHub's files keep the text
 SHOWN = 3  # problems of one kind listed one by one; more are summarised
@@ -190,11 +192,12 @@ class PersonaSampler:
     """pi_rand^(k): rank personas by cosine to the seed tool (LINE_BONUS for the tool's own line of
     business), pick uniformly among the top k.
 
-    Of the top k, only personas whose fit reaches `min_fit` are drawn (the persona-fit
-    validator would reject the others, wasting the attempt). When no persona of the pool
-    reaches it, `sample` returns a persona composed for the tool's domain (`compose`), unless
-    `compose_missing` is off. Deterministic for (seed, tool name): the same run always gives
-    a tool the same persona.
+    Only personas whose role agrees with the tool (`rolefit`, score up to MAX_SCORE) are ranked, when any does
+    (a persona without a role cannot be judged and is not excluded); of their top k, only those whose
+    fit reaches `min_fit` are drawn (the persona-fit validator would reject the others, wasting the
+    attempt). When no persona of the pool does both, `sample` returns a persona composed for the
+    tool's domain (`compose`), unless `compose_missing` is off. Deterministic for (seed, tool name):
+    the same run always gives a tool the same persona.
     """
 
     def __init__(self, personas: list[Persona], embedder: Embedder, k: int = 8, seed: int = 0,
@@ -208,16 +211,43 @@ class PersonaSampler:
         self.vectors = embedder.encode([p.text for p in personas])
         self._row = {p.id: i for i, p in enumerate(personas)}
         self._lines = np.array([p.line_of_business or "" for p in personas])
+        self.judge = RoleJudge(embedder.encode)
+        self._roles = np.array([bool((p.role or "").strip()) for p in personas])
+        self._role_vectors = self.judge.role_vectors([role_text(p.role or "", p.line_of_business) for p in personas])
+        self._tool_vectors: dict[str, np.ndarray] = {}
+
+    def role_scores(self, tool: Tool) -> np.ndarray:
+        """Per persona: its role's fit to the tool (`rolefit`: agrees up to 1; NaN: no role)."""
+        if (vector := self._tool_vectors.get(tool.name)) is None:
+            vector = self._tool_vectors[tool.name] = self.judge.tool_vectors([tool])[0]
+        return np.where(self._roles, self.judge.scores(self._role_vectors, vector), np.nan)
+
+    def role_fit(self, persona: Persona, tool: Tool) -> float | None:
+        """The score `role_scores` gives the persona's role (None: a persona without a role)."""
+        if not (persona.role or "").strip():
+            return None
+        row = self._row.get(persona.id)
+        if row is not None and self.personas[row].role == persona.role:
+            return float(self.role_scores(tool)[row])
+        return self.judge.score(persona.role or "", persona.line_of_business, tool)
+
+    def _agreeing(self, tool: Tool) -> np.ndarray:
+        """Per persona: whether its role agrees with the tool (a persona without a role does)."""
+        return ~self._roles | (np.nan_to_num(self.role_scores(tool), nan=np.inf) <= MAX_SCORE)
 
     def _vector(self, tool: Tool, tool_vector: np.ndarray | None) -> np.ndarray:
         return tool_vector if tool_vector is not None else self.embedder.encode([index_text(tool)])[0]
 
     def ranked(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[tuple[Persona, float]]:
-        """The k personas closest to the tool, best first, with their fit (personas of the tool's
-        line of business ranked LINE_BONUS higher than their fit)."""
+        """The k personas closest to the tool of those whose role agrees with it (of all, when none
+        does), best first, with their fit (personas of the tool's line of business ranked LINE_BONUS
+        higher than their fit)."""
         scores = self.vectors @ self._vector(tool, tool_vector)
         rank = scores + LINE_BONUS * (self._lines == tool.line_of_business) if tool.line_of_business else scores
-        top = np.argsort(-rank, kind="stable")[: self.k]
+        agreeing = self._agreeing(tool)
+        if agreeing.any():
+            rank = np.where(agreeing, rank, -np.inf)
+        top = np.argsort(-rank, kind="stable")[: min(self.k, int(agreeing.sum()) or self.k)]
         return [(self.personas[i], float(scores[i])) for i in top]
 
     def top_k(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[Persona]:
@@ -235,6 +265,8 @@ class PersonaSampler:
     def sample(self, tool: Tool, tool_vector: np.ndarray | None = None, attempt: int = 0) -> Persona:
         rng = random.Random(f"{self.seed}:{tool.name}:{attempt}:persona")
         ranked = self.ranked(tool, tool_vector)
+        if self.compose_missing and not self._agreeing(tool).any():
+            return compose(tool, rng)  # no role of the pool would use the tool
         if self.compose_missing and ranked[0][1] < self.min_fit:
             composed = compose(tool, rng)
             if self.fit(composed, tool, tool_vector) > ranked[0][1]:

@@ -27,6 +27,7 @@ from .. import __version__
 from ..core.records import (
     DEFAULT_SCENARIO,
     FIT_ATTRIBUTE,
+    ROLE_FIT_ATTRIBUTE,
     Dialogue,
     GenerationInfo,
     Message,
@@ -58,6 +59,7 @@ class Seed:
     candidates: list[Tool]
     seed: int
     persona_fit: float | None = None  # cosine(persona text, tool text), recorded as attributes["tool_fit"]
+    role_fit: float | None = None  # share of reference roles closer to the tool (retrieval/rolefit), as "role_fit"
     scenario: str = DEFAULT_SCENARIO  # drawn per job (draw.draw_scenario); may fall back in `prepare`
     decision_style: str | None = None
 
@@ -107,7 +109,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
     dialogue = Dialogue(
         id=dialogue_id(config.fingerprint(), seed.job, seed.attempt),
         seed_tool=tool,
-        user_persona=_with_fit(persona, seed.persona_fit),
+        user_persona=_with_fit(persona, seed.persona_fit, seed.role_fit),
         goal=goal,
         gold_arguments=gold,
         distractor_tools=seed.distractors,
@@ -152,11 +154,11 @@ def _by_role(usage: dict[str, Usage]) -> dict[str, Usage]:
     return {role: usage[role].model_copy() for role in sorted(usage)}
 
 
-def _with_fit(persona: Persona, fit: float | None) -> Persona:
-    """The persona as recorded: its fit to the seed tool added after the prompts used it."""
-    if fit is None:
-        return persona
-    return persona.model_copy(update={"attributes": {**persona.attributes, FIT_ATTRIBUTE: f"{fit:.4f}"}})
+def _with_fit(persona: Persona, fit: float | None, role_fit: float | None = None) -> Persona:
+    """The persona as recorded: its fit to the seed tool (text, role) added after the prompts used it."""
+    added = {name: f"{value:.4f}" for name, value in ((FIT_ATTRIBUTE, fit), (ROLE_FIT_ATTRIBUTE, role_fit))
+             if value is not None}
+    return persona.model_copy(update={"attributes": {**persona.attributes, **added}}) if added else persona
 
 
 class _Metered:
