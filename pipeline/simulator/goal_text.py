@@ -14,6 +14,7 @@ import re
 
 from ..core.records import Persona, Tool
 from .domains import PLACES, domain_of
+from .nounphrases import BASE_VERBS
 from .wording import wish
 
 # the word a person uses for a description's verb
@@ -33,6 +34,13 @@ _ME = [(re.compile(r"\bif (?:the )?(?:current )?user follows\b", re.IGNORECASE),
        (re.compile(r"\ban authenticated user's\b|\bthe authenticated user's\b", re.IGNORECASE), "my")]
 _BLAND = frozenset("a an the all details detail information info data list lists".split())
 _DETERMINERS = frozenset("a an the my several all some your this these multiple one each every whether".split())
+# verbs a description's act may open with; anything else is a noun phrase ('Fast and precise code search')
+VERBS = frozenset(EVERYDAY) | BASE_VERBS | frozenset(
+    "follow unfollow save pause skip seek toggle transfer reorder replace upload star unstar fork push merge assign "
+    "dismiss mark request submit resolve reply run rerun predict filter reserve translate identify analyze analyse "
+    "play schedule cancel publish approve reject invite share sort count compare track monitor verify validate "
+    "transform summarize summarise rename archive restore lock unlock enable disable trigger download edit "
+    "post order buy sell subscribe unsubscribe start stop open close read write".split())
 READ = frozenset("get retrieve fetch obtain calculate compute list search find locate provide return determine "
                  "estimate check display query read lookup look convert".split())
 
@@ -44,6 +52,11 @@ def act(tool: Tool) -> tuple[str, bool]:
         said = pattern.sub(mine, said)
     said = re.sub(r"\s*\[[^\]]*\]", "", _VAGUE.sub(" the ", said)).strip()  # '[DEPRECATED]'
     verb, _, rest = said.partition(" ")
+    if verb.lower() not in VERBS:  # 'Fast and precise code search ...': the name says the act
+        named = [w for w in re.split(r"[\W_]+", tool.name) if w]
+        at = next((i for i, w in enumerate(named) if w.lower() in VERBS), None)
+        if at is not None:
+            verb, rest = named[at], " ".join(named[:at] + named[at + 1:]).lower()
     lead = re.match(r"(?:for|through|across|about|to|on)\s", rest)  # 'search for', 'look through'
     if lead:
         verb, rest = f"{verb} {lead.group(0).strip()}", rest[lead.end():]
@@ -124,6 +137,10 @@ FRAMES = [
     "Quick one: I need to {act}. {Reason}.",
     "I'm hoping to {act} {when}. {Reason}.",
     "{intro}, and I need to {act} - {reason}.",
+    "Today I have to {act}, because {reason}.",
+    "What I need is to {act}. {Reason}.",
+    "For context, {reason}. I'd like to {act} {when}.",
+    "{Reason}, and the next step for me is to {act}.",
 ]
 
 _PROPER = {"Kubernetes", "Shopify", "Instagram", "Java", "Python", "YouTube", "WordPress", "TV", "Spanish", "English"}
@@ -144,7 +161,8 @@ def intro(persona: Persona, rng: random.Random) -> str:
     a = "an" if vowel and not first.startswith(("uni", "use", "eu")) else "a"
     where = [f" at {attrs['company']}" if attrs.get("company") else "", f" in {attrs['city']}" if attrs.get("city") else ""]
     place = rng.choice([w for w in where if w] or [""])
-    return rng.choice(["I'm {a} {r}{p}", "I work as {a} {r}{p}"]).format(a=a, r=said, p=place)
+    return rng.choice(["I'm {a} {r}{p}", "I work as {a} {r}{p}", "I've been {a} {r}{p} for a few years"]).format(
+        a=a, r=said, p=place)
 
 
 def _who(persona: Persona, rng: random.Random) -> str:

@@ -16,7 +16,7 @@ from .seeding import seeded
 @policy("goal")
 def goal(request: GoalRequest, messages: list[dict]) -> str:
     """`{"goal": ...}`: the persona's need for the seed tool, in the first person (`goal_text`)."""
-    rng = seeded(request.seed, request.tool.name, "goal")
+    rng = seeded(request.seed, request.tool.name, request.persona.role, "goal")
     return json.dumps({"goal": goal_text(request.tool, request.persona, rng)}, ensure_ascii=False)
 
 

@@ -20,6 +20,7 @@ from utcgen.pipeline.dialogue.values import implausible
 from utcgen.pipeline.llm.requests import SlotsRequest
 from utcgen.pipeline.simulator import gold_values as values
 from utcgen.pipeline.simulator import writers
+from utcgen.pipeline.simulator.value_lexicon import LEXICON
 from utcgen.validators import plausibility
 
 PERSONAS = [Persona(id="", **p) for p in [
@@ -286,3 +287,64 @@ def test_two_parameters_of_one_call_never_share_a_value() -> None:
                                seed=attempt)
         args = json.loads(writers.slots(request, []))["arguments"]
         assert args["origin"].lower() != args["destination"].lower(), args
+
+
+SEARCH_SPOTIFY = Tool(name="search", description="Search for Item. Get Spotify catalog information about albums, "
+                      "artists, playlists, tracks, shows, episodes or audiobooks that match a keyword string.",
+                      parameters={"type": "object", "required": ["q"], "properties": {"q": {
+                          "type": "string", "description": "Your search query. You can narrow down your search "
+                          "using field filters: album, artist, track, year and genre."}}})
+SEARCH_ISSUES = Tool(name="search_issues", description="Search for issues in GitHub repositories using issues "
+                     "search syntax already scoped to is:issue.",
+                     parameters={"type": "object", "required": ["query"], "properties": {"query": {
+                         "type": "string", "description": "Search query using GitHub issues search syntax"}}})
+REPEAT = Tool(name="set-repeat-mode", description="Set the repeat mode for the user's playback.",
+              parameters={"type": "object", "required": ["state"], "properties": {"state": {
+                  "type": "string", "description": "**track**, **context** or **off**.<br/>\n**track** will repeat"}}})
+SPORTS = Tool(name="sports.match_results", description="Returns the results of a given match between two teams.",
+              parameters={"type": "object", "required": ["team1", "team2", "season"], "properties": {
+                  "team1": {"type": "string", "description": "The name of the first team."},
+                  "team2": {"type": "string", "description": "The name of the second team."},
+                  "season": {"type": "string", "description": "The season when the match happened."}}})
+
+
+def _slot_values(tool: Tool, seeds: range) -> list[dict[str, Any]]:
+    return [json.loads(writers.slots(SlotsRequest(tool=tool, persona=PERSONAS[s % 2], required=tool.required, seed=s),
+                                     []))["arguments"] for s in seeds]
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+def test_a_music_search_is_what_people_type_not_the_descriptions_words() -> None:
+    said = [args["q"] for args in _slot_values(SEARCH_SPOTIFY, range(40))]
+    described = _words(SEARCH_SPOTIFY.description + " " + SEARCH_SPOTIFY.properties["q"]["description"])
+    for q in said:
+        assert _words(q) - described, q  # a name, a genre, a mood: not keyword soup of the description
+        assert implausible("q", q, SEARCH_SPOTIFY.properties["q"], SEARCH_SPOTIFY.description) is None, q
+    assert len(set(said)) >= 30
+
+
+def test_an_issue_search_uses_the_search_syntax_and_a_real_problem() -> None:
+    for args in _slot_values(SEARCH_ISSUES, range(20)):
+        q = args["query"]
+        assert re.search(r"\b(?:is|label):[\w-]+", q), q
+        assert len(q.split()) >= 3 and values.read(values.say_value(q), {"type": "string"}) == q
+
+
+def test_a_state_the_description_lists_takes_one_of_its_options() -> None:
+    assert {args["state"] for args in _slot_values(REPEAT, range(30))} <= {"track", "context", "off"}
+
+
+def test_a_team_is_a_real_team_and_two_teams_differ() -> None:
+    for args in _slot_values(SPORTS, range(20)):
+        assert args["team1"] in LEXICON["team"] and args["team2"] in LEXICON["team"], args
+        assert args["team1"] != args["team2"]
+        assert values.read(values.say_value(args["season"]), {"type": "string"}) == args["season"]
+
+
+def test_slot_values_are_the_same_for_the_same_seed() -> None:
+    for tool in (SEARCH_SPOTIFY, SEARCH_ISSUES, SPORTS):
+        assert _slot_values(tool, range(5)) == _slot_values(tool, range(5))
+        assert len({json.dumps(a) for a in _slot_values(tool, range(10))}) >= 8
