@@ -23,15 +23,17 @@ EVERYDAY = {"get": "look up", "retrieve": "look up", "fetch": "pull up", "obtain
             "remove": "remove", "update": "change", "modify": "change", "search": "search", "find": "find",
             "locate": "find", "provide": "get", "return": "get", "determine": "figure out", "estimate": "estimate",
             "check": "check", "add": "add", "save": "save", "display": "see", "query": "look up", "read": "read",
-            "lookup": "look up", "look": "look", "convert": "convert", "book": "book", "send": "send"}
+            "lookup": "look up", "look": "look", "show": "see", "hand": "hand over", "convert": "convert", "book": "book", "send": "send"}
 # where a description's act stops being the act and starts saying how or for what
 _CUT = re.compile(r"\s(?:for|in|with|based|from|by|using|given|that|which|within|via|at|including|when|"
-                  r"according|into|across|to|about|per|the user|the authenticated)\b|[,(:;]| - ", re.IGNORECASE)
-_VAGUE = re.compile(r"\b(?:a |the )?(?:given|specific|specified|certain|particular|provided)\s", re.IGNORECASE)
-_ME = [(re.compile(r"\bif (?:the )?(?:current )?user follows\b", re.IGNORECASE), "whether I follow"),
-       (re.compile(r"\b(?:the )?current user's\b|\b(?:the )?user's\b", re.IGNORECASE), "my"),
+                  r"according|into|across|to|about|per|the user|the authenticated|the caller|the calling|whose|where|rather|than|so|but|such)\b|[,(:;]| - ", re.IGNORECASE)
+_VAGUE = re.compile(r"\b(?:a |the )(?:given|specific|specified|certain|particular|provided)\s", re.IGNORECASE)
+_ME = [(re.compile(r"\b(?:the |a |an )?(?:caller|calling (?:\w+ )?\w+)'s\b", re.IGNORECASE), "my"),
+       (re.compile(r"\bif (?:the )?(?:current )?user follows\b", re.IGNORECASE), "whether I follow"),
+       (re.compile(r"\b(?:the |a |an )?(?:current )?user's\b", re.IGNORECASE), "my"),
        (re.compile(r"\b(?:for |of )?(?:the )?current user\b", re.IGNORECASE), ""),
        (re.compile(r"\ban authenticated user's\b|\bthe authenticated user's\b", re.IGNORECASE), "my")]
+_TRAILING = frozenset("a an the of and or my its their on to for with all any as".split())
 _BLAND = frozenset("a an the all details detail information info data list lists".split())
 _DETERMINERS = frozenset("a an the my several all some your this these multiple one each every whether".split())
 # verbs a description's act may open with; anything else is a noun phrase ('Fast and precise code search')
@@ -40,7 +42,7 @@ VERBS = frozenset(EVERYDAY) | BASE_VERBS | frozenset(
     "dismiss mark request submit resolve reply run rerun predict filter reserve translate identify analyze analyse "
     "play schedule cancel publish approve reject invite share sort count compare track monitor verify validate "
     "transform summarize summarise rename archive restore lock unlock enable disable trigger download edit "
-    "post order buy sell subscribe unsubscribe start stop open close read write".split())
+    "record log notify post order buy sell subscribe unsubscribe start stop open close read write".split())
 READ = frozenset("get retrieve fetch obtain calculate compute list search find locate provide return determine "
                  "estimate check display query read lookup look convert".split())
 
@@ -51,7 +53,10 @@ def act(tool: Tool) -> tuple[str, bool]:
     for pattern, mine in _ME:
         said = pattern.sub(mine, said)
     said = re.sub(r"\s*\[[^\]]*\]", "", _VAGUE.sub(" the ", said)).strip()  # '[DEPRECATED]'
+    said = re.sub(r"\b(?:just|only) ", "", said)
+    said = re.sub(r"\b(new|empty|single|blank), ", r"\1 ", re.sub(r"\b(?:but )?not yet \w+\s?", "", said))
     verb, _, rest = said.partition(" ")
+    verb = verb.split("/")[0]  # 'start/resume'
     if verb.lower() not in VERBS:  # 'Fast and precise code search ...': the name says the act
         named = [w for w in re.split(r"[\W_]+", tool.name) if w]
         at = next((i for i, w in enumerate(named) if w.lower() in VERBS), None)
@@ -63,12 +68,21 @@ def act(tool: Tool) -> tuple[str, bool]:
     obj = _object(rest)
     later = re.split(r"(?<=[.!?])\s+", tool.description.strip(), maxsplit=1)[1:]  # past a title
     named = set(re.findall(r"(?<![.!?]\s)\b[A-Z][a-z]+\b", later[0] if later else ""))
-    words = [w.lower() if w[:1].isupper() and w[1:].islower() and w not in named else w for w in obj.split()[:6]]
-    while words and words[-1].lower() in ("a", "an", "the", "of", "and", "or", "my", "its", "their"):
-        words.pop()
+    low = set(re.findall(r"\b[a-z]+\b", tool.description))
+    words = [w.lower() if w[:1].isupper() and w[1:].islower() and (w not in named or w.lower() in low) else w
+             for w in obj.split()]
+    cut = next((i for i in range(1, len(words) - 1) if words[i] == "and" and words[i + 1].removesuffix("s") in VERBS), None)
+    words = words[:cut]  # 'reset my password and sends ...'
+    if len(words) > 7 and "of" in words[:-2]:  # 'the full contents of a customer web order'
+        words = words[words.index("of") + 1:]
+    words = words[:7]
+    while words and (words[-1].lower() in _TRAILING or (words[-1].endswith("ed") and len(words) > 1)):
+        words.pop()  # 'a purchase order identified', 'rights on'
+
     if not words:  # a description with no object: the tool's name says it
         words = [w for w in re.split(r"[\W_]+", tool.name) if w][1:] or ["this"]
-    if words[0].lower() not in _DETERMINERS and not words[0].endswith("s") and len(words) <= 3:
+    if words[0].lower() not in _DETERMINERS and (not words[0].endswith("s") or words[0].endswith(("us", "ss", "is"))) \
+            and len(words) <= 3:
         words.insert(0, "the")  # 'get show' -> 'look up the show'
     head, _, prep = verb.lower().partition(" ")
     return f"{EVERYDAY.get(head, head)} {prep} {' '.join(words)}".replace("  ", " "), head in READ
@@ -88,10 +102,11 @@ def _object(rest: str) -> str:
 
 # reasons, by the tool's world, for reading and for changing something; {who}, {when}, {there} filled in
 REASONS: dict[str, tuple[list[str], list[str]]] = {
-    "music": (["I'm putting together music for {event}", "{friend} asked what I'd recommend for {event}",
-               "I want something new for {event}", "I'm comparing a few albums before {event}"],
+    "music": (["I'm putting together something to listen to on {event}", "{friend} asked what I'd recommend for {event}",
+               "I want something new for {event}", "I'm comparing a few albums I keep hearing about",
+               "I'm lining up listening for {event}", "I heard something great on the radio and want to dig in"],
               ["I'm getting the music ready for {event}", "I'm tidying up my library before {event}",
-               "{friend} and I are sharing music for {event}"]),
+               "{friend} and I are sharing music for {event}", "my listening is a mess and I'm sorting it out"]),
     "code": (["a bug report about a {problem} came in this morning", "I'm writing the release notes {when}",
               "{who} asked me to look into a {problem}", "I'm reviewing what changed since the last release"],
              ["we're shipping a fix for a {problem} {when}", "I'm cleaning up after yesterday's incident",
@@ -111,7 +126,8 @@ REASONS: dict[str, tuple[list[str], list[str]]] = {
                ["a new colleague joins the team {when}", "{who} asked me to update the records {when}"]),
     "general": (["I have to give {who} an answer {when}", "I'm double-checking something before I decide",
                  "{who} asked me about it this morning", "I'm comparing options {when}",
-                 "I want the facts straight before I talk to {who}", "I'm preparing notes for {who}"],
+                 "I want the facts straight before I talk to {who}", "I'm preparing notes for {who}",
+                 "I'm settling a question that came up over lunch", "I need a number I can rely on {when}"],
                 ["{who} asked me to sort it out {when}", "it has been on my list all week",
                  "I promised {who} I'd handle it {when}", "I want it done before {when_noun}"]),
 }

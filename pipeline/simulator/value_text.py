@@ -389,8 +389,8 @@ def _query(key: str, schema: dict, persona: Persona, rng: random.Random, tool: T
 
 def _title(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None) -> str:
     """A title: of a work its key names (a song, a game), of a piece of code work, else of a task."""
-    if known := lexicon_value(meaning_key(key, schema), rng):
-        return known
+    if "subject" not in split_words(key) and (known := lexicon_value(meaning_key(key, schema), rng)):
+        return known  # a song's or a game's title; a 'subject' is an e-mail's or a ticket's
     if domains.domain_of(tool, persona) == "code":
         thing = domains.code_thing(rng)
         return thing[:1].upper() + thing[1:] if thing.endswith("support") else f"{rng.choice(['Fix', 'Investigate'])} {thing}"
