@@ -23,7 +23,9 @@ DOMAIN_WORDS: dict[str, frozenset[str]] = {
                       "gist gists workflow workflows dependabot copilot codebase release releases fork code "
                       "discussion discussions issue issues label labels milestone".split()),
     "tickets": frozenset("ticket tickets incident incidents helpdesk outage sla escalation servicedesk "
-                         "jira".split()),
+                         "jira help knowledge article articles faq troubleshooting".split()),
+    "procurement": frozenset("supplier suppliers vendor vendors procurement requisition requisitions rfq sourcing "
+                             "purchasing".split()),
     "travel": frozenset("flight flights hotel hotels trip trips itinerary airport airline booking reservation "
                         "travel train rental destination".split()),
     "finance": frozenset("invoice invoices payment payments stock stocks price prices currency revenue tax budget "
@@ -34,7 +36,7 @@ DOMAIN_WORDS: dict[str, frozenset[str]] = {
 }
 # a persona's line of business, when the tool's own words leave the domain open
 BY_LINE = {"software_development": "code", "it_service_management": "tickets", "customer_support": "tickets",
-           "travel_expense": "travel", "finance": "finance", "procurement": "finance", "human_resources": "people"}
+           "travel_expense": "travel", "finance": "finance", "procurement": "procurement", "human_resources": "people"}
 
 
 def domain_of(tool: Tool | None, persona: Persona | None = None) -> str:
@@ -78,6 +80,8 @@ PLACES = ["Lisbon", "Barcelona", "Tokyo", "New York", "Amsterdam", "Singapore", 
 FINANCE = ["unpaid invoices", "overdue payments", "travel expenses", "vendor credit notes", "quarterly revenue",
            "office supplies spend", "software subscriptions", "dividend payments", "refunds issued"]
 MONTHS = ["January", "March", "April", "June", "September", "October", "Q1", "Q2", "Q3", "Q4"]
+GOODS = ["packaging", "office furniture", "laptop docking stations", "cleaning services", "industrial gloves",
+         "freight forwarding", "printer toner", "safety boots", "catering", "cloud hosting"]
 JOBS = ["senior data engineer", "product designer", "payroll specialist", "customer success manager",
         "backend developer", "warehouse supervisor", "financial analyst", "recruiting coordinator"]
 PEOPLE_TOPICS = ["parental leave policy", "onboarding checklist", "remote work allowance", "performance review form",
@@ -122,6 +126,8 @@ def search_query(tool: Tool | None, persona: Persona, rng: random.Random) -> str
         return rng.choice([f"{city} to {there}", f"hotels in {there}", f"{there} {rng.choice(['weekend', 'direct', 'cheapest'])}"])
     if domain == "finance":
         return f"{rng.choice(FINANCE)} {rng.choice(MONTHS)}"
+    if domain == "procurement":
+        return f"{rng.choice(GOODS)}{rng.choice(['', ' supplier', ' vendor'])}"
     if domain == "people":
         return rng.choice([f"{rng.choice(JOBS)} {city}", rng.choice(PEOPLE_TOPICS)])
     return None
@@ -158,6 +164,8 @@ def world_thing(tool: Tool | None, persona: Persona, rng: random.Random) -> str 
         return f"{rng.choice(FINANCE)} for {rng.choice(MONTHS)}"
     if domain == "people":
         return rng.choice(PEOPLE_TOPICS)
+    if domain == "procurement":
+        return f"{rng.choice(GOODS)} order"
     if domain == "travel":
         return f"trip to {rng.choice(PLACES)}"
     if domain == "music":

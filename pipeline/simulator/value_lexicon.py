@@ -103,6 +103,8 @@ playlist: Sunday Morning Coffee|Road Trip 2026|Gym Rotation|Dinner Party Jazz|Fo
 label: bug|enhancement|documentation|performance|needs-triage|regression|good first issue|help wanted
 item: organic bananas|almond milk|sourdough bread|free-range eggs|avocados|greek yogurt|brown rice|cheddar cheese
 topic: climate change|artificial intelligence|elections|space exploration|renewable energy|public health|electric vehicles|inflation
+role: Finance Approver|Read Only|Project Admin|Billing Viewer|Editor|Report Author|Team Lead|Auditor
+job: Senior Data Engineer|Product Designer|Payroll Specialist|Customer Success Manager|Backend Developer|Warehouse Supervisor|Financial Analyst|Recruiting Coordinator|Office Manager
 entity: Apple Inc|United Nations|World Health Organization|Tesla|NASA|European Union
 """.strip()
 

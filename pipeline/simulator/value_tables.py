@@ -18,10 +18,13 @@ MODIFIERS = ["north", "spring", "pilot", "core", "legacy", "second", "main", "ea
              "winter", "west", "shared", "weekly", "night", "early", "late", "prime", "south", "autumn",
              "internal", "partner", "mobile", "retail", "field", "central", "quarterly", "annual"]
 
-VERBS = ["Review", "Fix", "Plan", "Track", "Prepare", "Check", "Clarify", "Document", "Improve", "Follow up on"]
+VERBS = ["Review", "Plan", "Prepare", "Check", "Clarify", "Document", "Follow up on", "Update on", "Question about"]
 
 WHEN = ["Friday", "Monday", "the end of the month", "the next release", "the quarterly review", "Thursday",
         "the team sync", "next week", "the audit", "the holiday break"]
+
+# head nouns of a parameter naming an organisation: a company name fills it
+ORGANISATIONS = frozenset("counterparty party vendor supplier customer client partner merchant carrier firm".split())
 
 BODY = [
     "the {thing} for {who} looks wrong since {when}, could someone take a look",

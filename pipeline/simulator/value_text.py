@@ -29,7 +29,7 @@ from . import domains
 from .nounphrases import noun_phrases
 from .value_kinds import examples, meaning_key, options, string_kind
 from .value_lexicon import lexicon_value
-from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, SPOTIFY_KINDS, VERBS, WHEN
+from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, ORGANISATIONS, SPOTIFY_KINDS, VERBS, WHEN
 
 # words that say what kind of field something is, not what it is about
 FIELD_FILLER = STOP | set(
@@ -191,11 +191,6 @@ def _path(rng: random.Random, kind: str) -> str:
     return f"{top}/{module}/{stem}.{ext}"
 
 
-def _spotify_kind(key: str, schema: dict) -> str:
-    ws = split_words(key) + split_words(str(schema.get("description") or ""))[:15]
-    return next((w for w in ws if w in SPOTIFY_KINDS), "track")
-
-
 def _base62(r: random.Random, n: int = 22) -> str:
     return "".join(r.choice(BASE62) for _ in range(n))
 
@@ -277,7 +272,8 @@ def _shaped_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
         company = re.sub(r"[^a-z]", "", str(attrs.get("company") or "example").lower()) or "example"
         return f"{person_names.person_name(persona, rng).lower().replace(' ', '.')}@{company}.com"
     if kind == "spotify_uri":
-        return f"spotify:{_spotify_kind(key, schema)}:{_base62(rng)}"
+        ws = split_words(key) + split_words(str(schema.get("description") or ""))[:15]
+        return f"spotify:{next((w for w in ws if w in SPOTIFY_KINDS), 'track')}:{_base62(rng)}"
     if kind == "url":
         return f"https://{fake.domain_name()}/{_slug(*_topic(key, schema, tool, persona, rng, 2))}"
     if kind == "uuid":
@@ -365,6 +361,8 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
     if known := lexicon_value(meaning_key(key, schema), rng) or lexicon_value(key, rng):
         return known
     head = [w for w in split_words(key) if w not in FIELD_FILLER] or meaning_words(key, schema)[:1] or ["entry"]
+    if head[-1] in ORGANISATIONS:
+        return str(fake.company())
     return f"{fake.last_name()} {' '.join(head[-2:])}"
 
 
@@ -396,4 +394,5 @@ def _title(key: str, schema: dict, persona: Persona, rng: random.Random, tool: T
         return thing[:1].upper() + thing[1:] if thing.endswith("support") else f"{rng.choice(['Fix', 'Investigate'])} {thing}"
     place = persona.attributes.get("city") or persona.attributes.get("department")
     tail = f" for {place}" if place and rng.random() < 0.5 else ""
-    return f"{rng.choice(VERBS)} {_thing(tool, persona, rng)}{tail}"
+    thing = _thing(tool, persona, rng)
+    return thing[:1].upper() + thing[1:] if rng.random() < 0.4 else f"{rng.choice(VERBS)} {thing}{tail}"
