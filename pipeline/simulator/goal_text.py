@@ -53,7 +53,7 @@ def act(tool: Tool) -> tuple[str, bool]:
     for pattern, mine in _ME:
         said = pattern.sub(mine, said)
     said = re.sub(r"\s*\[[^\]]*\]", "", _VAGUE.sub(" the ", said)).strip()  # '[DEPRECATED]'
-    said = re.sub(r"\b(?:just|only) ", "", said)
+    said = re.sub(r"\b(?:just|only|specified|specific|given|certain|particular) ", "", said)
     said = re.sub(r"\b(new|empty|single|blank), ", r"\1 ", re.sub(r"\b(?:but )?not yet \w+\s?", "", said))
     verb, _, rest = said.partition(" ")
     verb = verb.split("/")[0]  # 'start/resume'
@@ -75,7 +75,10 @@ def act(tool: Tool) -> tuple[str, bool]:
     words = words[:cut]  # 'reset my password and sends ...'
     if len(words) > 7 and "of" in words[:-2]:  # 'the full contents of a customer web order'
         words = words[words.index("of") + 1:]
-    words = words[:7]
+    if len(words) > 6:  # never a long run of the description: cut before a preposition, else after six words
+        at = max((i for i, w in enumerate(words[:6]) if i > 1 and w in ("between", "under", "over", "within", "in", "on")),
+                 default=6)
+        words = words[:at]
     while words and (words[-1].lower() in _TRAILING or (words[-1].endswith("ed") and len(words) > 1)):
         words.pop()  # 'a purchase order identified', 'rights on'
 
@@ -143,19 +146,19 @@ PROBLEMS = ["failing build", "memory leak", "flaky test", "broken deploy", "slow
 FRAMES = [
     "{intro}, and {reason}, so I need to {act}.",
     "{Reason}, so I'd like to {act}.",
-    "I want to {act} because {reason}.",
+    "(I want|I'd like|I need) to {act} because {reason}.",
     "{intro}. {Reason}, which means I have to {act}.",
-    "Since {reason}, I need to {act} {when}.",
+    "(Since|Now that|Given that) {reason}, I need to {act} {when}.",
     "{Reason}. Could you help me {act}?",
     "{intro} and I'm trying to {act}: {reason}.",
-    "My plan is to {act}, since {reason}.",
+    "(My plan is|My idea is|I'm planning) to {act}, since {reason}.",
     "{intro}. I'd like to {act} {when}, as {reason}.",
-    "Quick one: I need to {act}. {Reason}.",
-    "I'm hoping to {act} {when}. {Reason}.",
+    "(Quick one|Short request|One thing): I need to {act}. {Reason}.",
+    "(I'm hoping|I'm looking|I've got) to {act} {when}. {Reason}.",
     "{intro}, and I need to {act} - {reason}.",
-    "Today I have to {act}, because {reason}.",
-    "What I need is to {act}. {Reason}.",
-    "For context, {reason}. I'd like to {act} {when}.",
+    "(Today|This week|Right now) I have to {act}, because {reason}.",
+    "(What I need is|All I want is|My aim is) to {act}. {Reason}.",
+    "(For context|Some background|To explain), {reason}. I'd like to {act} {when}.",
     "{Reason}, and the next step for me is to {act}.",
 ]
 
@@ -177,8 +180,8 @@ def intro(persona: Persona, rng: random.Random) -> str:
     a = "an" if vowel and not first.startswith(("uni", "use", "eu")) else "a"
     where = [f" at {attrs['company']}" if attrs.get("company") else "", f" in {attrs['city']}" if attrs.get("city") else ""]
     place = rng.choice([w for w in where if w] or [""])
-    return rng.choice(["I'm {a} {r}{p}", "I work as {a} {r}{p}", "I've been {a} {r}{p} for a few years"]).format(
-        a=a, r=said, p=place)
+    forms = ["I'm {a} {r}{p}"] * 3 + ["I work as {a} {r}{p}", "I've been {a} {r}{p} for a few years"]
+    return rng.choice(forms).format(a=a, r=said, p=place)  # 'I'm a <role>' openings differ by the role
 
 
 def _who(persona: Persona, rng: random.Random) -> str:
@@ -199,7 +202,7 @@ def goal_text(tool: Tool, persona: Persona, rng: random.Random) -> str:
             "event": rng.choice(EVENTS), "friend": rng.choice(FRIENDS), "problem": rng.choice(PROBLEMS),
             "there": rng.choice([p for p in PLACES if p != city])}
     reason = reason.format(**fill)
-    frame = rng.choice(FRAMES)
+    frame = re.sub(r"\(([^()]*)\)", lambda m: rng.choice(m.group(1).split("|")), rng.choice(FRAMES))
     when = "" if fill["when"] in reason else fill["when"]  # one time a sentence
     text = frame.format(intro=intro(persona, rng), reason=reason, Reason=reason[:1].upper() + reason[1:], act=doing,
                         when=when)
