@@ -13,8 +13,8 @@ from ..core.text import split_words
 
 _TABLE = """
 league: Premier League|La Liga|Bundesliga|Serie A|NBA|NFL|MLB|NHL|Ligue 1|Eredivisie|MLS|IPL|EuroLeague
-team: Manchester United|Real Madrid|Los Angeles Lakers|Golden State Warriors|Bayern Munich|Boston Celtics|Chicago Bulls|Arsenal|FC Barcelona|Juventus|New York Yankees|Kansas City Chiefs|Liverpool|Paris Saint-Germain|Toronto Raptors|Ajax
-player: LeBron James|Lionel Messi|Serena Williams|Stephen Curry|Virat Kohli|Erling Haaland|Naomi Osaka|Giannis Antetokounmpo|Megan Rapinoe|Kylian Mbappe|Shohei Ohtani|Novak Djokovic
+team: Milwaukee Bucks|Denver Nuggets|Miami Heat|Borussia Dortmund|Inter Milan|Atletico Madrid|Chelsea|Tottenham Hotspur|Celtic|Benfica|Porto|Boston Red Sox|Los Angeles Dodgers|Green Bay Packers|Dallas Cowboys|Montreal Canadiens|Phoenix Suns|Sacramento Kings|Manchester United|Real Madrid|Los Angeles Lakers|Golden State Warriors|Bayern Munich|Boston Celtics|Chicago Bulls|Arsenal|FC Barcelona|Juventus|New York Yankees|Kansas City Chiefs|Liverpool|Paris Saint-Germain|Toronto Raptors|Ajax
+player: Luka Doncic|Jayson Tatum|Mohamed Salah|Kevin De Bruyne|Aryna Sabalenka|Carlos Alcaraz|Nikola Jokic|Sam Kerr|Rohit Sharma|Joe Root|LeBron James|Lionel Messi|Serena Williams|Stephen Curry|Virat Kohli|Erling Haaland|Naomi Osaka|Giannis Antetokounmpo|Megan Rapinoe|Kylian Mbappe|Shohei Ohtani|Novak Djokovic
 platform: PC|PlayStation 5|Xbox Series X|Nintendo Switch|iOS|Android|Steam Deck
 game: The Legend of Zelda Breath of the Wild|Minecraft|Fortnite|Elden Ring|Stardew Valley|Hades|Chess|Catan|Among Us|Red Dead Redemption 2|Tetris|Celeste|Monopoly|Ticket to Ride
 species: gray wolf|bald eagle|African elephant|monarch butterfly|green sea turtle|snow leopard|red fox|humpback whale|honey bee|koala
@@ -25,8 +25,8 @@ artist: Vincent van Gogh|Frida Kahlo|Claude Monet|Pablo Picasso|Georgia O'Keeffe
 unit: cups|grams|ounces|tablespoons|liters|kilograms|miles|kilometers|pounds|milliliters|teaspoons|inches
 state: California|Texas|New York|Florida|Washington|Illinois|Colorado|Oregon|Massachusetts|Georgia|Arizona
 season: 2022-2023|2023-2024|2021-2022|2024-2025|2019-2020|summer|winter|spring
-destination: Paris|Tokyo|Rome|Barcelona|Lisbon|Kyoto|Cape Town|Reykjavik|Vancouver|Marrakech|Sydney|Buenos Aires
-function: 3x**2 + 2x - 1|sin(x) * x|x**3 - 4x|2x + 5|exp(-x)|x**2 - 9|log(x) + 1
+destination: Seville|Porto|Edinburgh|Hanoi|Lima|Oaxaca|Tbilisi|Valletta|Ljubljana|Queenstown|Zanzibar|Quebec City|Cartagena|Hoi An|Bergen|Paris|Tokyo|Rome|Barcelona|Lisbon|Kyoto|Cape Town|Reykjavik|Vancouver|Marrakech|Sydney|Buenos Aires
+function: x**4 - 2x**2|cos(x) + x/2|1/(1 + x**2)|5x**2 - 3x + 7|sqrt(x) + 2|x*exp(x)|3x**2 + 2x - 1|sin(x) * x|x**3 - 4x|2x + 5|exp(-x)|x**2 - 9|log(x) + 1
 specialization: cardiology|pediatrics|dermatology|orthopedics|neurology|family law|divorce|criminal defense|immigration|oncology
 subject: Physics|World History|Algebra|Biology|Spanish|Chemistry|Economics|Literature
 discovery: penicillin|theory of relativity|DNA double helix|gravity|radioactivity|electricity|evolution|vaccination
