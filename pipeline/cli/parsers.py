@@ -71,7 +71,7 @@ def _audit(subparsers: argparse._SubParsersAction) -> None:
                               description=AUDIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="an output folder (data/dialogues, data/rejected parquet; or journal/)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--no-fluency", dest="fluency_turns", action="store_const", const=0,
+    p.add_argument("--no-fluency", dest="fluency_turns", action="store_const", const=0, default=FLUENCY_TURNS,
                    help="do not score fluency (no language model is loaded)")
     p.add_argument("--fluency-turns", type=number(int, [("ge", 1)]), default=FLUENCY_TURNS, metavar="N",
                    help=f"turns per role fluency scores, a seeded sample (default {FLUENCY_TURNS})")

@@ -25,6 +25,7 @@ from .folder import SHARD, DatasetFolder, finite
 from .lengths import Lengths
 from .plots import render_plots
 from .preference import preference_rows
+from .quality import StreamedQuality
 from .rows import CONFIGS, DEFAULT_SFT_FORMAT, schema
 from .run_info import RunInfo
 from .shards import SHARD_BYTES, ShardWriter
@@ -95,8 +96,9 @@ def export_dataset(
     writers = {name: ShardWriter(folder, name, schema(name), built_as=storage_schema(schema(name)),
                                  shard_bytes=shard_bytes) for name in CONFIGS}
     stats_builder, lengths = StatsBuilder(), Lengths(str(tokenizer) if tokenizer else None)
+    wording = StreamedQuality(int(_export_setting(run, "fluency_turns", 0)))
     try:
-        patterns = _write_rows(dialogues, writers, stats_builder, lengths, sft_format)
+        patterns = _write_rows(dialogues, writers, stats_builder, lengths, sft_format, wording)
         for writer in writers.values():  # every config fully staged before any is renamed into place
             writer.flush_all()
     except BaseException:
@@ -108,6 +110,7 @@ def export_dataset(
     stats = stats_builder.result(writers["sft"].rows, run, preference={p: patterns[p] for p in PATTERNS})
     stats["sft_format"] = sft_format
     stats["lengths"] = lengths.result()
+    stats["quality"] = wording.result()
     stats = finite(stats)
     stats_path = folder.write_json("stats.json", stats)
     plot_paths = [folder.write_text(f"plots/{name}", png) for name, png in render_plots(stats).items()]
@@ -132,10 +135,10 @@ def export_dataset(
 
 
 def _write_rows(dialogues: Iterable[Dialogue], writers: dict[str, ShardWriter], stats_builder: StatsBuilder,
-                lengths: Lengths, sft_format: str) -> Counter[str]:
+                lengths: Lengths, sft_format: str, wording: StreamedQuality) -> Counter[str]:
     """Streams each dialogue's rows into its configs' writers and its figures into the statistics,
     keeping no dialogue but a seed tool's latest rejected attempts (the preference config's
-    run_attempt pattern); returns how many preference rows each pattern gave."""
+    run_attempt pattern) and `wording`'s sample of turns; returns how many preference rows each pattern gave."""
     patterns: Counter[str] = Counter()
     # a seed tool's latest rejected attempts: a job's attempts come before its accepted dialogue
     attempts: dict[str, deque[Dialogue]] = defaultdict(lambda: deque(maxlen=ATTEMPTS_KEPT))
@@ -146,6 +149,7 @@ def _write_rows(dialogues: Iterable[Dialogue], writers: dict[str, ShardWriter], 
             attempts[d.seed_tool.name].append(d)
             continue
         writers["dialogues"].add(storage_row(dialogue_row(d)))
+        wording.add(d)
         turns = slice_dialogue(d, sft_format)
         lengths.add_dialogue(turns)
         for turn in turns:

@@ -142,11 +142,6 @@ def add_dialogue(reservoirs: dict[str, Reservoir], d: Dialogue) -> None:
             reservoirs[m.role].add(m.content)
 
 
-def dialogue_fluency(dialogues: Sequence[Dialogue], turns: int = TURNS, scorer: Scorer | None = None) -> dict[str, Any]:
-    """`fluency` of the public user and assistant turns of `dialogues`."""
-    return fluency(samples(dialogues, max(turns, 0)), turns, scorer)
-
-
 def reference_texts(files: Iterable[str | Path]) -> list[str]:
     """The first user message of each entry's first turn in BFCL JSON Lines files, identical texts once."""
     seen: dict[str, None] = {}

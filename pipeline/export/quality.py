@@ -40,7 +40,7 @@ from ..core.text import sentences, split_words, spoken, word_tokens
 from ..dialogue.said import user_said
 from ..dialogue.shortcuts import REPEAT_N, recited, word_runs
 from ..retrieval.nearness import Embed, default_embed, name_and_description, unit
-from .fluency import dialogue_fluency
+from .fluency import add_dialogue, fluency, samples
 
 if TYPE_CHECKING:
     from .perplexity import Scorer
@@ -215,20 +215,59 @@ def opening_trigrams(dialogues: Iterable[Dialogue]) -> tuple[float | None, int]:
     return (len(set(grams)) / len(grams) if grams else None), len(grams)
 
 
+class StockCounter:
+    """Sentences of public user and assistant turns, lower-cased with spacing collapsed, each counted once per
+    dialogue, added one dialogue at a time (an export counts them without keeping the run)."""
+
+    def __init__(self) -> None:
+        self.found: Counter[str] = Counter()
+        self.dialogues = 0
+
+    def add(self, d: Dialogue) -> None:
+        self.dialogues += 1
+        self.found.update({" ".join(s.casefold().split()) for m in d.messages if m.role in ("user", "assistant")
+                           for s in sentences(m.content)})
+
+    def result(self, top: int = 5) -> tuple[float | None, int, list[tuple[str, float]]]:
+        """(largest share of dialogues a sentence found in STOCK_MIN+ of them reaches, 0.0 when none is; how
+        many sentences are stock lines; the `top` commonest of those with their shares)."""
+        if not self.dialogues:
+            return None, 0, []
+        common = [(text, n / self.dialogues) for text, n in sorted(self.found.items(), key=lambda kv: (-kv[1], kv[0]))
+                  if n >= STOCK_MIN]
+        stock = [(text, share) for text, share in common if share > STOCK_SHARE]
+        return (common[0][1] if common else 0.0), len(stock), stock[:top]
+
+    def figure(self) -> dict[str, Any]:
+        share, count, top = self.result()
+        return {"value": share, "stock_lines": count, "dialogues": self.dialogues,
+                "top": [{"text": text, "share": s} for text, s in top]}
+
+
 def stock_lines(dialogues: Sequence[Dialogue], top: int = 5) -> tuple[float | None, int, list[tuple[str, float]]]:
-    """(largest share of dialogues a sentence found in STOCK_MIN+ of them reaches, 0.0 when none is; how many
-    sentences are stock lines; the `top` commonest of those with their shares). Sentences of public user and
-    assistant turns, lower-cased with spacing collapsed, each counted once per dialogue."""
-    if not dialogues:
-        return None, 0, []
-    found: Counter[str] = Counter()
+    """`StockCounter.result` over `dialogues`."""
+    counter = StockCounter()
     for d in dialogues:
-        found.update({" ".join(s.casefold().split()) for m in d.messages if m.role in ("user", "assistant")
-                      for s in sentences(m.content)})
-    common = [(text, n / len(dialogues)) for text, n in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
-              if n >= STOCK_MIN]
-    stock = [(text, share) for text, share in common if share > STOCK_SHARE]
-    return (common[0][1] if common else 0.0), len(stock), stock[:top]
+        counter.add(d)
+    return counter.result(top)
+
+
+class StreamedQuality:
+    """The figures an export gathers dialogue by dialogue (accepted ones): stock lines, and fluency over a
+    seeded sample of at most `fluency_turns` turns per role (0: not measured)."""
+
+    def __init__(self, fluency_turns: int = 0) -> None:
+        self.stock, self.turns = StockCounter(), fluency_turns
+        self.samples = samples((), max(fluency_turns, 0))
+
+    def add(self, d: Dialogue) -> None:
+        self.stock.add(d)
+        add_dialogue(self.samples, d)
+
+    def result(self, scorer: Scorer | None = None) -> dict[str, Any]:
+        fluent = fluency(self.samples, self.turns, scorer)
+        return with_targets({"stock_lines": self.stock.figure(), "fluency_user": fluent["user"],
+                             "fluency_assistant": fluent["assistant"]})
 
 
 def with_targets(figures: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -251,9 +290,11 @@ def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None, fluency_t
     shared, values, shared_examples = shared_value_rate(accepted)
     fractional, fractional_examples = non_whole(accepted)
     trigrams, total_trigrams = opening_trigrams(accepted)
-    stock_share, stock_count, stock_top = stock_lines(accepted)
     acceptance = len(accepted) / len(dialogues) if dialogues else None
-    fluent = dialogue_fluency(accepted, fluency_turns, scorer)
+    counted = StockCounter()
+    for d in accepted:
+        counted.add(d)
+    fluent = fluency(samples(accepted, max(fluency_turns, 0)), fluency_turns, scorer)
     figures: dict[str, dict[str, Any]] = {
         "seed_closest": {"value": closest, "dialogues": measured},
         "description_echo": {"value": echo, "assistant_turns": turns},
@@ -261,8 +302,7 @@ def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None, fluency_t
         "shared_values": {"value": shared, "string_values": values, "examples": shared_examples},
         "non_whole": {"value": fractional, "examples": fractional_examples},
         "opening_trigrams": {"value": trigrams, "trigrams": total_trigrams},
-        "stock_lines": {"value": stock_share, "stock_lines": stock_count, "dialogues": len(accepted),
-                        "top": [{"text": text, "share": share} for text, share in stock_top]},
+        "stock_lines": counted.figure(),
         "fluency_user": fluent["user"],
         "fluency_assistant": fluent["assistant"],
         "acceptance": {"value": acceptance, "attempts": len(dialogues), "accepted": len(accepted)},

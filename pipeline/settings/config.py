@@ -73,6 +73,9 @@ class ExportSettings(Strict):
     tokenizer: str | None = None
     # A parquet shard is closed once it holds this many MB of Arrow data (as `datasets.push_to_hub` does).
     shard_mb: float = Field(500.0, gt=0)
+    # Turns per role the card's fluency figures score (export.fluency; the `fluency` extra): 0 = not measured.
+    # About 0.2 s a turn on two cores, plus a few seconds to load the model (half a minute the first time).
+    fluency_turns: int = Field(0, ge=0)
 
 
 DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}

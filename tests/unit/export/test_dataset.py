@@ -166,6 +166,19 @@ def test_length_stats_in_stats_and_card(exported: tuple[Path, list[Dialogue], An
     assert "## Token lengths" in card and f"max_length={lengths['suggested_max_length']}" in card
 
 
+def test_stock_lines_and_fluency_in_stats_and_card(exported: tuple[Path, list[Dialogue], Any]) -> None:
+    from utcgen.pipeline.export.quality import stock_lines
+    out, dialogues, _ = exported
+    quality = json.loads((out / "stats.json").read_text())["quality"]
+    share, count, top = stock_lines([d for d in dialogues if d.accepted])
+    assert quality["stock_lines"]["value"] == share and quality["stock_lines"]["stock_lines"] == count > 0
+    assert [t["text"] for t in quality["stock_lines"]["top"]] == [text for text, _ in top]
+    assert quality["fluency_user"]["value"] is None and "not measured" in quality["fluency_user"]["reason"]
+    card = (out / "README.md").read_text()
+    assert "## Wording" in card and f'"{top[0][0]}" ({top[0][1]:.1%})' in card
+    assert "`export.fluency_turns`" in card  # the run did not ask for fluency: the card says how to
+
+
 def test_card_declares_json_features_per_config(exported: tuple[Path, list[Dialogue], Any]) -> None:
     from datasets import Features
 
