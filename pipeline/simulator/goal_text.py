@@ -184,8 +184,10 @@ def intro(persona: Persona, rng: random.Random) -> str:
     return rng.choice(forms).format(a=a, r=said, p=place)  # 'I'm a <role>' openings differ by the role
 
 
-def _who(persona: Persona, rng: random.Random) -> str:
+def _who(persona: Persona, rng: random.Random, domain: str) -> str:
     attrs = persona.attributes
+    if domain == "code" and not attrs.get("company"):
+        return rng.choice(["a teammate", "another maintainer", "a contributor", "my tech lead", "a user of the project"])
     if attrs.get("company"):
         dept = attrs.get("department")
         return rng.choice(["my manager", f"the {dept} lead" if dept else "my team lead", "a colleague", "a client"])
@@ -198,7 +200,7 @@ def goal_text(tool: Tool, persona: Persona, rng: random.Random) -> str:
     domain = domain_of(tool, persona)
     reason = rng.choice(REASONS.get(domain, REASONS["general"])[0 if reads else 1])
     city = persona.attributes.get("city")
-    fill = {"who": _who(persona, rng), "when": rng.choice(WHEN), "when_noun": rng.choice(WHEN_NOUN),
+    fill = {"who": _who(persona, rng, domain), "when": rng.choice(WHEN), "when_noun": rng.choice(WHEN_NOUN),
             "event": rng.choice(EVENTS), "friend": rng.choice(FRIENDS), "problem": rng.choice(PROBLEMS),
             "there": rng.choice([p for p in PLACES if p != city])}
     reason = reason.format(**fill)
