@@ -21,7 +21,7 @@ DOMAIN_WORDS: dict[str, frozenset[str]] = {
                        "radio listening queue shuffle".split()),
     "code": frozenset("repository repositories repo repos github gitlab commit commits branch branches pull merge "
                       "gist gists workflow workflows dependabot copilot codebase release releases fork code "
-                      "discussion discussions issue issues label labels milestone".split()),
+                      "discussion discussions label labels milestone".split()),
     "tickets": frozenset("ticket tickets incident incidents helpdesk outage sla escalation servicedesk "
                          "jira help knowledge article articles faq troubleshooting".split()),
     "procurement": frozenset("supplier suppliers vendor vendors procurement requisition requisitions rfq sourcing "

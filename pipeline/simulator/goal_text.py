@@ -33,7 +33,9 @@ _ME = [(re.compile(r"\b(?:the |a |an )?(?:caller|calling (?:\w+ )?\w+)'s\b", re.
        (re.compile(r"\b(?:the |a |an )?(?:current )?user's\b", re.IGNORECASE), "my"),
        (re.compile(r"\b(?:for |of )?(?:the )?current user\b", re.IGNORECASE), ""),
        (re.compile(r"\ban authenticated user's\b|\bthe authenticated user's\b", re.IGNORECASE), "my")]
-_TRAILING = frozenset("a an the of and or my its their on to for with all any as".split())
+_TRAILING = frozenset("a an the of and or my its their on to for with all any as one".split())
+# a role that is a situation, not a job: 'Moving house' reads 'I'm moving house'
+DOING = frozenset("moving relocating buying selling renting travelling traveling studying learning".split())
 _BLAND = frozenset("a an the all details detail information info data list lists".split())
 _DETERMINERS = frozenset("a an the my several all some your this these multiple one each every whether".split())
 # verbs a description's act may open with; anything else is a noun phrase ('Fast and precise code search')
@@ -158,7 +160,7 @@ FRAMES = [
     "{intro}, and I need to {act} - {reason}.",
     "(Today|This week|Right now) I have to {act}, because {reason}.",
     "(What I need is|All I want is|My aim is) to {act}. {Reason}.",
-    "(For context|Some background|To explain), {reason}. I'd like to {act} {when}.",
+    "(For context,|Some background:|To explain,) {reason}. I'd like to {act} {when}.",
     "{Reason}, and the next step for me is to {act}.",
 ]
 
@@ -173,14 +175,16 @@ def intro(persona: Persona, rng: random.Random) -> str:
         return f"I'm based in {attrs['city']}" if attrs.get("city") else "I'm sorting this out myself"
     words = [w if w in _PROPER or not (w[:1].isupper() and w[1:].islower()) else w.lower() for w in role.split()]
     said = " ".join(words)
-    if words[0].endswith("ing") and words[0] not in ("homeschooling",) and len(words) <= 3:
+    if words[0] in DOING and len(words) <= 3:
         return f"I'm {said}" + (f" in {attrs['city']}" if attrs.get("city") else "")  # 'moving house'
     first = words[0]
     vowel = first[:1].lower() in "aeiou" if not first.isupper() else first[:1] in "AEFHILMNORSX"
     a = "an" if vowel and not first.startswith(("uni", "use", "eu")) else "a"
     where = [f" at {attrs['company']}" if attrs.get("company") else "", f" in {attrs['city']}" if attrs.get("city") else ""]
     place = rng.choice([w for w in where if w] or [""])
-    forms = ["I'm {a} {r}{p}"] * 3 + ["I work as {a} {r}{p}", "I've been {a} {r}{p} for a few years"]
+    forms = ["I'm {a} {r}{p}"] * 3 + ["I've been {a} {r}{p} for a few years"]
+    if attrs.get("company") or persona.line_of_business == "software_development":
+        forms.append("I work as {a} {r}{p}")  # a job; a consumer's role ('tenant', 'parent') is not one
     return rng.choice(forms).format(a=a, r=said, p=place)  # 'I'm a <role>' openings differ by the role
 
 
