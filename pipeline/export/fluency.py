@@ -124,6 +124,8 @@ def fluency(samples: dict[str, Reservoir], turns: int = TURNS, scorer: Scorer | 
         ppl = median_perplexity(scorer, chosen, role) if chosen and scorer else None
         out[role] = {"value": None if ppl is None else ppl / REFERENCE, "perplexity": ppl, "turns": len(chosen),
                      "of": samples[role].seen if role in samples else 0, "reference": REFERENCE}
+        if ppl is None:
+            out[role]["reason"] = f"not measured: no {role} turn with text"
     return out
 
 
