@@ -24,7 +24,7 @@ from ..core.text import content_words, stem
 from ..dialogue.shortcuts import GENERIC
 from .embeddings import Embedder
 from .model import index_text
-from .rolefit import MAX_SCORE, RoleJudge, role_text
+from .rolefit import MAX_SCORE, RoleJudge
 
 HUB_FIELDS: tuple[str, ...] = ("persona", "input persona")  # where PersonaHub's files keep the text
 SHOWN = 3  # problems of one kind listed one by one; more are summarised
@@ -213,27 +213,27 @@ class PersonaSampler:
         self._lines = np.array([p.line_of_business or "" for p in personas])
         self.judge = RoleJudge(embedder.encode)
         self._roles = np.array([bool((p.role or "").strip()) for p in personas])
-        self._role_vectors = self.judge.role_vectors([role_text(p.role or "", p.line_of_business) for p in personas])
-        self._tool_vectors: dict[str, np.ndarray] = {}
+        self._role_vectors = self.judge.role_vectors([((p.role or "").strip(), p.line_of_business or None)
+                                                     for p in personas])
 
-    def role_scores(self, tool: Tool) -> np.ndarray:
-        """Per persona: its role's fit to the tool (`rolefit`: agrees up to 1; NaN: no role)."""
-        if (vector := self._tool_vectors.get(tool.name)) is None:
-            vector = self._tool_vectors[tool.name] = self.judge.tool_vectors([tool])[0]
-        return np.where(self._roles, self.judge.scores(self._role_vectors, vector), np.nan)
+    def role_scores(self, tool: Tool, tool_vector: np.ndarray | None = None) -> np.ndarray:
+        """Per persona: its role's fit to the tool (`rolefit`: agrees up to MAX_SCORE; NaN: no role). The
+        judgement embeds the tool's index text, so the index's vector serves."""
+        scores = self.judge.scores(self._role_vectors, self._vector(tool, tool_vector))
+        return np.where(self._roles, scores, np.nan)
 
-    def role_fit(self, persona: Persona, tool: Tool) -> float | None:
+    def role_fit(self, persona: Persona, tool: Tool, tool_vector: np.ndarray | None = None) -> float | None:
         """The score `role_scores` gives the persona's role (None: a persona without a role)."""
         if not (persona.role or "").strip():
             return None
         row = self._row.get(persona.id)
         if row is not None and self.personas[row].role == persona.role:
-            return float(self.role_scores(tool)[row])
+            return float(self.role_scores(tool, tool_vector)[row])
         return self.judge.score(persona.role or "", persona.line_of_business, tool)
 
-    def _agreeing(self, tool: Tool) -> np.ndarray:
+    def _agreeing(self, tool: Tool, tool_vector: np.ndarray | None = None) -> np.ndarray:
         """Per persona: whether its role agrees with the tool (a persona without a role does)."""
-        return ~self._roles | (np.nan_to_num(self.role_scores(tool), nan=np.inf) <= MAX_SCORE)
+        return ~self._roles | (np.nan_to_num(self.role_scores(tool, tool_vector), nan=np.inf) <= MAX_SCORE)
 
     def _vector(self, tool: Tool, tool_vector: np.ndarray | None) -> np.ndarray:
         return tool_vector if tool_vector is not None else self.embedder.encode([index_text(tool)])[0]
@@ -244,7 +244,7 @@ class PersonaSampler:
         higher than their fit)."""
         scores = self.vectors @ self._vector(tool, tool_vector)
         rank = scores + LINE_BONUS * (self._lines == tool.line_of_business) if tool.line_of_business else scores
-        agreeing = self._agreeing(tool)
+        agreeing = self._agreeing(tool, tool_vector)
         if agreeing.any():
             rank = np.where(agreeing, rank, -np.inf)
         top = np.argsort(-rank, kind="stable")[: min(self.k, int(agreeing.sum()) or self.k)]
@@ -265,7 +265,7 @@ class PersonaSampler:
     def sample(self, tool: Tool, tool_vector: np.ndarray | None = None, attempt: int = 0) -> Persona:
         rng = random.Random(f"{self.seed}:{tool.name}:{attempt}:persona")
         ranked = self.ranked(tool, tool_vector)
-        if self.compose_missing and not self._agreeing(tool).any():
+        if self.compose_missing and not self._agreeing(tool, tool_vector).any():
             return compose(tool, rng)  # no role of the pool would use the tool
         if self.compose_missing and ranked[0][1] < self.min_fit:
             composed = compose(tool, rng)

@@ -144,7 +144,7 @@ class Engine:
         return Seed(job=job, attempt=attempt, tool=tool, persona=persona, distractors=distractors,
                     candidates=candidates, seed=self.config.seed,
                     persona_fit=self.sampler.fit(persona, tool, self.index.vector(tool)),
-                    role_fit=self.sampler.role_fit(persona, tool), scenario=scenario,
+                    role_fit=self.sampler.role_fit(persona, tool, self.index.vector(tool)), scenario=scenario,
                     decision_style=draw_style(self.config.seed, job, self.config.decision_styles))
 
     async def run_job(self, job: int) -> JobRecord:
