@@ -35,6 +35,7 @@ def quality_lines(figures: dict[str, Any]) -> list[str]:
     """The "Quality" section of the text report: each figure, its target and a pass/fail mark."""
     notes = {
         "seed_closest": lambda f: f"of {f['dialogues']} dialogues with a call",
+        "role_mismatch": lambda f: f"of {f['dialogues']} dialogues with a role" + (f", {f['no_role']} without" if f["no_role"] else "") + (f"; e.g. {', '.join(f['examples'][:3])}" if f["examples"] else ""),
         "description_echo": lambda f: f"of {f['assistant_turns']} assistant turns",
         "repeated_runs": lambda f: f"dialogues; {f['pairs']} pairs of turns",
         "shared_values": lambda f: f"of {f['string_values']} string values" + (f"; e.g. {', '.join(map(repr, f['examples'][:3]))}" if f["examples"] else ""),

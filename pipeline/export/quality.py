@@ -7,6 +7,9 @@ audit` prints beside it. All but `acceptance` are over the accepted dialogues:
 * `seed_closest`: share of dialogues with a tool call whose seed tool is the candidate whose
   text (name read aloud + description) is most similar, by sentence embedding (cosine), to
   what the user said before the first call: was the choice earned by the user's words?
+* `role_mismatch`: share of dialogues whose persona's role would not plausibly use the seed tool
+  (`retrieval.rolefit`, judged on the role and its line of business, not the persona's text);
+  personas without a role are counted apart, not judged;
 * `description_echo`: share of assistant turns (public content) repeating a run of `RUN`
   consecutive words of any candidate's description (case and punctuation ignored);
 * `repeated_runs`: dialogues in which two assistant turns share a run of `RUN` words, and how
@@ -40,6 +43,7 @@ from ..core.text import sentences, split_words, spoken, word_tokens
 from ..dialogue.said import user_said
 from ..dialogue.shortcuts import REPEAT_N, recited, word_runs
 from ..retrieval.nearness import Embed, default_embed, name_and_description, unit
+from ..retrieval.rolefit import role_mismatch
 from .fluency import add_dialogue, fluency, samples
 
 if TYPE_CHECKING:
@@ -56,6 +60,7 @@ COUNTS = frozenset({"repeated_runs", "non_whole"})  # figures that are counts, n
 # figure -> (comparison, target); `utcgen audit` marks each figure pass or fail against it
 TARGETS: dict[str, tuple[str, float]] = {
     "seed_closest": (">=", 0.90),
+    "role_mismatch": ("<=", 0.05),
     "description_echo": ("<=", 0.05),
     "repeated_runs": ("<=", 0),
     "shared_values": ("<=", 0.05),
@@ -285,6 +290,7 @@ def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None, fluency_t
     most `fluency_turns` turns per role (0: not measured), scored by `scorer` (default: loaded if needed)."""
     accepted = [d for d in dialogues if d.accepted]
     closest, measured = seed_closest(accepted, embed)
+    mismatch, judged, unjudged, mismatched = role_mismatch(accepted, embed)
     echo, turns = description_echo(accepted)
     repeated, pairs = repeated_runs(accepted)
     shared, values, shared_examples = shared_value_rate(accepted)
@@ -297,6 +303,7 @@ def quality(dialogues: Sequence[Dialogue], embed: Embed | None = None, fluency_t
     fluent = fluency(samples(accepted, max(fluency_turns, 0)), fluency_turns, scorer)
     figures: dict[str, dict[str, Any]] = {
         "seed_closest": {"value": closest, "dialogues": measured},
+        "role_mismatch": {"value": mismatch, "dialogues": judged, "no_role": unjudged, "examples": mismatched},
         "description_echo": {"value": echo, "assistant_turns": turns},
         "repeated_runs": {"value": repeated, "pairs": pairs},
         "shared_values": {"value": shared, "string_values": values, "examples": shared_examples},
