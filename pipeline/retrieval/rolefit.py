@@ -122,6 +122,14 @@ class RoleJudge:
         return float(self.scores(vector, self.tool_vectors([tool])[0])[0])
 
 
+def _at_once(embed: Embed, texts: Sequence[str]) -> Embed:
+    """`embed` called once on every text the judgement will need, then looked up: one call sees them
+    all (an embedding that depends on the batch, as a test's word counts do, stays consistent)."""
+    distinct = list(dict.fromkeys(t for t in texts if t))
+    rows = dict(zip(distinct, unit(embed(distinct))))
+    return lambda wanted: np.stack([rows[t] for t in wanted])
+
+
 def _role(d: Dialogue) -> Role:
     return (d.user_persona.role or "").strip(), d.user_persona.line_of_business or None
 
@@ -133,9 +141,12 @@ def role_mismatch(dialogues: Sequence[Dialogue], embed: Embed | None = None,
     judged = [d for d in dialogues if (d.user_persona.role or "").strip()]
     if not judged:
         return None, 0, len(dialogues), []
-    judge = RoleJudge(embed)
     roles = sorted({_role(d) for d in judged}, key=lambda r: (r[0], r[1] or ""))
     tools = {d.seed_tool.name: d.seed_tool for d in judged}
+    every = [*reference_roles(), *roles]
+    texts = [*(role_text(r, line) for r, line in every), *((line or "").replace("_", " ").strip() for _, line in every),
+             *(tool_text(t) for t in [*reference_tools(), *tools.values()])]
+    judge = RoleJudge(_at_once(embed or default_embed, texts))
     role_rows = dict(zip(roles, judge.role_vectors(roles)))
     tool_rows = dict(zip(tools, judge.tool_vectors(list(tools.values()))))
     wrong: list[str] = []

@@ -64,9 +64,10 @@ def test_audit_reports_the_quality_figures_with_targets(tmp_path: Path, capsys: 
     (tmp_path / "records.jsonl").write_text(good.model_dump_json() + "\n" + bad.model_dump_json() + "\n")
     assert main(["audit", str(tmp_path), "--json", "--no-fluency"]) == 0
     figures = json.loads(capsys.readouterr().out)["quality"]
-    assert set(figures) == {"seed_closest", "description_echo", "repeated_runs", "shared_values", "non_whole",
+    assert set(figures) == {"seed_closest", "role_mismatch", "description_echo", "repeated_runs", "shared_values", "non_whole",
                             "opening_trigrams", "stock_lines", "fluency_user", "fluency_assistant", "acceptance"}
     assert figures["acceptance"]["value"] == 0.5 and figures["acceptance"]["met"] is True
+    assert figures["role_mismatch"]["dialogues"] == 1 and figures["role_mismatch"]["target"] == "<= 5%"
     assert figures["fluency_user"]["value"] is None and "not measured" in figures["fluency_user"]["reason"]
     assert main(["audit", str(tmp_path), "--no-fluency"]) == 0
     out = capsys.readouterr().out
