@@ -23,7 +23,7 @@ def _fluency(f: dict[str, Any]) -> str:
     if f["value"] is None:
         return f.get("reason") or f"no turn of {f['of']} scored"
     sampled = f"a seeded sample of {f['turns']} of {f['of']} turns" if f["turns"] < f["of"] else f"all {f['of']} turns"
-    return f"median perplexity {f['perplexity']:.1f} / {f['reference']:g} of real users' requests; {sampled}"
+    return f"median perplexity {f['perplexity']:.1f} (real users' requests: {f['reference']:g}); {sampled}"
 
 
 def _stock(f: dict[str, Any]) -> str:
