@@ -16,11 +16,11 @@ from ..core.records import Persona, Tool
 from ..core.text import split_words
 
 DOMAIN_WORDS: dict[str, frozenset[str]] = {
-    "music": frozenset("track tracks album albums artist artists playlist playlists song songs spotify audiobook "
+    "music": frozenset("tracks album albums artist artists playlist playlists song songs spotify audiobook "
                        "audiobooks podcast podcasts episode episodes playback music genre genres lyrics chapters "
                        "radio listening queue shuffle".split()),
     "code": frozenset("repository repositories repo repos github gitlab commit commits branch branches pull merge "
-                      "gist gists workflow workflows dependabot copilot codebase release releases fork code "
+                      "gist gists workflow workflows dependabot copilot codebase release releases fork "
                       "discussion discussions label labels milestone".split()),
     "tickets": frozenset("ticket tickets incident incidents helpdesk outage sla escalation servicedesk "
                          "jira help knowledge article articles faq troubleshooting".split()),

@@ -37,7 +37,8 @@ _TRAILING = frozenset("a an the of and or my its their on to for with all any as
 # a role that is a situation, not a job: 'Moving house' reads 'I'm moving house'
 DOING = frozenset("moving relocating buying selling renting travelling traveling studying learning".split())
 _BLAND = frozenset("a an the all details detail information info data list lists".split())
-_DETERMINERS = frozenset("a an the my several all some your this these multiple one each every whether".split())
+_DETERMINERS = frozenset("a an the my several all some your this these multiple one each every whether another other "
+                         "new".split())
 # verbs a description's act may open with; anything else is a noun phrase ('Fast and precise code search')
 VERBS = frozenset(EVERYDAY) | BASE_VERBS | frozenset(
     "follow unfollow save pause skip seek toggle transfer reorder replace upload star unstar fork push merge assign "

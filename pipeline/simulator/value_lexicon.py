@@ -101,10 +101,11 @@ cell: neuron|red blood cell|stem cell|muscle cell|epithelial cell
 animal: golden retriever|siamese cat|bald eagle|dolphin|red panda|kangaroo
 playlist: Sunday Morning Coffee|Road Trip 2026|Gym Rotation|Dinner Party Jazz|Focus Mode|Summer Nights|Running 10K|Throwback Thursdays|Kitchen Dance Party|Late Night Drive
 label: bug|enhancement|documentation|performance|needs-triage|regression|good first issue|help wanted
-item: organic bananas|almond milk|sourdough bread|free-range eggs|avocados|greek yogurt|brown rice|cheddar cheese
+grocery: organic bananas|almond milk|sourdough bread|free-range eggs|avocados|greek yogurt|brown rice|cheddar cheese
 topic: climate change|artificial intelligence|elections|space exploration|renewable energy|public health|electric vehicles|inflation
 role: Finance Approver|Read Only|Project Admin|Billing Viewer|Editor|Report Author|Team Lead|Auditor
 job: Senior Data Engineer|Product Designer|Payroll Specialist|Customer Success Manager|Backend Developer|Warehouse Supervisor|Financial Analyst|Recruiting Coordinator|Office Manager
+purpose: client workshop|quarterly business review|supplier audit|trade fair visit|team offsite|customer onboarding|conference talk|site inspection
 entity: Apple Inc|United Nations|World Health Organization|Tesla|NASA|European Union
 """.strip()
 
@@ -116,7 +117,7 @@ ALIASES = {"teams": "team", "db": "database", "players": "player", "room": "room
            "artworks": "artwork", "attractiontype": "attraction", "actors": "actor", "ingredients": "ingredient",
            "games": "game", "leagues": "league", "books": "book", "songs": "song", "artists": "artist",
            "units": "unit", "foods": "food", "place": "destination", "city": "destination", "painting": "artwork",
-           "sportsteam": "team", "club": "team", "vehicle": "car", "course": "subject", "func": "function", "end": "destination", "start": "destination", "point": "destination",
+           "sportsteam": "team", "club": "team", "vehicle": "car", "course": "subject", "athlete": "player", "spot": "building", "landmark": "building", "groceries": "grocery", "func": "function", "end": "destination", "start": "destination", "point": "destination",
            "company": "entity", "organization": "entity", "player_name": "player", "molecules": "molecule",
            "zodiac": "sign", "instruments": "instrument", "film": "movie", "films": "movie", "movies": "movie",
            "era_name": "era", "cuisines": "cuisine", "elements": "element", "genes": "gene", "planets": "planet"}

@@ -1,5 +1,4 @@
-"""String gold values by meaning: what a parameter's key, description and format say it holds,
-filled from the persona's world and the tool's domain.
+"""String gold values by meaning (key, description, format), from the persona's and the tool's world.
 
 Exists so a value fits its parameter on any catalog: an `owner` gets a handle (`acme-data`), a
 `repo` a repository name (`billing-service`), a `q` what people of the tool's world type
@@ -358,7 +357,9 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
             return str(rng.randint(1, 3000))
         return _identifier(key, schema, rng)
     # anything else: a thing its head noun names ('team' -> a team), else a name of that thing
-    if known := lexicon_value(meaning_key(key, schema), rng) or lexicon_value(key, rng):
+    shop = tool is not None and re.search(r"grocer|supermarket|walmart|safeway|whole foods|store", tool.description.lower())
+    if known := lexicon_value(meaning_key(key, schema), rng) or lexicon_value(("grocery " if shop else "") + key, rng) \
+            or lexicon_value(" ".join(meaning_words(key, schema)[:3]), rng):
         return known
     head = [w for w in split_words(key) if w not in FIELD_FILLER] or meaning_words(key, schema)[:1] or ["entry"]
     if head[-1] in ORGANISATIONS:
