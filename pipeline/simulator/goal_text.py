@@ -56,7 +56,7 @@ def act(tool: Tool) -> tuple[str, bool]:
     for pattern, mine in _ME:
         said = pattern.sub(mine, said)
     said = re.sub(r"\s*\[[^\]]*\]", "", _VAGUE.sub(" the ", said)).strip()  # '[DEPRECATED]'
-    said = re.sub(r"\b(?:just|only|specified|specific|given|certain|particular) ", "", said)
+    said = re.sub(r"\b(?:just|only|specified|specific|certain|particular) ", "", said)
     said = re.sub(r"\b(new|empty|single|blank), ", r"\1 ", re.sub(r"\b(?:but )?not yet \w+\s?", "", said))
     verb, _, rest = said.partition(" ")
     verb = verb.split("/")[0]  # 'start/resume'
