@@ -8,6 +8,7 @@ with a real model. In phase 2 it asks for missing values and calls.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,8 +65,28 @@ def _fill(tool: Tool, history: Sequence[Said]) -> str:
     props = tool.properties
     spoken = [label(k, props.get(k)) for k in ask]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
-    asked = sum(m.role == "assistant" for m in history)
-    forms = ["Could you give me the {}?", "Thanks. Could you tell me the {}?", "Got it. Could you also give me the {}?",
-             "Nearly there: could you tell me the {}?", "And finally, I need the {}."]
     thought = f"{tool.name} needs {', '.join(required)}. Still missing: {', '.join(missing)}."
-    return reply_json(thought, forms[asked % len(forms)].format(listed))
+    return reply_json(thought, ask_for(listed, history, tool.name))
+
+
+# One sentence each: a courtesy and what is missing, so no courtesy stands alone as a stock line.
+ASK_FIRST = ["Sure, I can help you with that, so could you please give me the {}?",
+             "I can help you with that, but first I will need the {}.",
+             "Sure, I can do that for you, but could you please tell me the {}?",
+             "I can take care of that for you, so could you please provide the {}?",
+             "Of course, I can help with that, but I will need the {} first.",
+             "Certainly, I can help you with that, but I need to know the {} first."]
+ASK_MORE = ["Thank you for the information, and could you also give me the {}?",
+            "Thank you for your help, so could you please tell me the {}?",
+            "Thanks for that, and could you also tell me the {}, please?",
+            "Thank you, and I will need the {} as well to finish this.",
+            "Great, thank you, and could you please give me the {} as well?"]
+
+
+def ask_for(listed: str, history: Sequence[Said], salt: str) -> str:
+    """A request for the missing values `listed`, in a wording no earlier assistant turn used."""
+    earlier = " ".join(m.content for m in history if m.role == "assistant")
+    forms = ASK_MORE if any(f.split("{")[0] in earlier for f in ASK_FIRST + ASK_MORE) else ASK_FIRST
+    fresh = [f for f in forms if f.split("{")[0] not in earlier] or forms
+    rng = random.Random(f"{salt}:{len(history)}")
+    return rng.choice(fresh).format(listed)

@@ -79,11 +79,24 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
     return out
 
 
+_DETERMINERS = r"(?:a|an|the|your|each|every|this|that|its|their|my|our|all|any|one|some|new)"
+
+
+def determined(description: str, phrase: str) -> bool:
+    """Whether `phrase` follows a determiner in `description` ('for a cost center', 'the saved
+    albums', 'each open ticket'), perhaps after an adjective or two: then it is surely a noun phrase,
+    one a person can put 'the' before."""
+    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    return bool(re.search(rf"\b{_DETERMINERS}\s+(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE))
+
+
 def _close(run: list[str], out: list[str]) -> None:
     while run and not _nounish(run[-1]):
         run = run[:-1]
     while run and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
         run = run[1:]  # 'choosing', 'refunding': a verb, not a thing
+    while len(run) > 1 and run[0].lower() in THIRD_PERSON:
+        run = run[1:]  # 'triggers order creation': the verb of a clause, then its object
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run[-3:])
@@ -91,6 +104,10 @@ def _close(run: list[str], out: list[str]) -> None:
         out.append(phrase)
 
 
+# verbs of a description's clauses that the phrase cutter can take for nouns ('triggers order creation')
+THIRD_PERSON = frozenset("triggers returns includes contains allows requires indicates represents specifies shows "
+                         "records tracks logs stores links enables supports handles manages controls defines "
+                         "describes identifies determines affects matches replaces".split())
 BLAND = set("number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "

@@ -19,9 +19,16 @@ from ..dialogue.parameter_labels import copula, label
 from . import gold_values as values
 
 SEP = "; "  # between two statements in one sentence (never inside an unquoted value)
+AND = " and "  # between the two statements of a pair ("the A is x and the B is y")
 FORMS = ("is", "colon", "use", "for")
-_QUOTE_NEEDED = re.compile(r"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s")
-_QUOTE_ITEM = re.compile(r"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,|\sand\s")
+_NEXT = r"(?:the|for|use)\s"  # how a statement that follows 'and' begins
+# what a person may add after stating values, in the same sentence; the reader stops a value before it
+AFTERWORDS = (", thank you for your help", ", and let me know if you need anything else", ", if that helps",
+              ", and that should be everything you need", ", I hope that helps", ", thanks for checking",
+              ", so you should have what you need now", ", and thanks for your patience")
+_AFTER = "|".join(re.escape(a) for a in AFTERWORDS)
+_QUOTE_NEEDED = re.compile(rf"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,?\sand\s{_NEXT}|,$|\s{{2}}|{_AFTER}", re.IGNORECASE)
+_QUOTE_ITEM = re.compile(rf"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,|\sand\s|^{_NEXT}", re.IGNORECASE)
 
 
 def verb(name: str) -> str:
@@ -62,7 +69,7 @@ def _say(value: Any) -> str:
 def state(name: str, value: Any, rng: random.Random, form: str | None = None) -> str:
     """One value stated by its label, in one of `FORMS` (chosen by `rng` unless given)."""
     said = _say(value)
-    form = "colon" if isinstance(value, bool) else form or rng.choice(("is", "is", "colon", "use", "for"))
+    form = "colon" if isinstance(value, bool) else form or "is"
     if form == "colon":
         return f"{name}: {said}"
     if form == "use":
@@ -73,13 +80,24 @@ def state(name: str, value: Any, rng: random.Random, form: str | None = None) ->
 
 
 def sentence(pairs: list[tuple[str, Any]], rng: random.Random) -> str:
-    """Several values in one sentence, each in its own form, capitalised and closed."""
-    text = SEP.join(state(name, value, rng) for name, value in pairs)
-    return (text[:1].upper() + text[1:] + ".") if text else ""
+    """Several values as a person states them: two to a sentence joined by 'and' ("The cost center
+    is CC-1 and the fiscal year is 2024."), a yes/no one on its own ("Include archived: yes."), each
+    sentence capitalised and closed."""
+    groups: list[list[tuple[str, Any]]] = []
+    for name, value in pairs:
+        if isinstance(value, bool) or not groups or len(groups[-1]) == 2 or isinstance(groups[-1][0][1], bool):
+            groups.append([(name, value)])
+        else:
+            groups[-1].append((name, value))
+    out = []
+    for group in groups:
+        said = AND.join(state(name, value, rng, "is" if len(group) > 1 else None) for name, value in group)
+        out.append(said[:1].upper() + said[1:] + ".")
+    return " ".join(out)
 
 
 _Q = r'(?:"[^"\n]*"|“[^”\n]*”)'
-_END = r"(?=;\s|\.\s|\.$|\.?\n|\.?$|\?|!|\s+\()"
+_END = rf"(?=;\s|\.\s|\.$|\.?\n|\.?$|\?|!|\s+\(|,?\s+and\s+{_NEXT}|(?:{_AFTER})[.!?]|,?\s+and\s{{2,}}|\s{{2,}})"  # two spaces: a statement read and masked
 _CLAUSE = r"(?:^|(?<=[;.!?:\n(])\s*|(?<=\s)(?:but|and|so|also|then|oh|ok|sure|right|said|told|say|think|guess|believe)[,]?\s+|(?<=,)\s+)"
 
 

@@ -80,11 +80,13 @@ def _select(request: AssistantRequest, history: Sequence[Said]) -> str:
 
 
 def _unled(question: str) -> str:
-    """A question without its courtesy lead ("Happy to help. "), when another lead replaces it."""
-    for lead in (*selection.LEADS_FIRST, *selection.LEADS_AGAIN, *selection.LEADS_UNSURE):
-        if question.startswith(lead):
-            return question[len(lead):]
-    return question
+    """A question without its courtesy ("Sure, I can help you with that, but first, could you ..."),
+    when another lead replaces it: the words from its asking verb on."""
+    found = re.search(r"\b(?:could you|do you|are you|is it|would you|which one)\b.*", question)
+    if not found:
+        return question
+    said = found.group(0)
+    return said[:1].upper() + said[1:]
 
 
 def _refuse(request: AssistantRequest) -> str:

@@ -33,7 +33,21 @@ from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
 from ..llm.requests import Said
 from ..retrieval import nearness
-from .nounphrases import noun_phrases
+from .nounphrases import determined, noun_phrases
+from .questions import (
+    AGAIN,
+    AGAIN_DO,
+    FIRST,
+    FIRST_DO,
+    OPEN,
+    OPEN_LEADS,
+    UNSURE,
+    UNSURE_DO,
+    fresh_form,
+    listed,
+    opening_verb,
+    option,
+)
 from .wording import USER_CHATTER, tokens, tool_words
 
 MAX_OPTIONS = 3
@@ -185,65 +199,41 @@ def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng
         s = shortcuts.stem(word)
         return word.lower() not in VAGUE and _coarse(word) not in coarse and not any(grounding.fits(s, t) for t in theirs)
 
-    ranked: list[tuple[int, int, int, int, str]] = []
+    ranked: list[tuple[int, bool, int, int, int, str]] = []
     for i, phrase in enumerate(noun_phrases(description, set())):
         words = phrase.split()
         mine = [w for w in words if own(w)]
         if mine and len(words) <= 3:
             fresh = any(not grounding.fits(shortcuts.stem(w), said) for w in mine)
-            ranked.append((-fresh, -len(mine), -(len(words) > 1), i, phrase))
-    picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]
-    low = description.lower()
-    return sorted(picked, key=lambda p: low.find(p.lower())) or contrast_words(option, others, said, rng)
+            ranked.append((-fresh, not determined(description, phrase), -(len(words) > 1), -len(mine), i, phrase))
+    picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]  # best first: a phrase of two or three words
+    return picked or contrast_words(option, others, said, rng)
 
 
 def _phrase(words: list[str]) -> str:
     return " and ".join(words)
 
 
-LEADS_FIRST = ["I can help with that. ", "Happy to help. ", "Sure, let's find the right one. ", "Glad to help. "]
-LEADS_AGAIN = ["Thanks, that narrows it. ", "Got it. ", "Thanks. ", "Okay, that helps. "]
-LEADS_UNSURE = ["No problem, let's make it simpler. ", "That's fine. ", "Let me put it another way. ",
-                "No worries. "]
-TWO = ["Is this about {a}, or about {b}?", "Which is closer to what you need: {a}, or {b}?",
-       "Does it concern {a}, or rather {b}?", "To narrow it down: is it {a}, or {b}?",
-       "Are you after {a}, or {b}?", "Should it deal with {a}, or with {b}?", "Is it more {a}, or {b}?"]
-THREE = ["Is this about {a}, about {b}, or about {c}?", "Which sounds right: {a}, {b}, or {c}?",
-         "Does it concern {a}, {b}, or {c}?", "Which fits best: {a}, {b}, or {c}?",
-         "Are you after {a}, {b}, or {c}?", "What is it closest to: {a}, {b}, or {c}?"]
-OPEN = ["Could you tell me one concrete thing you expect to get out of this?",
-        "What is the one detail that matters most to you here?",
-        "What should be different once this is done? One concrete example is enough.",
-        "Can you name one thing this should touch or give you back?",
-        "What would you look at first to check it worked?",
-        "Could you walk me through what you would do by hand?", "Who will use the result, and for what?",
-        "Is there something you want changed, or only something you want to see?",
-        "What happened just before you needed this?", "If this went wrong, what would you notice?",
-        "Which word would you use for it with a colleague?"]
-
-
-def _fresh(forms: list[str], asked: str, rng: random.Random) -> str:
-    """One of `forms` whose fixed wording (before its first slot) no earlier question used."""
-    unused = [f for f in forms if f.split("{")[0].strip() not in asked] or forms
-    return rng.choice(unused)
-
-
-def _question(options: list[Tool], said: frozenset[str], rng: random.Random, asked: str = "") -> tuple[str, list[Tool]]:
+def _question(options: list[Tool], said: frozenset[str], rng: random.Random, asked: str = "",
+              mood: str = "first") -> tuple[str, list[Tool]]:
     """A contrasting question over `options` and the options it names (those with words of their own);
-    its wording differs from the earlier questions in `asked`."""
+    its wording differs from the earlier questions in `asked`. `mood`: first, again or unsure."""
     named: list[tuple[Tool, str]] = []
     used: set[str] = set()
     for o in options:
         # a phrase another option already says tells the two apart no more: each option in its own words
         words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng) if w.lower() not in used]
         if words:
-            named.append((o, _phrase(words)))
-            used.update(w.lower() for w in words)
+            named.append((o, words[0]))
+            used.update(w.lower() for w in words[:1])
     if len(named) < 2:
         return "", []
-    phrases = [p for _, p in named]
-    form = _fresh(TWO if len(named) == 2 else THREE, asked, rng)
-    return form.format(**dict(zip("abc", phrases))), [o for o, _ in named]
+    verbs = all(opening_verb(o) for o, _ in named) and len({opening_verb(o) for o, _ in named}) > 1
+    phrases = [option(o, p, verbs) for o, p in named]
+    forms = {("first", False): FIRST, ("first", True): FIRST_DO, ("again", False): AGAIN, ("again", True): AGAIN_DO,
+             ("unsure", False): UNSURE, ("unsure", True): UNSURE_DO}[(mood, verbs)]
+    form = fresh_form(forms, asked, rng)
+    return form.format(o=listed(phrases, verbs)), [o for o, _ in named]
 
 
 def recites(text: str, candidates: list[Tool], n: int = MAX_RUN + 1) -> bool:
@@ -305,7 +295,7 @@ def _asked_runs(history: Sequence[Said]) -> set[tuple[str, ...]]:
 
 
 def _plan(candidates: list[Tool], history: Sequence[Said], earlier: list[frozenset[str]],
-          rng: random.Random, unsure: bool, rivals: list[str]) -> tuple[str, tuple[str, ...]]:
+          rng: random.Random, mood: str, rivals: list[str]) -> tuple[str, tuple[str, ...]]:
     """The question to ask now and the option names it offers (empty: an open question)."""
     # words already in the conversation (the user's, or offered in an earlier question) are avoided
     said = evidence(history) | frozenset(grounding.said_stems(
@@ -317,16 +307,18 @@ def _plan(candidates: list[Tool], history: Sequence[Said], earlier: list[frozens
     by_name = {c.name: c for c in candidates}
     order = sorted(rivals, key=lambda n: (n not in playing, playing.index(n) if n in playing else 0))
     play = [best, *(by_name[n] for n in order)]
-    for options in _option_lists(play, unsure):
+    for options in _option_lists(play, mood == "unsure"):
         if frozenset(c.name for c in options) in earlier:
             continue
-        text, named = _question(options, said, rng, asked)
+        text, named = _question(options, said, rng, asked, mood)
         key = frozenset(c.name for c in named)
         if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates) \
                 and not shortcuts.word_runs(text) & before:
             return text, tuple(sorted(key))
-    fresh = [q for q in OPEN if q not in asked] or OPEN
-    return rng.choice(fresh), ()
+    fresh = [q for q in OPEN if q[1:] not in asked] or OPEN
+    leads = [x for x in OPEN_LEADS[mood] if x not in asked] or OPEN_LEADS[mood]
+    question = rng.choice(fresh)
+    return rng.choice(leads) + question[:1].lower() + question[1:], ()
 
 
 def _progress(candidates: list[Tool], history: Sequence[Said]) -> int:
@@ -365,16 +357,11 @@ def _decide(candidates: list[Tool], history: Sequence[Said], seed: int, earlier:
     user_turns = [i for i, m in enumerate(history) if m.role == "user"]
     unsure = len(user_turns) >= 2 and _progress(candidates, history[: user_turns[-1]]) >= _progress(candidates, history)
     rng = random.Random(f"{seed}:{len(history)}:{best.name}")
-    text, options = _plan(candidates, history, [e for e in earlier if e], rng, unsure, rivals)
-    asked = " ".join(m.content for m in history if m.role == "assistant")
-    leads = LEADS_UNSURE if unsure else LEADS_AGAIN if asked_before else LEADS_FIRST
-    lead = rng.choice([x for x in leads if x.strip() not in asked] or leads)
-    before = _asked_runs(history)
-    if shortcuts.word_runs(lead + text) & before:  # an old lead before an open question can make an old run
-        lead = next((x for x in leads if not shortcuts.word_runs(x + text) & before), "")
+    mood = "unsure" if unsure else "again" if asked_before else "first"
+    text, options = _plan(candidates, history, [e for e in earlier if e], rng, mood, rivals)
     thought = (f"{best.name} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
                f"The user's words set {best.name} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
                if nearer else
                f"Still possible: {', '.join([best.name, *rivals])}; nothing the user said yet sets "
                f"{best.name} apart from {', '.join(rivals)}. I must ask, not guess.")
-    return Decision(thought=thought, question=lead + text, options=options)
+    return Decision(thought=thought, question=text, options=options)

@@ -13,6 +13,7 @@ candidate lacks, so the grounded-selection rule holds once they are said
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +25,18 @@ from ..llm.requests import Said, UserRequest
 from ..retrieval import nearness
 from . import phrasing
 from .seeding import seeded
-from .user_openings import composed, detail, opening
-from .user_words import action_verb, answers_to_options, last_assistant_turn, listing, restated, safe, separators
+from .user_openings import composed, detail, opening, spoken_phrase
+from .user_words import (
+    action_verb,
+    answers_to_options,
+    last_assistant_turn,
+    listing,
+    restated,
+    safe,
+    separators,
+    topic_phrase,
+    work_area,
+)
 from .voice import Voice, emoji, finish
 
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
@@ -60,20 +71,23 @@ def user_text(request: UserRequest) -> str:
     if request.phase == "tool_selection":
         answers = sum(m.role == "user" for m in history) - 1
         if answers == 0 and rng.random() < VAGUE_FIRST_ANSWER:
-            return safe(request, _vague(rng, voice))  # a real user often misses the deciding detail at first
+            return safe(request, _vague(request, rng, voice))  # a real user often misses the deciding detail at first
         vague = answers == 0 and rng.random() < VAGUE_DETAIL
         # asked again, a person says more of what they need: later drafts carry more of it
         drafts = [composed(request, lambda r, k=k: detail(request, r, voice, vague=vague, params=k % 2 == 0,
-                                                        most=3 + (k >= DRAFTS // 2) * min(answers, 2)),
+                                                        most=1 + (k >= DRAFTS // 2)),
                            len(history), "detail", k)
                   for k in range(1 if vague else DRAFTS)]
         need = None if vague else restated(request)
         picks: list[str] = [] if vague else answers_to_options(request, rng, voice)
         before = {m.content for m in history if m.role == "user"}
         options: list[str] = list(dict.fromkeys([*drafts, *([need] if need else []), *picks]))
-        said = _nearest(request, [o for o in options if o not in before] or options)  # a person rephrases, not repeats
+        fresh = [o for o in options if o not in before and not said_before(history, o)]
+        said = _nearest(request, fresh or options)  # a person rephrases, not repeats
         if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
-            early = said + " " + values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
+            value = values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
+            joined = said.endswith(".") and value.startswith("The ")  # one sentence: '..., and the date is ...'
+            early = f"{said[:-1]}, and {value[:1].lower()}{value[1:]}" if joined else f"{said} {value}"
             said = early if safe(request, early) == early else said
         return said
     return _values_answer(request, rng, voice)
@@ -103,13 +117,14 @@ def _heard(request: UserRequest, drafts: list[str]) -> tuple[list[str], list[flo
 def _values_answer(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     history, tool, gold = request.history, request.tool, request.gold_arguments
     remaining = [k for k in gold if k not in revealed(history, tool, gold)]
+    names = labels(tool)
     if not remaining:
-        done = (["That's all. Go ahead."] if voice.terse else
-                ["That's everything I have. Please go ahead.", "I think that's all you need, go ahead.",
-                 "Nothing else from my side, please go ahead.", "That should be it. Go for it."])
+        known = listing([names[k] for k in list(gold)[:2]]) if gold else "details"
+        done = (["That's all, go ahead."] if voice.terse else
+                [f"I already gave you {known}, so that's everything I have.", f"You have {known} now, so please go ahead.",
+                 f"I think {known} are all you need, so go ahead.", f"That's it from my side, {known} are above."])
         return finish(voice, rng.choice(done))
     asked = last_assistant_turn(history).lower()
-    names = labels(tool)
     wanted = [k for k in remaining if names[k].lower() in asked or k.lower() in asked]
     chosen = wanted[:3] if wanted else remaining[: rng.choice([1, 2])]
     body = values_sentence(tool, gold, chosen, rng)
@@ -117,10 +132,17 @@ def _values_answer(request: UserRequest, rng: random.Random, voice: Voice) -> st
         return _still_pointing(request, body, rng)
     lead = rng.choice(_LEADS["formal" if voice.formal else "anxious" if voice.anxious else
                              "upbeat" if voice.upbeat else "plain"])
-    tail = rng.choice(["Does that look right?", "Let me know if that's wrong.", ""]) if voice.anxious else ""
+    if lead and body.startswith(("The ", "For ")):
+        body = finish(voice, lead) + body[:1].lower() + body[1:]
+    if rng.random() < 0.8 and body.endswith("."):  # a word more, in the same sentence, as people add
+        body = body[:-1] + rng.choice(phrasing.AFTERWORDS) + "."
+    tail = ""
+    if voice.anxious and rng.random() < 0.5:
+        tail = rng.choice([f"I double-checked the {names[chosen[0]]}.", f"Tell me if the {names[chosen[0]]} looks wrong.",
+                           f"I hope I have the {names[chosen[0]]} right."])
     if voice.emoji and rng.random() < 0.5:
         tail = (tail + " " + emoji(tool.description, rng)).strip()
-    return _still_pointing(request, (finish(voice, lead) + body + (" " + tail if tail else "")).strip(), rng)
+    return _still_pointing(request, (body + (" " + tail if tail else "")).strip(), rng)
 
 
 def _still_pointing(request: UserRequest, said: str, rng: random.Random) -> str:
@@ -132,9 +154,9 @@ def _still_pointing(request: UserRequest, said: str, rng: random.Random) -> str:
     act, picked = action_verb(request), separators(request, rng, params=False)
     if not picked:
         return said
-    listed = listing(picked[:2])
-    reminders = ([f"That's to {act} {listed}.", f"Again, I need to {act} {listed}."] if act else []) + \
-        [f"That's for {listed}.", f"These are for {listed}, as I said."]
+    listed = listing([spoken_phrase(p) for p in picked[:2]])
+    reminders = ([f"That's so I can {act} {listed}.", f"Remember, I need to {act} {listed}."] if act else []) + \
+        [f"It's all for {listed}.", f"These are for {listed}, as I said."]
     drafts = [said, *(f"{said} {r}" for r in reminders if safe(request, f"{said} {r}") == f"{said} {r}")]
     _, closeness = _heard(request, drafts)
     if closeness[0] >= 0:
@@ -142,18 +164,37 @@ def _still_pointing(request: UserRequest, said: str, rng: random.Random) -> str:
     return drafts[max(range(len(drafts)), key=lambda i: (closeness[i], -i))]
 
 
-_LEADS = {"plain": ["", "", "Sure. ", "Of course. ", "Here you go: ", "OK. ", "Right, "],
-          "formal": ["Certainly. ", "Of course. ", "Please note: "],
-          "anxious": ["Let me check my notes. ", "I think this is right. ", "Okay, one moment. "],
-          "upbeat": ["Sure thing! ", "Absolutely! ", "Of course! "]}
+def said_before(history: Sequence[Said], said: str) -> bool:
+    """Whether a sentence of `said` is one the user already said in this dialogue: nobody repeats a line."""
+    earlier = {s for m in history if m.role == "user" for s in sentences(m.content)}
+    return any(s in earlier for s in sentences(said))
 
 
-def _vague(rng: random.Random, voice: Voice) -> str:
+def sentences(said: str) -> list[str]:
+    """`said` cut into sentences, each in lower case with its spacing normalised."""
+    return [" ".join(s.lower().split()) for s in re.split(r"(?<=[.!?])\s+", said.strip()) if s.strip()]
+
+
+# how a statement of values starts, in the same sentence ("Sure, the due date is ..."), and what may follow it
+_LEADS = {"plain": ["", "Sure, ", "Of course, ", "Sure, I can give you that: ", "Yes, I have it here: ",
+                    "Of course, here it is: ", "Right, "],
+          "formal": ["Certainly, ", "Of course, ", ""],
+          "anxious": ["I think ", "If I'm reading my notes right, ", ""],
+          "upbeat": ["Sure thing, ", "Absolutely, ", "Of course, "]}
+
+
+def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
+    """An answer that does not single out a tool: the subject every candidate shares, no more."""
+    topic = topic_phrase(request)
+    about = f"the {spoken_phrase(topic)}" if topic else f"the {work_area(request)} side"
     if voice.terse:
-        return rng.choice(["Not sure. The usual one.", "Whatever fits.", "Don't know the name."])
-    said = rng.choice(["Hard to say, it's a routine thing for us.", "Not sure what it's called. It's part of my usual work.",
-                       "Whatever fits best, honestly. It's the usual process.", "Good question, I've never had to name it.",
-                       "Hmm, I'm not sure how it's labelled on your side.", "I don't know the technical term, sorry."])
+        return rng.choice([f"Not sure, the usual thing with {about}.", f"Don't know the name, it's {about}."])
+    said = rng.choice([f"Hard to say, it's a routine thing with {about}.",
+                       f"I'm not sure what it's called, but it's about {about}.",
+                       f"Whatever fits best, honestly, as long as it deals with {about}.",
+                       f"Good question, I've never had to name it, but it has to do with {about}.",
+                       f"I don't know the technical term, sorry, it's something with {about}.",
+                       f"I'm not sure how you would call it, but it concerns {about}."])
     return finish(voice, said)
 
 

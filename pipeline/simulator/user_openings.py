@@ -20,17 +20,33 @@ from .seeding import seeded
 from .user_words import act_separates, action_verb, listing, safe, said_banned, separators, topic_phrase, work_area
 from .voice import Voice, closing, finish, greeting
 
-_WHY = ["It's for a review later this week.", "A colleague asked me to handle it.", "It's holding up the rest of the team.",
-        "We need it sorted before month-end.", "It landed on my desk this morning.", "My manager is waiting on it.",
-        "It's been on my list since Monday.", "A customer is waiting on this.", "I promised an answer by tonight.",
-        "The deadline is tomorrow morning.", "It came up in this morning's stand-up.", "I keep putting it off.",
-        "Someone flagged it in yesterday's meeting.", "It's blocking the next thing on my plate.",
-        "I'd rather get it right the first time.", "I'm covering for a colleague this week.",
-        "It has to be done before the weekend.", "We're short-handed today, so it's on me."]
-
-
-_CHAT = ["It's been a busy week over here.", "Sorry, I'm juggling a few things at once.",
-         "I tried to figure it out myself first, no luck.", "Long story, but it ended up with me."]
+# why it matters, said after the request in the same sentence ("..., because my manager is waiting on it")
+_WHY = ["because it's for a review later this week", "because a colleague asked me to handle it",
+        "because it's holding up the rest of the team", "since we need it sorted before month-end",
+        "because it landed on my desk this morning", "because my manager is waiting on it",
+        "since it's been on my list since Monday", "because a customer is waiting on it",
+        "because I promised an answer by tonight", "since the deadline is tomorrow morning",
+        "because it came up in this morning's meeting", "since I've been putting it off",
+        "because someone flagged it yesterday", "since it's blocking the next thing on my list",
+        "because I'd rather get it right the first time", "since I'm covering for a colleague this week",
+        "because it has to be done before the weekend", "since we're short-handed today"]
+# the request, as a statement (S) or a question (Q), by voice; {a}: what it is about
+_ASKS = {"plain": {"S": ["I need a hand with {a}", "I've got a question about {a}", "I need some help with {a}",
+                         "I'm trying to sort out {a}", "I have to deal with {a} today", "I'd like some help with {a}",
+                         "I'm looking into {a} and could use some help", "I'm a bit stuck on {a}",
+                         "I need to get {a} sorted", "something came up with {a} and I need your help"],
+                   "Q": ["could you help me with {a}", "can you help me with {a}", "could you take a look at {a} for me",
+                         "can I get your help with {a}", "would you be able to help me with {a}",
+                         "do you have a minute to help me with {a}"]},
+         "formal": {"S": ["I would like to ask for your assistance with {a}", "I would appreciate your support with {a}",
+                          "I am writing about {a}, on which I require some help", "I need some guidance on {a}"],
+                    "Q": ["could you kindly assist me with {a}", "may I ask for your help with {a}",
+                          "would you be so kind as to help me with {a}"]},
+         "anxious": {"S": ["I'm not completely sure how to go about {a}", "I have to deal with {a} and I'm a bit nervous",
+                           "I've never handled {a} before", "I think I need help with {a}, but I'm not sure what to ask"],
+                     "Q": ["could you help me with {a}, because I don't want to get it wrong",
+                           "sorry to bother you, but could you help me with {a}"]}}
+_TERSE = ["need help with {a}", "quick question about {a}", "help with {a}, please", "can you help with {a}?"]
 
 
 def _role_in_sentence(role: str) -> str:
@@ -49,93 +65,115 @@ def _joined(lead: str, rest: str, role: str | None = None) -> str:
     return lead + rest
 
 
-def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
-    """A request in the persona's words, vague enough to fit the seed tool and its distractors."""
+def spoken_phrase(phrase: str) -> str:
+    """A description's phrase as said: a Title Case heading ('Saved Albums') in lower case, acronyms
+    and a single proper noun ('Spotify') kept."""
+    words = phrase.split()
+    if len(words) > 1 and all(w[:1].isupper() for w in words):
+        return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+    return phrase
+
+
+def _about(topic: str | None, area: str, rng: random.Random) -> str:
+    """What the opening is about: the topic the candidates share, with the article a person would use."""
+    if topic is None:
+        return rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"])
+    topic = spoken_phrase(topic)
+    if " " not in topic and topic[:1].isupper():  # a product's name: 'Spotify', 'GitHub'
+        return rng.choice([f"something in {topic}", f"{phrasing.article(topic)} {topic} question"])
+    countable = not topic.lower().endswith(UNCOUNTABLE)
+    det = rng.choice(["the", "our", "some"] if is_plural(topic) or not countable else ["the", "our", "a"])
+    return f"{phrasing.article(topic)} {topic}" if det == "a" else f"{det} {topic}"
+
+
+def _who(request: UserRequest, rng: random.Random, area: str) -> str:
+    """Who is asking, as a clause ('I'm a payroll specialist at Acme'), or ''."""
     persona = request.persona
-    topic = topic_phrase(request)
-    area = work_area(request)
     role = persona.role
     if role and any(shortcuts.stem(w) in said_banned(request) for w in shortcuts.split_words(role)):
         role = None
-    company = persona.attributes.get("company")
-    countable = topic is not None and not topic.lower().endswith(UNCOUNTABLE)
-    about = (f"{rng.choice(['the', 'our', 'some'] if is_plural(topic) or not countable else ['the', 'our', 'a'])} {topic}"
-             if topic else rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"]))
-    if about.startswith("a "):
-        about = f"{phrasing.article(about[2:])} {about[2:]}"
-    if voice.terse:
-        frame = rng.choice([f"Need help with {about}.", f"Question about {about}.", f"Quick one: {about}.",
-                            f"{about[:1].upper() + about[1:]}. Can you help?", f"Help with {about}, please."])
-        return (finish(voice, _joined(greeting(voice, rng), frame)) + " " + closing(voice, rng, request.tool.description)).strip()
-    who = ""
     if role and rng.random() < 0.7:
+        company = persona.attributes.get("company")
         at = f" at {company}" if company and rng.random() < 0.6 else ""
         city = str(persona.attributes.get("city") or "")
         said = _role_in_sentence(role)
-        forms = [f"I'm {phrasing.article(said)} {said}{at}. ", f"{role[:1].upper() + role[1:]} here{at}. ",
-                 f"I work as {phrasing.article(said)} {said}{at}. "]
-        who = rng.choice(forms + ([f"I'm {phrasing.article(said)} {said} based in {city}. "] if city else []))
-    elif rng.random() < 0.5 and area != "day-to-day":
-        who = rng.choice([f"I look after {area} work here. ", f"I'm on the {area} side. "])
-    if voice.formal:
-        frames = [f"I would like to ask for your assistance with {about}.", f"May I ask for help regarding {about}?",
-                  f"I am writing about {about}, on which I require some help.", f"I would appreciate your support with {about}.",
-                  f"Could you kindly assist me with {about}?", f"I should be grateful for guidance on {about}."]
-    elif voice.anxious:
-        frames = [f"I'm not completely sure how to go about {about}.", f"Could you help me with {about}? I don't want to get it wrong.",
-                  f"I have to deal with {about} and I'm a bit nervous about it.", f"Sorry to bother you, it's about {about}.",
-                  f"I think I need help with {about}, but I'm not sure what to ask.", f"I've never handled {about} before."]
-    else:
-        frames = [f"Could you help me with something about {about}?", f"I need a hand with {about}.",
-                  f"I've got a question about {about}.", f"There's something I need to sort out with {about}.",
-                  f"Can you take care of a thing involving {about}?", f"I'm trying to get {about} sorted.",
-                  f"Something came up with {about} and I need your help.", f"I have to deal with {about} today.",
-                  f"I was hoping you could look into {about} for me.", f"Got a minute? It's about {about}.",
-                  f"I'm stuck on {about}.", f"Could we go over {about} together?", f"Wondering if you can help with {about}.",
-                  f"I'd like some help with {about}, if you have a moment.", f"I'm looking into {about} and could use a hand.",
-                  f"Mind helping me out with {about}?", f"Can I get your help on {about}?",
-                  f"{about[:1].upper() + about[1:]} needs some attention and I'm not sure where to start."]
-    parts = [_joined(greeting(voice, rng), who + rng.choice(frames), role)]
-    if rng.random() < (0.8 if voice.chatty else 0.35):
-        parts.append(rng.choice(_WHY))
-    if voice.chatty and rng.random() < 0.6:
-        parts.append(rng.choice(_CHAT))
-    said = finish(voice, " ".join(parts))
+        forms = [f"I'm {phrasing.article(said)} {said}{at}", f"I work as {phrasing.article(said)} {said}{at}"]
+        return rng.choice(forms + ([f"I'm {phrasing.article(said)} {said} based in {city}"] if city else []))
+    if rng.random() < 0.5 and area != "day-to-day":
+        return rng.choice([f"I look after {area} work here", f"I'm on the {area} side"])
+    return ""
+
+
+def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
+    """A request in the persona's words, vague enough to fit the seed tool and its distractors: one
+    sentence (greeting, who is asking, what it is about, sometimes why), in the persona's voice."""
+    area = work_area(request)
+    about = _about(topic_phrase(request), area, rng)
     end = closing(voice, rng, request.tool.description)
-    return f"{said} {end}".strip()
+    if voice.terse:
+        frame = rng.choice(_TERSE).format(a=about)
+        said = _joined(greeting(voice, rng), frame[:1].upper() + frame[1:])
+        return (finish(voice, said if said.endswith("?") else said + ".") + " " + end).strip()
+    who = _who(request, rng, area)
+    asks = _ASKS["formal" if voice.formal else "anxious" if voice.anxious else "plain"]
+    kind = rng.choice("SQ" if not who else "SSQ")
+    frame = rng.choice(asks[kind]).format(a=about)
+    if who:
+        frame = f"{who}, {'so' if kind == 'Q' else 'and'} {frame}"
+    why = rng.random() < (0.9 if voice.chatty else 0.6) and kind == "S"
+    body = frame + (f", {rng.choice(_WHY)}" if why else "") + ("?" if kind == "Q" else ".")
+    said = _joined(greeting(voice, rng), body[:1].upper() + body[1:], request.persona.role)
+    return f"{finish(voice, said)} {end}".strip()
+
+
+# the need said as an act on its object, or as the thing wanted; {v}: verb, {a}: the first phrase
+_DO = ["I need to {v} {a}", "I want to {v} {a}", "I'm trying to {v} {a}", "I'd like to {v} {a}",
+       "I have to {v} {a} today", "I need you to {v} {a}", "can you {v} {a}", "I was hoping to {v} {a}"]
+_WANT = ["I'm looking for {a}", "I need {a}", "it's about {a}", "I'm after {a}", "it has to do with {a}",
+         "I'm interested in {a}", "it's {a} I need", "I need to see {a}"]
+# what the answer is for, in the same sentence: a reason a person gives when asked to say more
+_FOR = [", so I can report back to my team", ", since that's what my manager asked me to do this morning",
+        " for a customer who called this morning", ", because I need it for a meeting later today",
+        " before the end of the day", ", so I can close this out today", ", because a colleague is waiting on me",
+        ", since it's part of a request I got this week", " for the review we have on Friday",
+        ", so we can move on with the rest of the work", ", because I promised to sort it out by tonight",
+        " for a report I'm putting together", ", because it came up in our weekly meeting",
+        ", since the team needs it before tomorrow", " for a client I'm working with this week",
+        ", because I'm covering for a colleague who is away", ", so that nothing is missed at month-end",
+        " as part of a request from my manager", ", since I want to get it right the first time",
+        ", because it has been on my list since Monday"]
+_MORE = [", especially {r}", ", including {r}", " and {r}", ", mainly {r}", ", together with {r}", " and also {r}"]
+_DETAIL_LEADS = {"plain": ["", "", "Sure, ", "Right, ", "Good question, ", "Sorry, I should have said, ", "Oh, ",
+                           "Let me be clearer, ", "Ah, "],
+                 "formal": ["Certainly, ", "To be precise, ", "Of course, ", ""]}
 
 
 def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool = False, params: bool = True,
-           most: int = 3) -> str:
+           most: int = 2) -> str:
     """What singles the need out, in its own words, never a tool name's word nor a run of a description
-    (`params`: its parameters' labels may serve too; `most`: phrases said at most)."""
-    picked = separators(request, rng, vague, params, most)
+    (`params`: its parameters' labels may serve too; `most`: phrases said at most): one sentence, a
+    verb and its object or the thing wanted, with any further detail after it."""
+    picked = [spoken_phrase(p) for p in separators(request, rng, vague, params, most)]
     if not picked:
         return finish(voice, "It's the usual one we use, I'm afraid I can't put it any better.")
-    listed = listing(picked)
-    act = action_verb(request)
-    if voice.terse:
-        if act and (rng.random() < 0.5 or act_separates(request, act)):
-            return rng.choice([f"Need to {act} {listed}.", f"To {act} {listed}.", f"I want to {act} {listed}."])
-        return rng.choice([f"The one about {listed}.", f"Mainly {listed}.", f"It's {listed} that matter."
-                           if len(picked) > 1 else f"It's {listed} that matters."])
-    lead = rng.choice(["", "Good question. ", "Sure. ", "Right, so ", "Let me be clearer: ", "Ah, sorry. "]
-                      if not voice.formal else ["Certainly. ", "To be precise, ", "Of course. "])
-    bodies = [f"it's specifically about {listed}.", f"what I need has to do with {listed}.",
-              f"the part that matters is {listed}.", f"I'm after {listed}, that's the key thing.",
-              f"it concerns {listed}.", f"I care about {listed} here.", f"it's mostly {listed} I'm dealing with."]
+    things = [f"the {p}" for p in picked]
     act = action_verb(request)
     if act and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then what it is about
-        bodies = [f"I have to {act} {listed}.", f"I need to {act} {listed}, basically.",
-                  f"the job is to {act} {listed}.", f"I'm trying to {act} {listed}."]
-    body = rng.choice(bodies)
-    if not lead or lead.endswith(". "):
-        body = body[:1].upper() + body[1:]
-    said = finish(voice, lead) + body
-    if voice.anxious and rng.random() < 0.5:
-        said += " Does that help narrow it down?"
+        core = rng.choice(_DO).format(v=act, a=things[0])
+    else:
+        core = rng.choice(_WANT).format(a=things[0])
+    if things[1:]:
+        core += rng.choice(_MORE).format(r=listing(picked[1:]))
+    if rng.random() < 0.8:
+        core += rng.choice(_FOR)
+    stop = "?" if core.startswith("can you") else "."
+    if voice.terse:
+        return core[:1].upper() + core[1:] + stop
+    lead = rng.choice(_DETAIL_LEADS["formal" if voice.formal else "plain"])
+    said = _joined(lead, core[:1].upper() + core[1:]) if lead else core[:1].upper() + core[1:]
+    said += ", if that helps." if voice.anxious and stop == "." and rng.random() < 0.5 else stop
     end = closing(voice, rng, request.tool.description) if rng.random() < 0.3 else ""
-    return f"{said} {end}".strip()
+    return f"{finish(voice, said)} {end}".strip()
 
 
 def composed(request: UserRequest, make: Callable[[random.Random], str], *parts: Any) -> str:

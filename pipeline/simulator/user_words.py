@@ -16,7 +16,7 @@ from ..core.records import Tool
 from ..dialogue import grounding, shortcuts
 from ..dialogue.parameter_labels import label
 from ..llm.requests import Said, UserRequest
-from .nounphrases import BASE_VERBS, BLAND, about, noun_phrases
+from .nounphrases import BASE_VERBS, BLAND, about, determined, noun_phrases
 from .selection import CHATTER_STEMS
 from .voice import Voice, finish
 from .wording import USER_CHATTER, imperative
@@ -55,7 +55,8 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     banned = said_banned(request, answering=bool(request.history))  # an opening says no name word
     bags = [grounding.vocab(d) for d in distractors]
     pool = noun_phrases(tool.description, banned)
-    pool = [p for p in pool if p.lower() not in BLAND] + [p for p in pool if p.lower() in BLAND]  # bland words last
+    # phrases the description puts an article before first (surely nouns: 'the saved albums'), bland ones last
+    pool = sorted(pool, key=lambda p: (p.lower() in BLAND, not determined(tool.description, p)))
     extra = [label(k, s or {}) for k, s in tool.properties.items()]
     extra += [str(v) for s in tool.properties.values() for v in (s or {}).get("enum") or []
               if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
@@ -78,7 +79,8 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
         return shared[:1] or pool[-1:]
     left, chosen = set(range(len(bags))), []
     for source in (pool, extra):
-        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), -does(p), -len(covers(p)), rng.random()))
+        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), not determined(tool.description, p), -does(p),
+                                               -len(covers(p)), rng.random()))
         for phrase in ranked:
             if not left and len(chosen) >= 1:
                 break
@@ -89,7 +91,8 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
             if len(chosen) >= 4:
                 break
     # topped up to three phrases of the description, most distinctive first: the need in its own words
-    for phrase in sorted(pool, key=lambda p: (-does(p), -len(covers(p)), -len(p.split()), rng.random())):
+    for phrase in sorted(pool, key=lambda p: (not determined(tool.description, p), -does(p), -len(covers(p)),
+                                              -len(p.split()), rng.random())):
         if len(chosen) >= most:
             break
         if phrase not in chosen and covers(phrase):
@@ -121,45 +124,49 @@ def restated(request: UserRequest) -> str | None:
     return None
 
 
-_ASKING = set("does concern deal fits fit best sounds sound right closer need narrow down after which should rather "
-              "are you is it or with".split())  # the words a question asks with, not its options
+# where a question's options begin: after the words that ask ("..., do you need the A, or the B?")
+_OPTIONS_AT = re.compile(r"(?:\b(?:whether|if) you (?:need to|want to|need|are looking for|mean)|\bdo you (?:need|want to|mean)"
+                         r"|\bis it|\bare you (?:after|looking for|trying to)|\bwould you like to|\bone (?:do )?you need:"
+                         r"|\bwhether it is|\bwhat is it closest to:|:)\s+(?P<options>[^:?]*)\?$", re.IGNORECASE)
+_OPTION_SPLIT = re.compile(r",\s*or\s+(?:to\s+)?|,\s+|\s+or\s+(?:to\s+)?")
+_ARTICLES = ("the ", "a ", "an ", "your ", "my ")
 
 
-_OPTION_SPLIT = re.compile(r"\s*(?:[:;]|,?\s+or\s+(?:rather\s+)?(?:with\s+)?|,)\s*")
+def offered(question: str) -> list[str]:
+    """The options a question offers ('the approved budget', 'check the spend'), in its words; [] for an
+    open question."""
+    found = _OPTIONS_AT.search(question.strip())
+    if not found or not re.search(r"\bor\b", found.group("options")):
+        return []
+    return [o.strip() for o in _OPTION_SPLIT.split(found.group("options")) if o.strip()]
 
 
 def answers_to_options(request: UserRequest, rng: random.Random, voice: Voice) -> list[str]:
-    """Replies that pick, from the options the assistant's last question offered ('Does it concern
-    description, followed, or full and images?'), the words that fit the seed and set it apart from
-    a candidate: a person asked to choose answers with the choice. Empty when no option does."""
+    """Replies that pick, from the options the assistant's last question offered, the one whose words
+    all fit the seed and set it apart from a candidate, said whole ('I need the approved budget.'):
+    a person asked to choose answers with the choice. Empty when no option does."""
     asked = last_assistant_turn(request.history)
     question = next((q for q in reversed(re.split(r"(?<=[.!?])\s+", asked)) if q.endswith("?")), "")
-    if not re.search(r"\bor\b", question):
-        return []  # an open question offers nothing to choose from
     tool, others = request.tool, request.distractors
     mine, bags = grounding.vocab(tool), [grounding.vocab(d) for d in others]
-    asking, unsaid = USER_CHATTER | _ASKING, said_banned(request, answering=True) | CHATTER_STEMS  # CHATTER_STEMS: no listener's evidence
+    unsaid = said_banned(request, answering=True) | CHATTER_STEMS
     picks: list[tuple[int, str]] = []
-    for piece in _OPTION_SPLIT.split(question.rstrip("?")):
-        fit: dict[str, str] = {}  # stem -> its first word: each once ('Saved Albums and albums')
-        parts = []  # the option's own phrases ('artist and keywords'), each kept as the words of it that fit
-        for part in re.split(r"\s+and\s+", piece):
-            kept = []
-            for w in re.findall(r"[A-Za-z][\w'-]*", part):
-                st = text.stem(w)
-                if w.lower() not in asking and st not in fit and st not in unsaid and grounding.fits(st, mine):
-                    fit[st] = w
-                    kept.append(w)
-            if kept:
-                parts.append(" ".join(kept))
-        apart = sum(any(not grounding.fits(st, bag) for st in fit) for bag in bags)
-        if fit and apart:
-            picks.append((apart, " and ".join(parts)))
+    for option in offered(question):
+        stems = [text.stem(w) for w in re.findall(r"[A-Za-z][\w'-]*", option) if w.lower() not in USER_CHATTER]
+        content = [st for st in stems if st not in text.STOP]
+        if not content or any(st in unsaid or not grounding.fits(st, mine) for st in content):
+            continue  # another candidate's option, or one the seed's words do not cover
+        apart = sum(any(not grounding.fits(st, bag) for st in content) for bag in bags)
+        if apart:
+            picks.append((apart, option))
     said = []
-    for _, phrase in sorted(picks, key=lambda p: -p[0])[:2]:
-        frames = (["{p}.", "The {p} one."] if voice.terse else
-                  ["It's the {p} one.", "The {p}, I'd say.", "Out of those, the {p}.", "I'd go with the {p}."])
-        reply = rng.choice(frames).format(p=phrase)
+    for _, option in sorted(picks, key=lambda p: -p[0])[:2]:
+        noun = option.lower().startswith(_ARTICLES)
+        frames = (["{p}.", "{p}, please."] if voice.terse else
+                  ["I need {p}.", "It's {p} I need.", "I'm looking for {p}.", "I'd go with {p}.", "Oh, I need {p}.",
+                   "Right, {p} is what I need.", "Good question, it's {p}."] if noun else
+                  ["I want to {p}.", "I need to {p}.", "I'm trying to {p}.", "I'd like to {p}.", "Right, I need to {p}."])
+        reply = rng.choice(frames).format(p=option)
         said.append(finish(voice, reply[:1].upper() + reply[1:]))
     return [s for s in said if safe(request, s) == s]
 

@@ -81,41 +81,42 @@ class Voice:
 
 
 def greeting(voice: Voice, rng: random.Random) -> str:
-    """How the first turn opens ('' for a terse persona, now and then for anyone)."""
+    """How the first turn opens ('' for a terse persona, now and then for anyone): a word and a comma,
+    so the greeting is part of the request's sentence, never a stock line of its own."""
     lang = voice.language or voice.native
     if lang and (voice.language or rng.random() < 0.5):
-        return rng.choice(FOREIGN[lang][0]) + "! " if voice.upbeat else rng.choice(FOREIGN[lang][0]) + ", "
+        return rng.choice(FOREIGN[lang][0]) + ", "
     if voice.terse:
-        return rng.choice(["", "", "Hi. ", "Hey. "])
+        return rng.choice(["", "", "Hi, ", "Hey, "])
     if voice.formal:
-        return rng.choice(["Good morning. ", "Good afternoon. ", "Hello. ", "Dear assistant, "])
+        return rng.choice(["Good morning, ", "Good afternoon, ", "Hello, ", ""])
     if voice.upbeat:
-        return rng.choice(["Hi there! ", "Hello hello! ", "Hey! ", "Morning! "])
-    return rng.choice(["Hi. ", "Hello. ", "Hi there, ", "Hey, ", "Morning. ", "Good afternoon. ", "", ""])
+        return rng.choice(["Hi there, ", "Hello, ", "Hey, ", "Morning, "])
+    return rng.choice(["Hi, ", "Hello, ", "Hi there, ", "Hey, ", "Good morning, ", "Good afternoon, ", "", "", ""])
+
+
+CLOSINGS = {"anxious": ["I just want to be sure we get this right.", "Please tell me if anything looks off.",
+                        "I hope that's not a problem.", "Sorry if this is a silly question.",
+                        "I'd hate to get this wrong."],
+            "upbeat": ["Thanks so much!", "You're the best!", "Appreciate it!", "Can't wait!", "Thanks a ton!"],
+            "formal": ["Thank you in advance.", "Many thanks.", "I would be grateful for your help.", "Kind regards.",
+                       "Thank you for your time."],
+            "chatty": ["Thanks a lot, really.", "Honestly, you're saving my afternoon.",
+                       "Thanks, and sorry for the long message.", "It's been one of those weeks, so thank you!"],
+            "phone": ["thx", "ty", "thx in advance"]}
 
 
 def closing(voice: Voice, rng: random.Random, topic: str = "") -> str:
-    """How a turn ends (may be ''): thanks, a worry, a word of the other language, an emoji."""
+    """How a turn ends (often ''): thanks, a worry, a word of the other language, an emoji. Said now
+    and then, as people do, so no closing becomes a line every dialogue shares."""
     lang = voice.language or voice.native
     parts: list[str] = []
+    mood = next((m for m in ("anxious", "upbeat", "formal", "chatty", "phone") if getattr(voice, m)), None)
     if lang and (voice.language or rng.random() < 0.4):
         word = rng.choice(FOREIGN[lang][1])
         parts.append(word[:1].upper() + word[1:] + ("!" if voice.upbeat else "."))
-    elif voice.anxious:
-        parts.append(rng.choice(["I just want to be sure we get this right.", "Sorry, I want to double-check everything.",
-                                 "Please tell me if anything looks off.", "I hope that's not a problem."]))
-    elif voice.upbeat:
-        parts.append(rng.choice(["Thanks so much!", "You're the best!", "Appreciate it!", "Can't wait!"]))
-    elif voice.formal:
-        parts.append(rng.choice(["Thank you in advance.", "Many thanks.", "I would be grateful for your help.",
-                                 "Kind regards."]))
-    elif voice.chatty:
-        parts.append(rng.choice(["Thanks a lot, really.", "It's been one of those weeks, so thank you!",
-                                 "Honestly, you're saving my afternoon.", "Thanks, and sorry for the long message."]))
-    elif voice.phone:
-        parts.append(rng.choice(["thx", "ty", "thx in advance"]))
-    elif not voice.terse and rng.random() < 0.5:
-        parts.append(rng.choice(["Thanks.", "Thank you!", "Cheers.", "Appreciate it."]))
+    elif mood and rng.random() < 0.4:
+        parts.append(rng.choice(CLOSINGS[mood]))
     if voice.emoji:
         parts.append(emoji(topic, rng))
     return " ".join(parts)
