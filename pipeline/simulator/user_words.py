@@ -124,10 +124,10 @@ def restated(request: UserRequest) -> str | None:
     return None
 
 
-# where a question's options begin: after the words that ask ("..., do you need the A, or the B?")
-_OPTIONS_AT = re.compile(r"(?:\b(?:whether|if) you (?:need to|want to|need|are looking for|mean)|\bdo you (?:need|want to|mean)"
-                         r"|\bis it|\bare you (?:after|looking for|trying to)|\bwould you like to|\bone (?:do )?you need:"
-                         r"|\bwhether it is|\bwhat is it closest to:|:)\s+(?P<options>[^:?]*)\?$", re.IGNORECASE)
+# where a question's options begin: after the last words that ask ("..., do you need the A, or the B?")
+_ASKED_WITH = re.compile(r"(?:\b(?:whether|if) you (?:need to|want to|need|are looking for|mean)|\bdo you (?:need|want to|mean)"
+                         r"|\bis it|\bare you (?:after|looking for|trying to)|\bwould you like to|\bwhether it is"
+                         r"|\bwhat is it closest to|:)\s+", re.IGNORECASE)
 _OPTION_SPLIT = re.compile(r",\s*or\s+(?:to\s+)?|,\s+|\s+or\s+(?:to\s+)?")
 _ARTICLES = ("the ", "a ", "an ", "your ", "my ")
 
@@ -135,10 +135,14 @@ _ARTICLES = ("the ", "a ", "an ", "your ", "my ")
 def offered(question: str) -> list[str]:
     """The options a question offers ('the approved budget', 'check the spend'), in its words; [] for an
     open question."""
-    found = _OPTIONS_AT.search(question.strip())
-    if not found or not re.search(r"\bor\b", found.group("options")):
+    question = question.strip()
+    starts = [m.end() for m in _ASKED_WITH.finditer(question)]
+    if not starts or not question.endswith("?"):
         return []
-    return [o.strip() for o in _OPTION_SPLIT.split(found.group("options")) if o.strip()]
+    options = question[starts[-1]:-1]
+    if not re.search(r"\bor\b", options):
+        return []
+    return [o.strip() for o in _OPTION_SPLIT.split(options) if o.strip()]
 
 
 def answers_to_options(request: UserRequest, rng: random.Random, voice: Voice) -> list[str]:
@@ -228,5 +232,15 @@ def safe(request: UserRequest, said: str) -> str:
     allowed = shortcuts.description_stems(tool.description) if request.history else frozenset()
     if shortcuts.name_hits(said, tool.name, [d.name for d in others], allowed) or \
             any(shortcuts.recited(said, t.description) for t in [tool, *others]):
-        return "Honestly, I'm not sure how to put it. Could you walk me through the choices?"
+        earlier = " ".join(m.content for m in request.history if m.role == "user")
+        return next((f for f in UNSAYABLE if f not in earlier), UNSAYABLE[-1])
     return said
+
+
+# what the user says when every way it has of putting its need would give a tool away: each once a dialogue
+UNSAYABLE = ["Honestly, I'm not sure how to put it, so could you walk me through the choices?",
+             "I'm finding it hard to describe, so could you tell me what the options are?",
+             "Sorry, I don't know how to explain it better, so what would you suggest?",
+             "I'm not sure what else to say about it, so could you list what you can do?",
+             "It's hard to put into words, so maybe you could ask me something more specific?",
+             "I really can't describe it any better, I'm afraid, so what do you need to know?"]

@@ -1,0 +1,67 @@
+"""The offline roles' wording: questions a user can answer by picking an option, statements of values the
+assistant reads back whole, and no sentence said twice by one speaker."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from utcgen.pipeline.core.records import Tool
+from utcgen.pipeline.simulator import phrasing, questions
+from utcgen.pipeline.simulator.user import sentences, values_sentence
+from utcgen.pipeline.simulator.user_words import offered
+
+NOUNS = ["the approved budget", "the spend analysis", "the current-year budget position"]
+ACTS = ["check the approved budget", "list the purchase requests", "approve the expense report"]
+FRAMES = [(f, False) for f in (*questions.FIRST, *questions.AGAIN, *questions.UNSURE)] + \
+    [(f, True) for f in (*questions.FIRST_DO, *questions.AGAIN_DO, *questions.UNSURE_DO)]
+
+
+@pytest.mark.parametrize(("frame", "acts"), FRAMES)
+@pytest.mark.parametrize("count", [2, 3])
+def test_every_question_is_one_sentence_whose_options_the_user_reads_back(frame: str, acts: bool, count: int) -> None:
+    options = (ACTS if acts else NOUNS)[:count]
+    question = frame.format(o=questions.listed(options, acts))
+    assert question.endswith("?") and len(sentences(question)) == 1, question
+    assert offered(question) == options, question
+
+
+def test_an_open_question_offers_nothing_to_pick() -> None:
+    for lead in questions.OPEN_LEADS["first"]:
+        for q in questions.OPEN:
+            assert offered(lead + q[:1].lower() + q[1:]) == []
+
+
+TOOL = Tool(name="t", description="d", parameters={"type": "object", "required": ["cost_center", "fiscal_year", "title", "tags"],
+                                                   "properties": {"cost_center": {"type": "string"},
+                                                                  "fiscal_year": {"type": "integer"},
+                                                                  "title": {"type": "string"},
+                                                                  "tags": {"type": "array", "items": {"type": "string"}}}})
+
+
+@pytest.mark.parametrize("after", ["", *phrasing.AFTERWORDS])
+def test_values_said_two_to_a_sentence_with_a_word_more_read_back_whole(after: str) -> None:
+    cases: list[dict[str, Any]] = [
+        {"cost_center": "CC-1", "fiscal_year": 2024, "title": "Salt and the sea", "tags": ["the Beatles", "rock"]},
+        {"cost_center": "Paris, France", "fiscal_year": 2023, "title": f"Plan{after}", "tags": ["a", "b"]},
+        {"cost_center": "CC-9", "fiscal_year": 2025, "title": "x  y", "tags": ["one and the other", "two"]},
+    ]
+    for gold in cases:
+        said = values_sentence(TOOL, gold, list(gold), random.Random(0))
+        said = said[:-1] + after + "."
+        assert said.count(". ") == 1  # four values: two sentences of two
+        assert phrasing.read_values(said, TOOL) == gold, said
+
+
+def test_no_speaker_says_a_sentence_twice_in_a_dialogue(scenario_run: dict[str, Any]) -> None:
+    checked = 0
+    for d in scenario_run["every"]:
+        if d.scenario != "disambiguation":
+            continue
+        for role in ("user", "assistant"):
+            said = [s for m in d.messages if m.role == role for s in sentences(m.content)]
+            assert len(said) == len(set(said)), (d.id, role, said)
+            checked += len(said)
+    assert checked > 50
