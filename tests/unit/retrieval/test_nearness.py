@@ -117,10 +117,11 @@ def test_asked_to_choose_the_user_answers_with_the_option_that_fits_its_tool() -
     state = asking(SHOWS, [ALBUMS, SAVE], history, persona, 3)
     picks = user_words.answers_to_options(state, random.Random(0), Voice.of(persona))
     assert picks and all("shows" in p and "albums" not in p and "tracks" not in p for p in picks), picks
-    # an option's words are said once; an open question offers nothing to pick
-    state = state.model_copy(update={"history": [history[0], Said(role="assistant", content="Is it albums, or Saved Shows and shows?")]})
+    # the option is said whole, as the question put it; an open question offers nothing to pick
+    asked = "Sure, I can help you with that, but first, could you tell me whether you need the saved albums, or the saved shows?"
+    state = state.model_copy(update={"history": [history[0], Said(role="assistant", content=asked)]})
     picks = user_words.answers_to_options(state, random.Random(0), Voice.of(persona))
-    assert picks and all(p.lower().count("shows") == 1 for p in picks), picks
+    assert picks and all("the saved shows" in p and "albums" not in p for p in picks), picks
     state = state.model_copy(update={"history": [history[0], Said(role="assistant", content="What would you check, shows first?")]})
     assert user_words.answers_to_options(state, random.Random(0), Voice.of(persona)) == []
     # no option fits the seed: nothing to pick
