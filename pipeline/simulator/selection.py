@@ -199,13 +199,15 @@ def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng
         s = shortcuts.stem(word)
         return word.lower() not in VAGUE and _coarse(word) not in coarse and not any(grounding.fits(s, t) for t in theirs)
 
-    ranked: list[tuple[int, bool, int, int, int, str]] = []
+    called = {shortcuts.stem(w) for w in shortcuts.split_words(option.name)}
+    ranked: list[tuple[int, int, int, bool, int, int, str]] = []
     for i, phrase in enumerate(noun_phrases(description, set())):
         words = phrase.split()
         mine = [w for w in words if own(w)]
         if mine and len(words) <= 3:
             fresh = any(not grounding.fits(shortcuts.stem(w), said) for w in mine)
-            ranked.append((-fresh, not determined(description, phrase), -(len(words) > 1), -len(mine), i, phrase))
+            named = any(shortcuts.stem(w) in called for w in mine)  # 'reaction' for add_issue_reaction: what it is
+            ranked.append((-fresh, -named, -len(mine), not determined(description, phrase), -(len(words) > 1), i, phrase))
     picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]  # best first: a phrase of two or three words
     return picked or contrast_words(option, others, said, rng)
 

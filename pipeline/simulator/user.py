@@ -75,7 +75,7 @@ def user_text(request: UserRequest) -> str:
         vague = answers == 0 and rng.random() < VAGUE_DETAIL
         # asked again, a person says more of what they need: later drafts carry more of it
         drafts = [composed(request, lambda r, k=k: detail(request, r, voice, vague=vague, params=k % 2 == 0,
-                                                        most=1 + (k >= DRAFTS // 2)),
+                                                        most=2 + (k >= DRAFTS // 2)),
                            len(history), "detail", k)
                   for k in range(1 if vague else DRAFTS)]
         need = None if vague else restated(request)

@@ -153,13 +153,15 @@ def answers_to_options(request: UserRequest, rng: random.Random, voice: Voice) -
     question = next((q for q in reversed(re.split(r"(?<=[.!?])\s+", asked)) if q.endswith("?")), "")
     tool, others = request.tool, request.distractors
     mine, bags = grounding.vocab(tool), [grounding.vocab(d) for d in others]
+    described = frozenset(text.stems(tool.description))  # what the tool is for, not what it takes
     unsaid = said_banned(request, answering=True) | CHATTER_STEMS
     picks: list[tuple[int, str]] = []
     for option in offered(question):
         stems = [text.stem(w) for w in re.findall(r"[A-Za-z][\w'-]*", option) if w.lower() not in USER_CHATTER]
         content = [st for st in stems if st not in text.STOP]
-        if not content or any(st in unsaid or not grounding.fits(st, mine) for st in content):
-            continue  # another candidate's option, or one the seed's words do not cover
+        if not content or any(st in unsaid or not grounding.fits(st, mine) for st in content) or \
+                not any(grounding.fits(st, described) for st in content):
+            continue  # another candidate's option, or one only the seed's parameters mention ('the organization')
         apart = sum(any(not grounding.fits(st, bag) for st in content) for bag in bags)
         if apart:
             picks.append((apart, option))
