@@ -69,18 +69,30 @@ def _fill(tool: Tool, history: Sequence[Said]) -> str:
     return reply_json(thought, ask_for(listed, history, tool.name))
 
 
-# One sentence each: a courtesy and what is missing, so no courtesy stands alone as a stock line.
-ASK_FIRST = ["Sure, I can help you with that, so could you please give me the {}?",
-             "I can help you with that, but first I will need the {}.",
-             "Sure, I can do that for you, but could you please tell me the {}?",
-             "I can take care of that for you, so could you please provide the {}?",
-             "Of course, I can help with that, but I will need the {} first.",
-             "Certainly, I can help you with that, but I need to know the {} first."]
-ASK_MORE = ["Thank you for the information, and could you also give me the {}?",
-            "Thank you for your help, so could you please tell me the {}?",
-            "Thanks for that, and could you also tell me the {}, please?",
-            "Thank you, and I will need the {} as well to finish this.",
-            "Great, thank you, and could you please give me the {} as well?"]
+# One sentence each: a courtesy and what is missing, in many wordings, so neither the courtesy nor a request
+# for labels many tools share ('the owner and repo') recurs as a stock line.
+ASK_FIRST = ["Sure, I can help you with that, so could you please give me the {x}?",
+             "I can help you with that, but first I will need the {x}.",
+             "Sure, I can do that for you, but could you please tell me the {x}?",
+             "I can take care of that for you, so could you please provide the {x}?",
+             "Of course, I can help with that, but I will need the {x} first.",
+             "Certainly, I can help you with that, but I need to know the {x} first.",
+             "I'd be happy to help you with that, so could you please share the {x}?",
+             "Sure, I can help with this, but I will need you to tell me the {x}.",
+             "Of course, I can do that, so could you please let me know the {x}?",
+             "I can definitely help you with that, but could you first give me the {x}?",
+             "Sure thing, I can help you with that, but I will need the {x} from you.",
+             "Absolutely, I can help with that, so could you tell me the {x}, please?"]
+ASK_MORE = ["Thank you for the information, and could you also give me the {x}?",
+            "Thank you for your help, so could you please tell me the {x}?",
+            "Thanks for that, and could you also tell me the {x}, please?",
+            "Thank you, and I will need the {x} as well to finish this.",
+            "Great, thank you, and could you please give me the {x} as well?",
+            "Thank you, that helps, and could you also share the {x} with me?",
+            "Thanks, and I will also need you to tell me the {x}.",
+            "Thank you so much, and could you please let me know the {x} too?",
+            "Perfect, thank you, and could you also provide the {x}?",
+            "Thanks for the details, so could you now give me the {x}?"]
 
 
 def ask_for(listed: str, history: Sequence[Said], salt: str) -> str:
@@ -89,4 +101,4 @@ def ask_for(listed: str, history: Sequence[Said], salt: str) -> str:
     forms = ASK_MORE if any(f.split("{")[0] in earlier for f in ASK_FIRST + ASK_MORE) else ASK_FIRST
     fresh = [f for f in forms if f.split("{")[0] not in earlier] or forms
     rng = random.Random(f"{salt}:{len(history)}")
-    return rng.choice(fresh).format(listed)
+    return rng.choice(fresh).format(x=listed)

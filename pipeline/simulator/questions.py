@@ -90,3 +90,4 @@ def fresh_form(forms: list[str], asked: str, rng: random.Random) -> str:
     """One of `forms` whose fixed wording (before its slot) no earlier question used."""
     unused = [f for f in forms if f.split("{")[0].strip() not in asked] or forms
     return rng.choice(unused)
+

@@ -135,7 +135,7 @@ def _values_answer(request: UserRequest, rng: random.Random, voice: Voice) -> st
     if lead and body.startswith(("The ", "For ")):
         body = finish(voice, lead) + body[:1].lower() + body[1:]
     if rng.random() < 0.8 and body.endswith("."):  # a word more, in the same sentence, as people add
-        body = body[:-1] + rng.choice(phrasing.AFTERWORDS) + "."
+        body = body[:-1] + rng.choice(phrasing.AFTERWORDS) + ("!" if voice.upbeat else ".")
     tail = ""
     if voice.anxious and rng.random() < 0.5:
         tail = rng.choice([f"I double-checked the {names[chosen[0]]}.", f"Tell me if the {names[chosen[0]]} looks wrong.",

@@ -116,7 +116,7 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
         return (finish(voice, said if said.endswith("?") else said + ".") + " " + end).strip()
     who = _who(request, rng, area)
     asks = _ASKS["formal" if voice.formal else "anxious" if voice.anxious else "plain"]
-    kind = rng.choice("SQ" if not who else "SSQ")
+    kind = "S" if voice.upbeat else rng.choice("SQ" if not who else "SSQ")  # an upbeat person exclaims, not asks
     frame = rng.choice(asks[kind]).format(a=about)
     if who:
         frame = f"{who}, {'so' if kind == 'Q' else 'and'} {frame}"

@@ -95,27 +95,20 @@ def greeting(voice: Voice, rng: random.Random) -> str:
     return rng.choice(["Hi, ", "Hello, ", "Hi there, ", "Hey, ", "Good morning, ", "Good afternoon, ", "", "", ""])
 
 
-CLOSINGS = {"anxious": ["I just want to be sure we get this right.", "Please tell me if anything looks off.",
-                        "I hope that's not a problem.", "Sorry if this is a silly question.",
-                        "I'd hate to get this wrong."],
-            "upbeat": ["Thanks so much!", "You're the best!", "Appreciate it!", "Can't wait!", "Thanks a ton!"],
-            "formal": ["Thank you in advance.", "Many thanks.", "I would be grateful for your help.", "Kind regards.",
-                       "Thank you for your time."],
-            "chatty": ["Thanks a lot, really.", "Honestly, you're saving my afternoon.",
-                       "Thanks, and sorry for the long message.", "It's been one of those weeks, so thank you!"],
-            "phone": ["thx", "ty", "thx in advance"]}
+CLOSINGS = {"phone": ["thx", "ty", "thx in advance"]}
 
 
 def closing(voice: Voice, rng: random.Random, topic: str = "") -> str:
-    """How a turn ends (often ''): thanks, a worry, a word of the other language, an emoji. Said now
-    and then, as people do, so no closing becomes a line every dialogue shares."""
+    """How a turn ends (often ''): a word of the other language, a texter's 'thx', an emoji. A mood's
+    sentence on its own ('Thanks so much!', 'I'd hate to get this wrong.') would be the same line in
+    dialogue after dialogue: the mood shows in the request's own wording instead."""
     lang = voice.language or voice.native
     parts: list[str] = []
     mood = next((m for m in ("anxious", "upbeat", "formal", "chatty", "phone") if getattr(voice, m)), None)
     if lang and (voice.language or rng.random() < 0.4):
         word = rng.choice(FOREIGN[lang][1])
         parts.append(word[:1].upper() + word[1:] + ("!" if voice.upbeat else "."))
-    elif mood and rng.random() < 0.4:
+    elif mood == "phone" and rng.random() < 0.4:
         parts.append(rng.choice(CLOSINGS[mood]))
     if voice.emoji:
         parts.append(emoji(topic, rng))
@@ -133,7 +126,7 @@ def emoji(topic: str, rng: random.Random) -> str:
 def finish(voice: Voice, text: str) -> str:
     """Punctuation and case of the framing (never of stated values: callers style framing only)."""
     if voice.upbeat:
-        text = re.sub(r"\.(\s|$)", r"!\1", text, count=1)
+        text = re.sub(r"\.(\s|$)", r"!\1", text)
     if voice.lower or voice.phone:
         text = text.lower()
     return text
