@@ -82,6 +82,9 @@ def reference_tools() -> tuple[Tool, ...]:
     return tuple(load_catalog(str(shipped("catalog", "tools"))))
 
 
+PLACES = 3  # decimals of a cosine the ranks are taken at
+
+
 def agrees(score: float) -> bool:
     """Whether a role of this `score` (`RoleJudge.scores`) would plausibly use the tool."""
     return score <= MAX_SCORE
@@ -110,10 +113,12 @@ class RoleJudge:
     def scores(self, role_vectors: np.ndarray, tool_vector: np.ndarray) -> np.ndarray:
         """For each role vector: the geometric mean of the share of reference roles closer to the tool
         and of reference tools closer to the role, over MAX_SHARE; the role agrees up to 1."""
-        mine = role_vectors @ tool_vector
-        reference = np.sort(self.reference @ tool_vector)
+        # similarities are compared at PLACES decimals: a rank flips on float noise otherwise, and the same
+        # tool embedded in another batch (another process, a dask worker) would score differently
+        mine = np.round(role_vectors @ tool_vector, PLACES)
+        reference = np.sort(np.round(self.reference @ tool_vector, PLACES))
         roles_closer = (len(reference) - np.searchsorted(reference, mine, side="right")) / len(reference)
-        tools_closer = (role_vectors @ self.reference_tools.T > mine[:, None]).mean(axis=1)
+        tools_closer = (np.round(role_vectors @ self.reference_tools.T, PLACES) > mine[:, None]).mean(axis=1)
         return np.sqrt(roles_closer * tools_closer) / MAX_SHARE
 
     def score(self, role: str, line_of_business: str | None, tool: Tool) -> float:

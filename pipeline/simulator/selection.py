@@ -70,7 +70,8 @@ def scores(candidates: list[Tool], user_text: str) -> list[tuple[float, Tool]]:
     said = set(tokens(user_text))
     bags = [tool_words(c) for c in candidates]
     weight = {w: 1.0 - sum(w in b for b in bags) / len(bags) for w in set().union(*bags)} if bags else {}
-    ranked = [(sum(weight[w] for w in bag & said), c) for bag, c in zip(bags, candidates)]
+    # summed in sorted order: a set's order differs between processes, and so would a float sum's last bit
+    ranked = [(sum(sorted(weight[w] for w in bag & said)), c) for bag, c in zip(bags, candidates)]
     return sorted(ranked, key=lambda sc: -sc[0])
 
 

@@ -111,7 +111,9 @@ def _heard(request: UserRequest, drafts: list[str]) -> tuple[list[str], list[flo
     that points to the seed than to any distractor (`nearness.margins`)."""
     before = user_said(request.history, until="call", sep=" ")
     heard = [f"{before} {d}".strip() for d in drafts]
-    return heard, nearness.margins(heard, request.tool, request.distractors)
+    # at three decimals: drafts that differ only in a reason read about as near, and float noise (the same
+    # text embedded in another process's batch) must not choose between them
+    return heard, [round(m, 3) for m in nearness.margins(heard, request.tool, request.distractors)]
 
 
 def _values_answer(request: UserRequest, rng: random.Random, voice: Voice) -> str:
