@@ -170,7 +170,7 @@ _PROPER = {"Kubernetes", "Shopify", "Instagram", "Java", "Python", "YouTube", "W
 
 def intro(persona: Persona, rng: random.Random) -> str:
     """'I'm a vinyl hobbyist in Leeds', 'I work as an HR coordinator at Obelan Machine Works'."""
-    role = persona.role or ""
+    role = re.sub(r"^(?:a|an|the)\s+", "", persona.role or "", flags=re.IGNORECASE)  # 'a service desk lead'
     attrs = persona.attributes
     if not role:
         return f"I'm based in {attrs['city']}" if attrs.get("city") else "I'm sorting this out myself"

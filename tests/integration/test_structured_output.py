@@ -237,7 +237,7 @@ def test_a_reply_that_does_not_validate_is_asked_again(simulated_gateway: None, 
         gw = gateway(srv, tmp_path, structured_output="json_object")
         text = goal(gw)
         gw.close()
-    assert text.startswith("As a service desk lead") and len(srv.requests) == 3
+    assert "a service desk lead" in text and "an a " not in text and len(srv.requests) == 3
     # each re-ask: the original prompt, the reply that failed, and what was wrong with it
     first = srv.requests[0].body["messages"]
     for retry, (failed, why) in zip(srv.requests[1:], [(bad.content, "must not be blank"),
@@ -262,7 +262,7 @@ def test_unconstrained_replies_are_rejected_constrained_ones_parse(simulated_gat
     """A server that writes prose unless asked for JSON (as SmolLM2 does): `off` loses the dialogue's
     goal after every re-ask, json_object gets it at once."""
     chatty = needs_json(simulator_responder, lambda request, reply: "Sure! Here is a goal: {" + reply[:20])
-    for mode, expected in (("off", None), ("json_object", "As a service desk lead")):
+    for mode, expected in (("off", None), ("json_object", "a service desk lead")):
         with ScriptedOpenAIServer(chatty) as srv:
             gw = gateway(srv, tmp_path, structured_output=mode)
             try:
@@ -270,7 +270,7 @@ def test_unconstrained_replies_are_rejected_constrained_ones_parse(simulated_gat
             except ReplyError:
                 result = None
             gw.close()
-        assert (result is None) if expected is None else result.startswith(expected), mode
+        assert (result is None) if expected is None else expected in result, mode
 
 
 def test_slot_schemas_keep_anchored_patterns_and_drop_keywords_decoders_may_refuse() -> None:
