@@ -189,8 +189,8 @@ def contrast_words(option: Tool, others: list[Tool], said: frozenset[str], rng: 
 
 def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng: random.Random) -> list[str]:
     """Up to WORDS_PER_OPTION short noun phrases of `option`'s description ('actual spend', 'account
-    group') holding a word that none of `others` has, words not yet in the conversation first, in
-    the description's order; `contrast_words` when no phrase of its description has such a word.
+    group') holding a word that none of `others` has, words not yet in the conversation first, best
+    first (a word of its own name, then more own words); `contrast_words` when no phrase of its description has such a word.
     A phrase of at most three words is the tool's subject in plain speech, never a run of it."""
     description = option.description
     theirs = [grounding.vocab(o) for o in others]
@@ -211,10 +211,6 @@ def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng
             ranked.append((-fresh, -named, -len(mine), not determined(description, phrase), -(len(words) > 1), i, phrase))
     picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]  # best first: a phrase of two or three words
     return picked or contrast_words(option, others, said, rng)
-
-
-def _phrase(words: list[str]) -> str:
-    return " and ".join(words)
 
 
 def _question(options: list[Tool], said: frozenset[str], rng: random.Random, asked: str = "",
