@@ -21,6 +21,9 @@ class Tool(BaseModel):
     )
     line_of_business: str | None = None
     tags: list[str] = Field(default_factory=list)
+    # What a call returns, as a JSON Schema, where the catalog says (OpenAPI responses, MCP
+    # `outputSchema`); only the tool-result role reads it, no prompt's tool spec shows it.
+    output_schema: dict[str, Any] | None = None
 
     @property
     def properties(self) -> dict[str, dict[str, Any]]:
@@ -43,9 +46,9 @@ class Tool(BaseModel):
 
     def shown(self) -> Tool:
         """The tool as every prompt shows it (`openai_spec`): name, description and parameters only."""
-        if self.line_of_business is None and not self.tags:
+        if self.line_of_business is None and not self.tags and self.output_schema is None:
             return self
-        return self.model_copy(update={"line_of_business": None, "tags": []})
+        return self.model_copy(update={"line_of_business": None, "tags": [], "output_schema": None})
 
     def spec_json(self) -> str:
         """`openai_spec()` as compact JSON: how every prompt, judge and dataset row shows a tool."""
@@ -118,7 +121,7 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
 
 # What an assistant turn does next, and which clarification act it performs (pipeline/dialogue/labels.py).
 Action = Literal["call", "ask", "refuse", "answer"]
@@ -160,6 +163,9 @@ class Message(BaseModel):
     action: Action | None = None
     act: Act | None = None
     act_candidates: list[str] = Field(default_factory=list)  # the tools a `disambiguate` act weighs
+    # A `tool` turn: the id of the assistant's call it answers (`call_<turn>_<index>`); its content is
+    # the result, a JSON object (an error result holds an `error` object).
+    tool_call_id: str | None = None
 
     def reply_json(self) -> str:
         """The assistant reply in the wire format every model must produce."""
