@@ -53,6 +53,11 @@ def code_words(text: str) -> frozenset[str]:
     return frozenset(codes - set(split_words(_CODE.sub(" ", text))))
 
 
+def codes(text: str) -> list[re.Match[str]]:
+    """The codes of `text` (see `code_words`), each with its span."""
+    return list(_CODE.finditer(text))
+
+
 def without_codes(text: str) -> str:
     """`text` with its codes (`code_words`) blanked out."""
     return _CODE.sub(" ", text)

@@ -39,7 +39,8 @@ _RELATIVE_DATE = re.compile(
     r"\b(today|tomorrow|yesterday|tonight|next|last|this|coming|end of|start of|beginning of|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)\b"
 )
-_NUMBER_WORDS = {
+# numbers said as words (up to twenty, and a few idioms)
+NUMBER_WORDS = {
     w: i
     for i, w in enumerate(
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -58,13 +59,11 @@ def _alnum(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.casefold())
 
 
-def _dates_in(text: str) -> set[dt.date]:
-    """Calendar dates written explicitly in `text`, in ISO, written-month or numeric forms.
-
-    Numeric d/m/y forms are read both ways (day-first and month-first): an ambiguous
-    form counts as a mention of either date.
-    """
-    found: set[dt.date] = set()
+def date_spans(text: str) -> list[tuple[int, int, frozenset[dt.date]]]:
+    """Each calendar date written explicitly in `text` (ISO, written-month or numeric forms): its span in
+    `text.casefold()` and the dates it may denote. A numeric d/m/y form is read both ways (day-first
+    and month-first), so it may denote two."""
+    found: list[tuple[int, int, frozenset[dt.date]]] = []
     low = text.casefold()
     for pattern, order in _DATE_PATTERNS:
         for m in pattern.finditer(low):
@@ -77,20 +76,35 @@ def _dates_in(text: str) -> set[dt.date]:
                 parts = dict(zip(order, groups))
                 month = _MONTHS[parts["m"]] if "m" in parts else int(parts["mn"])
                 candidates = [(int(parts["y"]), month, int(parts["d"]))]
+            days = set()
             for y, mo, d in candidates:
                 try:
-                    found.add(dt.date(y, mo, d))
+                    days.add(dt.date(y, mo, d))
                 except ValueError:
                     continue
+            if days:
+                found.append((m.start(), m.end(), frozenset(days)))
     return found
+
+
+def _dates_in(text: str) -> set[dt.date]:
+    """Calendar dates written explicitly in `text` (`date_spans`): an ambiguous form counts as a mention of either date."""
+    return {day for _, _, days in date_spans(text) for day in days}
+
+
+def number_spans(text: str) -> list[tuple[int, int, float]]:
+    """Each number written in digits in `text` (1,250 / 12.50 / -40; the '-' of MAT-10442 is not a
+    sign): its span in `text.casefold()` and its value."""
+    return [(m.start(), m.end(), float(m.group(1) + m.group(2).replace(",", "")))
+            for m in _NUMBER_TOKEN.finditer(text.casefold())]
 
 
 def _numbers_in(text: str) -> list[float]:
     low = text.casefold()
-    out = [float(m.group(1) + m.group(2).replace(",", "")) for m in _NUMBER_TOKEN.finditer(low)]
+    out = [value for _, _, value in number_spans(text)]
     out += [float(f"{a}.{b}") for a, b in _DECIMAL_COMMA.findall(low)]
     flat = f" {_flat(re.sub(r'[^a-z ]', ' ', low))} "
-    out += [float(v) for w, v in _NUMBER_WORDS.items() if f" {w} " in flat]
+    out += [float(v) for w, v in NUMBER_WORDS.items() if f" {w} " in flat]
     return out
 
 
