@@ -48,6 +48,23 @@ def check_tool(data: Any) -> list[Problem]:
     tags = data.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         problems.append(("tags", "must be a list of strings"))
+    if data.get("output_schema") is not None:
+        problems += check_output_schema(data["output_schema"])
+    return problems
+
+
+def check_output_schema(schema: Any) -> list[Problem]:
+    """Problems with a tool's `output_schema` (null or absent when the catalog does not say what a call
+    returns): a JSON Schema object whose nodes are schemas, valid under the 2020-12 metaschema."""
+    if not isinstance(schema, dict):
+        return [("output_schema", f"must be a JSON Schema object or null, got a {json_type_name(schema)}")]
+    problems: list[Problem] = []
+    for path, node in walk_schema(schema, "output_schema"):
+        if not isinstance(node, dict | bool):
+            problems.append((path, f"must be a schema object, got a {json_type_name(node)}"))
+    ours = [where for where, _ in problems]
+    problems += [(where, message) for where, message in _metaschema_errors(schema, "output_schema")
+                 if not any(_overlaps(where, other) for other in ours)]
     return problems
 
 
@@ -204,12 +221,12 @@ def _metaschema_validator() -> Any:
     )
 
 
-def _metaschema_errors(params: dict[str, Any]) -> list[Problem]:
+def _metaschema_errors(params: dict[str, Any], root: str = "parameters") -> list[Problem]:
     if _shape_is_valid(params):
         return []
     out: list[Problem] = []
     for err in _metaschema_validator().iter_errors(params):
-        field = "parameters" + "".join(
+        field = root + "".join(
             f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path
         )
         out.append((field, f"invalid JSON Schema: {err.message}"))

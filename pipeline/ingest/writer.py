@@ -3,7 +3,8 @@
 The layout follows the file's suffix: ``.json`` a JSON list, ``.jsonl`` one tool per
 line, ``.yaml``/``.yml`` a YAML list. Every tool is written with all of its fields
 (``line_of_business`` and ``tags`` included, which also marks the file as native), so
-reading the file back gives the same tools.
+reading the file back gives the same tools; ``output_schema`` only when the tool has one, so a
+catalog that says nothing of what calls return converts as it always did.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def check_native_path(path: str | os.PathLike[str]) -> Path:
 
 def native_text(tools: list[Tool], suffix: str) -> str:
     """The tools as a native catalog, laid out as `suffix` says."""
-    items = [tool.model_dump(mode="json") for tool in tools]
+    items = [tool.model_dump(mode="json", exclude={"output_schema"} if tool.output_schema is None else None)
+             for tool in tools]
     suffix = suffix.lower()
     if suffix == ".jsonl":
         return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)

@@ -1,5 +1,6 @@
-"""MCP tools (a ``tools/list`` result): ``inputSchema`` is the parameters schema; MCP-only
-fields (annotations, outputSchema, title) are not arguments and are left out."""
+"""MCP tools (a ``tools/list`` result): ``inputSchema`` is the parameters schema and ``outputSchema``
+(what a call's structured content holds) the output schema; the other MCP-only fields (annotations,
+title, icons) say nothing a tool record keeps and are left out."""
 
 from __future__ import annotations
 
@@ -20,5 +21,8 @@ def extract(items: list[Any], lines: list[int | None]) -> Extracted:
             data["parameters"] = item["inputSchema"]
         else:
             problems.append(("inputSchema", "missing"))
-        out.append(Candidate(i, data, lines[i], problems=problems, field_map={"parameters": "inputSchema"}))
+        if item.get("outputSchema") is not None:
+            data["output_schema"] = item["outputSchema"]
+        out.append(Candidate(i, data, lines[i], problems=problems,
+                             field_map={"parameters": "inputSchema", "output_schema": "outputSchema"}))
     return Extracted(out)

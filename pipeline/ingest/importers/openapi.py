@@ -28,11 +28,20 @@ from typing import Any
 
 from ..common import Candidate, Extracted, Note, RefError, json_type_name, map_schema, resolve_pointer
 from .openapi_args import Arg, settle
-from .openapi_schema import drop_openapi_only, flatten_allof, from_openapi30, is_object_schema, resolve_refs
+from .openapi_schema import (
+    drop_openapi_only,
+    fit_output,
+    flatten_allof,
+    from_openapi30,
+    is_object_schema,
+    resolve_refs,
+)
 
 HTTP_METHODS: tuple[str, ...] = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 _JSON_MEDIA = re.compile(r"^application/([\w.-]+\+)?json(\s*;.*)?$", re.IGNORECASE)
+_SUCCESS = re.compile(r"^2(\d\d|XX)$", re.IGNORECASE)
+_ANY_JSON = re.compile(r"^\*/\*(\s*;.*)?$|^[\w.*-]+/([\w.-]+\+)?json(\s*;.*)?$", re.IGNORECASE)
 _FORM_MEDIA = re.compile(r"^(application/x-www-form-urlencoded|multipart/form-data)(\s*;.*)?$", re.IGNORECASE)
 
 
@@ -66,14 +75,17 @@ class _Operation:
         self.problems: list[Note] = []
         self.warnings: list[Note] = []
 
-    def schema_of(self, raw: Any, at: str) -> dict[str, Any] | None:
+    def schema_of(self, raw: Any, at: str, output: bool = False) -> dict[str, Any] | None:
+        """`raw` as a JSON Schema; what is wrong with it a problem, or for an `output` schema a warning."""
+        notes = self.warnings if output else self.problems
+        left_out = ": the output schema is left out" if output else ""
         try:
-            schema = resolve_refs(raw, self.doc)
+            schema = resolve_refs(raw, self.doc, titled=output)
         except RefError as exc:
-            self.problems.append((at, str(exc)))
+            notes.append((at, f"{exc}{left_out}"))
             return None
         if not isinstance(schema, dict):
-            self.problems.append((at, f"expected a schema object, got a {json_type_name(schema)}"))
+            notes.append((at, f"expected a schema object, got a {json_type_name(schema)}{left_out}"))
             return None
         map_schema(schema, self.fix)
         map_schema(schema, drop_openapi_only)
@@ -181,6 +193,39 @@ class _Operation:
         return args, undefined
 
 
+    def output(self, responses: Any) -> dict[str, Any] | None:
+        """The schema of the lowest 2xx response that has one (see the module doc), trimmed; None if none."""
+        if not isinstance(responses, dict):
+            return None
+        codes = sorted((c for c in responses if _SUCCESS.match(str(c))), key=lambda c: str(c).upper())
+        for code in codes:
+            at = f"{self.where}.responses.{code}"
+            response = responses[code]
+            try:
+                for _ in range(8):  # a response may be a $ref to a $ref; its schema is resolved below, titled
+                    if not (isinstance(response, dict) and isinstance(response.get("$ref"), str)):
+                        break
+                    response = resolve_pointer(self.doc, response["$ref"])
+            except RefError as exc:
+                self.warnings.append((at, f"{exc}: the output schema is left out"))
+                return None
+            if not isinstance(response, dict):
+                continue
+            raw, where = response.get("schema"), f"{at}.schema"
+            content = response.get("content")
+            if isinstance(content, dict):
+                usable = [m for m in content if isinstance(content[m], dict) and "schema" in content[m]]
+                media = next((m for m in usable if _JSON_MEDIA.match(str(m))), None)
+                media = media or next((m for m in usable if _ANY_JSON.match(str(m))), None)
+                if media is not None:
+                    raw, where = content[media]["schema"], f"{at}.content.{media}.schema"
+            if raw is None:
+                continue
+            schema = self.schema_of(raw, where, output=True)
+            return fit_output(schema) if schema else None
+        return None
+
+
 def _operation(
     doc: dict[str, Any], path: str, method: str, op: dict[str, Any], common: Any, is30: bool
 ) -> tuple[dict[str, Any], list[Note], list[Note]]:
@@ -201,6 +246,8 @@ def _operation(
     }
     if tags and isinstance(tags[0], str):
         data["line_of_business"] = tags[0]
+    if (output := reader.output(op.get("responses"))) is not None:
+        data["output_schema"] = output
     return data, reader.problems, reader.warnings
 
 
