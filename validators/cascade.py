@@ -6,6 +6,10 @@ asks whether the user's words earned that call); then the shortcut and
 leakage rules (name_leak, recitation, param_keys, repetition, plausibility,
 persona_fit), then the scenario rule (scenario) and question planning against Q* (planning). The first failure stops the cascade and costs no LLM call. Relevancy and
 critique are independent, so they run concurrently. Every verdict produced is returned; a skipped stage produces none.
+
+The rules of what follows a tool result (`AFTER_RESULTS`: answers) run after the others, and only on a
+dialogue holding a `tool` turn: a dialogue without one gets exactly the verdicts it got before they
+existed, and `STAGES`, which stats, the audit, the rows and the prompt contract read, does not list them.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import asyncio
 
 from ..pipeline.core.records import Dialogue, Verdict
+from ..pipeline.dialogue.results import has_results
 from . import (
+    answers,
     critique,
     grounding,
     nameleak,
@@ -57,7 +63,12 @@ JUDGES: tuple[Judge, ...] = (
     Judge(relevancy.NAME, relevancy.check_relevancy, rejects_as="off-topic", tells=("user", "goal")),
     Judge(critique.NAME, critique.check_critique, rejects_as="critique failed", tells=("user", "assistant")),
 )
-_REGISTRY: dict[str, Validator] = {v.name: v for v in (*RULES, *JUDGES)}
+# Run after RULES only on a dialogue with tool results; the assistant is told them by
+# prompts/rules_answer.txt (`answers.instructions`), which its prompt carries only when results are on.
+AFTER_RESULTS: tuple[Rule, ...] = (
+    Rule(answers.NAME, answers.check_answers, tells=("assistant",)),
+)
+_REGISTRY: dict[str, Validator] = {v.name: v for v in (*RULES, *AFTER_RESULTS, *JUDGES)}
 RULE_STAGES: tuple[str, ...] = tuple(v.name for v in RULES)
 LLM_STAGES: tuple[str, ...] = tuple(v.name for v in JUDGES)
 STAGES: tuple[str, ...] = RULE_STAGES + LLM_STAGES
@@ -78,7 +89,7 @@ def stage_kind(name: str) -> Kind | None:
 async def run_cascade(d: Dialogue, gateway: ChatGateway) -> list[Verdict]:
     """The verdicts of every stage that ran, in stage order."""
     verdicts: list[Verdict] = []
-    for rule in RULES:
+    for rule in (*RULES, *(AFTER_RESULTS if has_results(d.messages) else ())):
         verdicts.append(await rule.check(d))
         if not verdicts[-1].passed:
             return verdicts
@@ -103,4 +114,4 @@ def first_failure(verdicts: list[Verdict]) -> Verdict | None:
 def failed_stage(verdicts: list[Verdict]) -> str | None:
     """The cascade stage that rejected the dialogue; None when it passed or was rejected before validation."""
     failed = first_failure(verdicts)
-    return failed.validator if failed is not None and failed.validator in STAGES else None
+    return failed.validator if failed is not None and failed.validator in _REGISTRY else None

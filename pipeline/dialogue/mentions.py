@@ -35,6 +35,10 @@ _DATE_PATTERNS = [
     (re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), ("y", "mn", "d")),
     (re.compile(r"(?<!\d)(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?!\d)"), ("ambiguous",)),
 ]
+_MONTH_DAY = [
+    (re.compile(rf"(?<![a-z0-9]){_DAY}\s+(?:of\s+)?{_MONTH}(?![a-z0-9])"), ("d", "m")),
+    (re.compile(rf"(?<![a-z0-9]){_MONTH}\s+{_DAY}(?![0-9])"), ("m", "d")),
+]
 _RELATIVE_DATE = re.compile(
     r"\b(today|tomorrow|yesterday|tonight|next|last|this|coming|end of|start of|beginning of|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)\b"
@@ -90,6 +94,18 @@ def date_spans(text: str) -> list[tuple[int, int, frozenset[dt.date]]]:
 def _dates_in(text: str) -> set[dt.date]:
     """Calendar dates written explicitly in `text` (`date_spans`): an ambiguous form counts as a mention of either date."""
     return {day for _, _, days in date_spans(text) for day in days}
+
+
+def month_day_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
+    """Each day written with its month and no year ("March 4", "4th of March", "Mar 4"): its span in
+    `text.casefold()` and (month, day). A date with its year (`date_spans`) is read by that first."""
+    out = []
+    for pattern, order in _MONTH_DAY:
+        for m in pattern.finditer(text.casefold()):
+            parts = dict(zip(order, m.groups()))
+            if 1 <= int(parts["d"]) <= 31:
+                out.append((m.start(), m.end(), (_MONTHS[parts["m"]], int(parts["d"]))))
+    return out
 
 
 def number_spans(text: str) -> list[tuple[int, int, float]]:
