@@ -8,6 +8,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..core.records import Tool
+from .chains import plan_chains
 from .embeddings import Embedder
 from .index import ToolIndex
 from .similarity import NEAR_DUPLICATE_THRESHOLD
@@ -23,6 +24,11 @@ class CatalogStats(BaseModel):
     share_with_near_duplicate: float
     mean_composite_similarity: float
     mean_cosine: float
+    # chain pairs (retrieval/chains.py): a tool whose result can feed another's required parameter
+    chain_pairs: int = 0
+    chain_pairs_by_evidence: dict[str, int] = {}
+    tools_starting_chain: int = 0
+    tools_ending_chain: int = 0
 
     def to_text(self) -> str:
         lob = ", ".join(f"{k} {v}" for k, v in sorted(self.lines_of_business.items(), key=lambda kv: -kv[1]))
@@ -37,12 +43,18 @@ class CatalogStats(BaseModel):
                 f" (S >= {self.near_duplicate_threshold:.2f})",
                 f"mean composite S of top-{self.k}    {self.mean_composite_similarity:.3f}",
                 f"mean cosine of top-{self.k}         {self.mean_cosine:.3f}",
+                f"chain pairs                    {self.chain_pairs}"
+                + (f" ({', '.join(f'{k} {v}' for k, v in self.chain_pairs_by_evidence.items())})"
+                   if self.chain_pairs else "")
+                + f"; {self.tools_starting_chain} tools start one, {self.tools_ending_chain} end one",
                 "",
                 f"near-duplicate (DiaFORGE A.4): a tool has one when any of its {self.k} distractors (its {self.k}",
                 "nearest tools by embedding) scores S = 0.40 S_name + 0.35 S_desc + 0.25 S_param",
                 f">= {self.near_duplicate_threshold:.2f}; S_name = 2 LCS / (|a| + |b|) on the names, S_desc = (1 + cosine) / 2",
                 "(the retrieval's cosine, over name, description and parameter names),",
                 "S_param = 1/2 Jaccard of required keys + 1/2 type agreement on the shared keys.",
+                "chain pair: a tool whose result can feed a required id-like parameter of another, shown by",
+                "its output schema, else by its name or description and the sentence embeddings.",
             ]
         )
 
@@ -54,6 +66,7 @@ def catalog_stats(tools: list[Tool], k: int = 5, embedder: Embedder | None = Non
     cos, _ids, scores = index.neighbour_similarities(k)
     near = np.nanmax(np.where(np.isnan(scores), -1, scores), axis=1) >= NEAR_DUPLICATE_THRESHOLD
     n = len(tools)
+    chains = plan_chains(tools, embed=index.embedder.encode)
     return CatalogStats(
         tools=n,
         lines_of_business=dict(Counter(t.line_of_business or "unspecified" for t in tools)),
@@ -64,4 +77,8 @@ def catalog_stats(tools: list[Tool], k: int = 5, embedder: Embedder | None = Non
         share_with_near_duplicate=float(near.mean()) if n else 0.0,
         mean_composite_similarity=float(np.nanmean(scores)) if n > 1 else 0.0,
         mean_cosine=float(np.nanmean(cos)) if n > 1 else 0.0,
+        chain_pairs=len(chains),
+        chain_pairs_by_evidence=dict(sorted(Counter(p.evidence for p in chains).items())),
+        tools_starting_chain=len({p.producer for p in chains}),
+        tools_ending_chain=len({p.consumer for p in chains}),
     )
