@@ -109,7 +109,8 @@ class ModelRegistry:
 
     @classmethod
     def from_config(cls, config: RunConfig) -> ModelRegistry:
-        return cls.of(config.models.specs(), config.llm)
+        """Entries for the roles the run calls (`RunConfig.roles`: a switched role only when it is on)."""
+        return cls.of(config.models.specs(config.roles()), config.llm)
 
     def entry(self, role: str) -> ModelEntry:
         try:

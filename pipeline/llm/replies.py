@@ -16,10 +16,12 @@ import json
 import re
 from typing import Any
 
+import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..core.records import Tool
-from .strict import ENCODED, arguments_schema
+from .strict import ENCODED, arguments_schema, from_strict, portable
+from .structured import strict_problems
 
 
 class ReplyError(ValueError):
@@ -187,6 +189,67 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
+# ---- the tool-result role: its reply is the tool's own result object, so it has no fixed model ----------
+
+
+class ResultErrorBody(_Reply):
+    type: str
+    message: str
+
+    _check = field_validator("message")(_nonblank)
+
+
+class ErrorResult(_Reply):
+    """A tool result that is an error: `{"error": {"type": <kind>, "message": ...}}`."""
+
+    error: ResultErrorBody
+
+
+def result_reply_schema(result: dict[str, Any] | None, error: str | None = None) -> dict[str, Any] | None:
+    """The strict schema of the tool-result role's reply: the error object of kind `error` when the call
+    fails, else the result schema (`ToolResultRequest.result_schema`) in strict form (`strict.portable`:
+    a free-form value inside is a JSON-encoded string, `parse_result` decodes it). None when strict mode
+    cannot hold it (no schema, or a root that is not an object with properties): the prompt alone asks."""
+    if error is not None:
+        return _closed({"error": _closed({"type": {"type": "string", "enum": [error]}, "message": _STRING})})
+    if result is None:
+        return None
+    strict = portable(result)
+    return None if strict_problems(strict) else strict
+
+
+def parse_result(text: str, error: str | None = None, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The tool-result role's reply read from `text`: the error object of kind `error` when one was asked
+    for, else the result object, read back as `schema` means it (`from_strict`) and valid against it.
+    ReplyError naming the role and the field otherwise."""
+    try:
+        found = find_object(text)
+    except ReplyError as exc:
+        raise ReplyError(f"tool_result reply: {exc}") from None
+    if error is not None:
+        try:
+            failed = ErrorResult.model_validate(found)
+        except ValidationError as exc:
+            raise ReplyError(f"tool_result reply: {_problems(exc)}") from None
+        if failed.error.type != error:
+            raise ReplyError(f"tool_result reply: error.type: expected '{error}', got '{failed.error.type}'")
+        return {"error": failed.error.model_dump()}
+    if set(found) == {"error"}:
+        raise ReplyError("tool_result reply: error: the call succeeds, so the reply is its result, not an error")
+    if schema is None:
+        return found
+    result = from_strict(found, schema)
+    checker = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    if errors := sorted(checker.iter_errors(result), key=lambda e: [str(p) for p in e.path]):
+        shown = "; ".join(f"{'.'.join(map(str, e.path)) or 'result'}: {e.message}" for e in errors[:3])
+        raise ReplyError(f"tool_result reply: {shown}")
+    return result
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}" for e in exc.errors()[:3])
+
+
 def _call_branch(name: str, parameters: dict[str, Any], every_nullable: bool) -> dict[str, Any]:
     return _closed({"name": {"type": "string", "enum": [name]},
                     "arguments": arguments_schema(parameters, every_nullable=every_nullable)})
@@ -254,8 +317,7 @@ def validate(role: str, data: dict[str, Any]) -> _Reply:
     try:
         return REPLIES[role].model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}" for e in exc.errors()[:3])
-        raise ReplyError(problems) from None
+        raise ReplyError(_problems(exc)) from None
 
 
 def parse(role: str, text: str) -> Any:

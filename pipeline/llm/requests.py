@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from ..core.records import Dialogue, Persona, Tool
+from ..dialogue.outcomes import ResultError
 
 Phase = Literal["tool_selection", "argument_filling"]
 # where the gateway puts the typed request in a litellm call's metadata (for the offline provider only)
@@ -185,9 +186,45 @@ class RubricRequest(_Request):
     history: list[Said]
 
 
+class ToolResultRequest(_Request):
+    """The tool's backend: the tool as prompts show it, what a call returns (`output_schema`, which
+    `Tool.shown` strips from `tool`: taken from the tool when not given), the call's arguments, the
+    employee who asked (persona, goal) and whether the result is an error, and which kind (the
+    pipeline's decision: `dialogue.outcomes.result_error`)."""
+
+    role: Literal["tool_result"] = "tool_result"
+    tool: Tool
+    output_schema: dict[str, Any] | None = None
+    arguments: dict[str, Any]
+    persona: Persona
+    goal: str
+    error: ResultError | None = None
+    seed: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema_of_tool(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "output_schema" not in data and isinstance(data.get("tool"), Tool):
+            return {**data, "output_schema": data["tool"].output_schema}
+        return data
+
+    def result_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the result object: the output schema when it describes an object; a value
+        of another kind (a list, a number) is the object's `result`; None without an output schema."""
+        schema = self.output_schema
+        if schema is None or _object_schema(schema):
+            return schema
+        return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+
+
+def _object_schema(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "object" or (isinstance(kind, list) and "object" in kind) or (kind is None and "properties" in schema)
+
+
 Request = Annotated[
     GoalRequest | SlotsRequest | UserRequest | AssistantRequest | RelevancyRequest | CriticRequest
-    | UnderTestRequest | VoterRequest | RubricRequest,
+    | UnderTestRequest | VoterRequest | RubricRequest | ToolResultRequest,
     Field(discriminator="role"),
 ]
 # Every role with a typed request, as each request type names it (the generation roles are `settings.models.ROLES`).

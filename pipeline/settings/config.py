@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, field_validator, model_serializer
 
 from ..core.errors import InputError
 from ..core.records import DECISION_STYLES, DEFAULT_SCENARIO
 from ..core.resources import resolve, shipped
 from ..scenarios import names as scenario_names
-from .fingerprint import TEMPLATES, fingerprint
-from .models import ROLES, LLMSettings, Models, Strict, field_path, is_offline
+from .fingerprint import TEMPLATES, fingerprint, switch_on
+from .models import MODEL_ROLES, ROLES, SWITCHED_ROLES, LLMSettings, Models, Strict, field_path, is_offline
 from .templates import prompt_versions, prompts_from, template_digests
 
 
@@ -78,6 +78,15 @@ class ExportSettings(Strict):
     fluency_turns: int = Field(0, ge=0)
 
 
+class ExecutionSettings(Strict):
+    """After the call: whether each tool call gets its result (the `tool_result` role plays the tool),
+    and the share of those results that are errors (`dialogue.outcomes.result_error`). Off: the
+    dialogues end at the call, as every run made before the setting existed."""
+
+    results: bool = False
+    error_share: float = Field(0.15, ge=0, le=1)
+
+
 DEFAULT_SCENARIOS = {DEFAULT_SCENARIO: 1.0}
 
 
@@ -133,6 +142,16 @@ class RunConfig(Strict):
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
     export: ExportSettings = Field(default_factory=lambda: ExportSettings.model_validate({}))
     budget: BudgetSettings = Field(default_factory=lambda: BudgetSettings.model_validate({}))
+    execution: ExecutionSettings = Field(default_factory=lambda: ExecutionSettings.model_validate({}))
+
+    @model_serializer(mode="wrap")
+    def _execution_at_default(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """`execution` at its default is not written: a config dumps (and its run records in run.json and
+        stats.json) what it did before the section existed."""
+        data = handler(self)
+        if self.execution == ExecutionSettings.model_validate({}):
+            data.pop("execution", None)
+        return data
 
     @field_validator("scenarios", mode="before")
     @classmethod
@@ -163,10 +182,26 @@ class RunConfig(Strict):
         """Seed jobs run at once: `synthesis.max_jobs_in_flight`, or twice the call slots when unset."""
         return self.synthesis.max_jobs_in_flight or 2 * self.llm.max_in_flight
 
+    def switched_on(self) -> frozenset[str]:
+        """The dotted names of the feature switches this run turns on (`models.SWITCHED_ROLES`,
+        `templates.SWITCHED_PROMPTS`)."""
+        return frozenset({"execution.results"} if self.execution.results else ())
+
+    def roles(self) -> tuple[str, ...]:
+        """The roles this run calls: every generation role, and each switched role whose feature is on."""
+        on = self.switched_on()
+        return ROLES + tuple(role for role, switch in SWITCHED_ROLES.items() if switch in on)
+
     def backend(self) -> Literal["offline", "litellm"]:
-        """`offline` when every role uses the built-in offline provider, else `litellm`."""
-        offline = all(is_offline(m) for m in self.models.names().values())
+        """`offline` when every role this run calls uses the built-in offline provider, else `litellm`."""
+        offline = all(is_offline(m) for m in self.models.names(self.roles()).values())
         return "offline" if offline else "litellm"
+
+    def prompt_versions(self) -> dict[str, str]:
+        """The versions of the prompts this run may render (its own templates', under `prompts_dir`):
+        what its records and its fingerprint list."""
+        with prompts_from(self.prompts_folder()):
+            return prompt_versions(switched_on=self.switched_on())
 
     def prompts_folder(self) -> Path | None:
         """`prompts_dir` as this process opens it; None: the shipped templates only."""
@@ -184,9 +219,7 @@ class RunConfig(Strict):
         """What must not change when a run resumes: every setting that changes a reply or a record,
         the prompt versions and the texts of the user's own templates; what may change is the table in
         `fingerprint.MAY_CHANGE`."""
-        with prompts_from(self.prompts_folder()):
-            versions = prompt_versions()
-        return fingerprint("generate", self.fingerprint_settings(), versions)
+        return fingerprint("generate", self.fingerprint_settings(), self.prompt_versions())
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,
@@ -211,11 +244,12 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     for key, value in (overrides or {}).items():
         if value is not None:
             raw[key] = value
-    if every := model or os.environ.get("UTCGEN_MODEL"):
-        raw["models"] = {role: every for role in ROLES}
+    if every := model or os.environ.get("UTCGEN_MODEL"):  # every role the run calls (a switched one when on)
+        raw["models"] = {role: every for role in MODEL_ROLES
+                         if role in ROLES or switch_on(raw, SWITCHED_ROLES[role])}
     if models:
-        if unknown := sorted(set(models) - set(ROLES)):
-            raise InputError(f"models: unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
+        if unknown := sorted(set(models) - set(MODEL_ROLES)):
+            raise InputError(f"models: unknown role(s) {', '.join(unknown)}; roles are {', '.join(MODEL_ROLES)}")
         raw["models"] = {**(raw.get("models") or {}), **models}
     if api_base := os.environ.get("UTCGEN_API_BASE"):
         raw.setdefault("llm", {})["api_base"] = api_base

@@ -35,18 +35,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import TypeAdapter, ValidationError
+
 from ..core.errors import InputError
 from ..core.records import DEFAULT_SCENARIO
-from .models import ROLES, is_offline, model_name
+from .models import MODEL_ROLES, SWITCHED_ROLES, is_offline, model_name
 
 FINGERPRINT_VERSION = 1
 Kind = Literal["generate", "evaluate"]
 PROMPTS = "prompt_versions"  # the key under which the prompt versions are hashed
 TEMPLATES = "prompt_templates"  # the key under which the texts of a user's own templates are hashed
+_FLAG: TypeAdapter[bool] = TypeAdapter(bool)
+
+
+def switch_on(s: Mapping[str, Any], dotted: str) -> bool:
+    """Whether the settings (a dump, or a config as written, before validation) turn the feature switch
+    `dotted` (`execution.results`) on."""
+    node: Any = s
+    for key in dotted.split("."):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    try:
+        return _FLAG.validate_python(node)
+    except ValidationError:  # unset, or not a flag (validation names it)
+        return False
 
 
 def _offline(s: Mapping[str, Any]) -> bool:
-    return all(is_offline(model_name(m)) for m in (s.get("models") or {}).values())
+    """Every role the run calls is the offline backend (a switched role counts only while it is on)."""
+    return all(is_offline(model_name(m)) for role, m in (s.get("models") or {}).items()
+               if role not in SWITCHED_ROLES or switch_on(s, SWITCHED_ROLES[role]))
+
+
+def _no_results(s: Mapping[str, Any]) -> bool:
+    return not switch_on(s, "execution.results")
 
 
 def only_default_scenario(scenarios: dict[str, float] | None, decision_styles: dict[str, float] | None) -> bool:
@@ -103,7 +124,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
             "backoff_max", "cache", "cache_dir", "direct_client")),
         MayChange("llm.api_base", "the offline backend never calls it", when=_offline),
         # a role's own mapping in `models:` (a role written as a string has none of these keys)
-        *(MayChange(f"models.{role}.{key}", _TRANSPORT) for role in ROLES
+        *(MayChange(f"models.{role}.{key}", _TRANSPORT) for role in MODEL_ROLES
           for key in ("api_key_env", "timeout")),
         MayChange("exclude_split", "unset: runs made before the setting existed", when=lambda s: s.get("exclude_split") is None),
         MayChange("embeddings", "torch: runs made before the setting existed", when=lambda s: s.get("embeddings", "torch") == "torch"),
@@ -115,6 +136,11 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         MayChange("decision_styles", "none: runs made before decision styles existed", when=_default_scenarios),
         MayChange(f"{PROMPTS}.scenario_*", "the scenario prompts are unused without scenarios", when=_default_scenarios),
         MayChange(f"{PROMPTS}.eval_*", "evaluation prompts never shape a generated dialogue"),
+        # tool results: nothing of them is used while off, so runs made before they existed resume
+        MayChange("execution", "results off: no tool result is made", when=_no_results),
+        MayChange("models.tool_result", "results off: the role is never called", when=_no_results),
+        MayChange("llm.structured_output_roles.tool_result", "results off: the role is never called", when=_no_results),
+        MayChange(f"{PROMPTS}.tool_result", "results off: the prompt is never rendered", when=_no_results),
     ),
     "evaluate": (
         MayChange("benchmark", "the benchmark folder may move; its cases are the results' keys"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -92,6 +93,12 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in loc if p not in (_STRING, _MAPPING))
 
 
+# Roles played only when a setting switches their feature on, by that setting's dotted name. Such a role
+# has its model in `models:` like any other; a run without the feature never calls it, so it is left out
+# of what such a run records (`generation.models`), hashes and writes of its config at the default.
+SWITCHED_ROLES: dict[str, str] = {"tool_result": "execution.results"}
+
+
 class Models(Strict):
     """role -> its model: a litellm model string, or a `ModelSpec` mapping with its own endpoint."""
 
@@ -101,22 +108,38 @@ class Models(Strict):
     assistant: RoleModel = OFFLINE_MODEL
     relevancy: RoleModel = OFFLINE_MODEL
     critic: RoleModel = OFFLINE_MODEL
+    tool_result: RoleModel = OFFLINE_MODEL  # plays the tool: only with `execution.results`
+
+    @model_serializer(mode="wrap")
+    def _switched_at_default(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """A switched role at the default model is not written: a config dumps (and its run records)
+        what it did before the role existed."""
+        data = handler(self)
+        for role in SWITCHED_ROLES:
+            if getattr(self, role) == OFFLINE_MODEL:
+                data.pop(role, None)
+        return data
 
     def spec(self, role: str) -> ModelSpec:
         """The role's setting as a mapping (a bare string is `{model: ...}`)."""
         value = getattr(self, role)
         return value if isinstance(value, ModelSpec) else ModelSpec(model=value)
 
-    def specs(self) -> dict[str, ModelSpec]:
-        return {role: self.spec(role) for role in ROLES}
+    def specs(self, roles: Iterable[str] | None = None) -> dict[str, ModelSpec]:
+        """role -> its setting, for `roles` (default: `ROLES`, the roles every run calls)."""
+        return {role: self.spec(role) for role in (ROLES if roles is None else roles)}
 
-    def names(self) -> dict[str, str]:
-        """role -> litellm model string: what every dialogue records in `generation.models`."""
-        return {role: spec.model for role, spec in self.specs().items()}
+    def names(self, roles: Iterable[str] | None = None) -> dict[str, str]:
+        """role -> litellm model string, for `roles` (default `ROLES`): what every dialogue records in
+        `generation.models`."""
+        return {role: spec.model for role, spec in self.specs(roles).items()}
 
 
-# The generation roles: the fields of `Models`, their one definition.
-ROLES: tuple[str, ...] = tuple(Models.model_fields)
+# Every role with a model in `models:`, the fields of `Models`: their one definition.
+MODEL_ROLES: tuple[str, ...] = tuple(Models.model_fields)
+# The generation roles every run calls (a switched role joins them in the runs that switch it on:
+# `RunConfig.roles`).
+ROLES: tuple[str, ...] = tuple(r for r in MODEL_ROLES if r not in SWITCHED_ROLES)
 # The judges: greedy (temperature 0) unless their own mapping in `models:` sets a temperature.
 JUDGE_ROLES: tuple[str, ...] = ("relevancy", "critic")
 JUDGE_TEMPERATURE = 0.0
@@ -159,7 +182,7 @@ class LLMSettings(Strict):
     # for every role, then per role in structured_output_roles (e.g. {user: off}).
     structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
     structured_output_roles: dict[str, Literal["auto", "json_schema", "json_object", "off"]] = Field(
-        default_factory=dict)  # keys: ROLES
+        default_factory=dict)  # keys: MODEL_ROLES
     # The assistant's tool calls: inside its JSON reply (json), or as the API's own tool calls (native).
     tool_format: Literal["json", "native"] = "json"
 
@@ -181,6 +204,6 @@ class LLMSettings(Strict):
     def _yaml_off_roles(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        if unknown := sorted(set(value) - set(ROLES)):
-            raise ValueError(f"unknown role(s) {', '.join(map(str, unknown))}; roles are {', '.join(ROLES)}")
+        if unknown := sorted(set(value) - set(MODEL_ROLES)):
+            raise ValueError(f"unknown role(s) {', '.join(map(str, unknown))}; roles are {', '.join(MODEL_ROLES)}")
         return {k: "off" if v is False else v for k, v in value.items()}

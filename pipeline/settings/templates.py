@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -138,10 +138,18 @@ def _prompt_names(directory: Path | None = None) -> tuple[str, ...]:
     return tuple(sorted(path.stem for path in (directory or shipped("prompts")).glob("*.txt")))
 
 
-def prompt_versions(directory: Path | None = None) -> dict[str, str]:
-    """Version of every prompt and prompt variant, by recorded name: what a dialogue and the dataset
-    card record. The shipped prompts include the sections the registered scenario types add."""
+# Templates of a feature a run switches on, with the dotted name of the switch (`RunConfig.switched_on`):
+# a run without the feature never renders them, so its records and fingerprint do not list them, and
+# a run made before the feature existed lists what it listed then.
+SWITCHED_PROMPTS: dict[str, str] = {"tool_result": "execution.results"}
+
+
+def prompt_versions(directory: Path | None = None, switched_on: Collection[str] = ()) -> dict[str, str]:
+    """Version of every prompt and prompt variant a run may render, by recorded name: what a dialogue and
+    the dataset card record. The shipped prompts include the sections the registered scenario types add;
+    a switched template (`SWITCHED_PROMPTS`) is listed only when its switch is in `switched_on`."""
     found = {name: version for stem in _prompt_names(directory)
+             if stem not in SWITCHED_PROMPTS or SWITCHED_PROMPTS[stem] in switched_on
              for name, version in load_prompt(stem, directory).versions}
     if directory is None:
         found.update(scenario_prompts())

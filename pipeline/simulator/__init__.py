@@ -14,8 +14,9 @@ would (`native_message`): its calls as the message's `tool_calls`, its thought a
 
 Each role's policy is registered by role (`dispatch.policy`) in the module that plays it:
 `writers` (goal, slots), `conversation` (the user proxy and the assistant, handing scenario
-types to `scenario_user` and `scenario_assistant`), `judges` (relevancy, critic) and
-`evaluation` (under_test, voter, rubric). Importing the package registers them all. Only the
+types to `scenario_user` and `scenario_assistant`), `judges` (relevancy, critic),
+`evaluation` (under_test, voter, rubric) and `results` (tool_result, the tool's backend).
+Importing the package registers them all. Only the
 model registry (`pipeline.llm.registry`) imports this package.
 
 May import: core, dialogue, scenarios, ingest, settings, retrieval, runner, llm.
@@ -32,7 +33,7 @@ from ..llm.requests import REQUEST_KEY, Request, parse_request
 from ..settings.models import OFFLINE_PROVIDER
 
 # each policy module registers its roles' policies when imported (`dispatch.policy`)
-from . import conversation, evaluation, judges, writers  # noqa: F401
+from . import conversation, evaluation, judges, results, writers  # noqa: F401
 from .dispatch import policy_for
 
 # litellm builds the provider's coroutine in an executor thread; when a run cancels a

@@ -8,7 +8,13 @@ import pytest
 
 from utcgen.pipeline import scenarios
 from utcgen.pipeline.core.resources import shipped
-from utcgen.pipeline.settings.templates import PromptError, load_prompt, parse_prompt, prompt_versions
+from utcgen.pipeline.settings.templates import (
+    SWITCHED_PROMPTS,
+    PromptError,
+    load_prompt,
+    parse_prompt,
+    prompt_versions,
+)
 
 
 def test_prompt_versions_cover_every_shipped_prompt_file_and_variant() -> None:
@@ -25,7 +31,11 @@ def test_prompt_versions_cover_every_shipped_prompt_file_and_variant() -> None:
         assert dict(load_prompt(name).versions) == mine, name
         declared |= mine
     from_types = {n: v for t in scenarios.all() for n, v in t.prompt_versions}
-    assert versions == dict(sorted({**declared, **from_types}.items()))
+    # a switched feature's templates are listed only by runs that switch it on
+    switched = {n for stem in SWITCHED_PROMPTS for n, _ in load_prompt(stem).versions}
+    assert switched and not switched & set(versions)
+    assert versions == dict(sorted((n, v) for n, v in {**declared, **from_types}.items() if n not in switched))
+    assert prompt_versions(switched_on=set(SWITCHED_PROMPTS.values())) == dict(sorted({**declared, **from_types}.items()))
     # the names recorded before the scenario prompts were merged into one template per role stay recorded
     assert {"goal", "slots", "user_tool_selection", "user_argument_filling", "assistant_argument_filling",
             "scenario_assistant_tool_selection", "scenario_critique", "scenario_relevancy", "scenario_user_explicit",
