@@ -282,7 +282,7 @@ def _named_candidates(tools: Sequence[Tool], refs: dict[str, list[_Ref]]) -> lis
             for name, (tool, evidence) in sorted(found.items()):
                 if name == consumer or _told(ref, tool, refs) or _other_kind(ref, consumer, tool):
                     continue
-                if _modifier_only(ref, consumer, tool):
+                if _modifier_only(ref, tool):
                     continue
                 out.append((tool, consumer, ref, evidence))
     return out
@@ -295,14 +295,20 @@ def _told(ref: _Ref, producer: Tool, refs: dict[str, list[_Ref]]) -> bool:
         own.id_word == ref.id_word and own.entity & ref.entity for own in refs.get(producer.name, []))
 
 
-def _modifier_only(ref: _Ref, consumer: str, producer: Tool) -> bool:
+def _modifier_only(ref: _Ref, producer: Tool) -> bool:
     """Whether the parameter's thing only says which things the producer lists: `list_issue_types`
-    lists types (of issues), not issues; `list_pull_requests` lists what `pull_request_read` reads."""
+    lists types (of issues), not the issues `update_issue_type` takes; `list_pull_requests` lists what a
+    `pullNumber` numbers."""
     words = _unverbed(split_words(producer.name))
     plural = next((i for i, w in enumerate(words) if i > 0 and _norm(w) != w and w.endswith("s")), None)
     if plural is None or not ref.entity or not ref.entity <= {_norm(w) for w in words[:plural]}:
         return False
-    return _norm(words[plural]) not in {_norm(w) for w in split_words(consumer) + split_words(ref.key)}
+    said = {_norm(w) for w in split_words(ref.key)}
+    return _norm(words[plural]) not in said | {_IMPLIED[w] for w in said if w in _IMPLIED}
+
+
+# A key word that says the word after it too (`pullNumber` is a pull request's number).
+_IMPLIED = {"pull": "request"}
 
 
 # Reference words that need a thing before them (`issue_number`; a bare `number` is how many).

@@ -41,7 +41,7 @@ def resolve_refs(node: Any, doc: Any, stack: tuple[str, ...] = (), titled: bool 
                 cut = {k: target[k] for k in ("type", "description") if k in target}
             return {**cut, **resolve_refs(siblings, doc, stack, titled)}
         resolved = resolve_refs(target, doc, stack + (ref,), titled)
-        if titled and isinstance(resolved, dict) and "title" not in resolved and ref.startswith("#/components/schemas/"):
+        if titled and isinstance(resolved, dict) and "title" not in resolved and ref.startswith(_NAMED_SCHEMAS):
             resolved = {"title": ref.rsplit("/", 1)[-1], **resolved}
         if not siblings:
             return resolved
@@ -49,6 +49,10 @@ def resolve_refs(node: Any, doc: Any, stack: tuple[str, ...] = (), titled: bool 
             raise RefError(f"$ref {ref!r} points to a {json_type_name(resolved)}, not an object")
         return {**resolved, **resolve_refs(siblings, doc, stack, titled)}
     return {k: resolve_refs(v, doc, stack, titled) for k, v in node.items()}
+
+
+# Where a document keeps its named schemas: OpenAPI's components, JSON Schema's $defs (and draft-07's definitions).
+_NAMED_SCHEMAS = ("#/components/schemas/", "#/$defs/", "#/definitions/")
 
 
 def from_openapi30(node: dict[str, Any]) -> None:
@@ -126,6 +130,12 @@ def _first_sentence(text: str) -> str:
     return first if len(first) <= OUTPUT_DESCRIPTION else first[: OUTPUT_DESCRIPTION - 3].rstrip() + "..."
 
 
+def _may_be_object(node: dict[str, Any]) -> bool:
+    """Whether a schema node describes an object, possibly among other types (`["object", "null"]`)."""
+    t = node.get("type")
+    return t is None or t == "object" or (isinstance(t, list) and "object" in t)
+
+
 def fit_output(schema: dict[str, Any]) -> dict[str, Any]:
     """A response schema trimmed (`trim_output`) at the greatest depth, up to `OUTPUT_DEPTH`, whose JSON
     is at most `OUTPUT_CHARACTERS` long (or at depth 1)."""
@@ -153,7 +163,7 @@ def trim_output(schema: Any, level: int = 1, depth: int = OUTPUT_DEPTH) -> Any:
         node.pop("properties")
         if not node.get("required"):
             node.pop("required", None)
-    if is_object_schema(node) and isinstance(node.get("properties"), dict):
+    if isinstance(node.get("properties"), dict) and _may_be_object(node):
         if level > depth:
             return {"type": "object", **{k: node[k] for k in ("title", "description") if k in node}}
         kept = list(node["properties"].items())[:OUTPUT_PROPERTIES]

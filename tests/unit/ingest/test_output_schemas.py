@@ -158,3 +158,23 @@ def test_converting_a_catalog_without_output_schemas_writes_what_it_always_did()
     tools = read_catalog(CATALOGS / "openai_tools.json").tools
     assert all(list(item) == ["name", "description", "parameters", "line_of_business", "tags"]
                for item in json.loads(native_text(tools, ".json")))
+
+
+def test_an_mcp_output_schema_has_its_defs_inlined_and_titled(tmp_path: Path) -> None:
+    """A server's schema keeps shared parts in `$defs` (a recursive one among them); the record inlines them."""
+    listing = {**MCP_TOOL, "name": "find_repos", "outputSchema": {
+        "$defs": {"repo": {"type": ["object", "null"], "properties": {
+            "name": {"type": "string"}, "fork_of": {"$ref": "#/$defs/repo"}}}},
+        "type": "object", "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/repo"}}}}}
+    out = read(tmp_path, {"tools": [listing, MCP_TOOL]}).tools[0].output_schema
+    assert "$defs" not in out
+    item = out["properties"]["items"]["items"]
+    assert item["title"] == "repo" and item["properties"]["name"] == {"type": "string"}
+    assert item["properties"]["fork_of"] == {"type": ["object", "null"]}  # cut at the repeat
+
+
+def test_a_dangling_mcp_ref_leaves_the_output_schema_out_with_a_warning(tmp_path: Path) -> None:
+    broken = {**MCP_TOOL, "outputSchema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/gone"}}}}
+    catalog = read(tmp_path, {"tools": [broken, {**MCP_TOOL, "name": "b"}]})
+    assert catalog.tools[0].output_schema is None
+    assert any("outputSchema" in w and "left out" in w for w in catalog.warnings)
