@@ -40,12 +40,13 @@ from .common import Problem, verdict
 
 NAME = "answers"
 
+_DONE = (r"created|updated|deleted|removed|added|saved|sent|booked|scheduled|submitted|completed|posted|renamed|"
+         r"moved|archived|cancell?ed|closed|merged|refunded|approved|published|uploaded|invited|assigned")
 _CLAIM = re.compile(
-    r"\b(done|successfully|succeeded|all set|created|updated|deleted|removed|added|saved|sent|booked|scheduled|"
-    r"submitted|completed|posted|renamed|moved|archived|cancell?ed|has been|have been|is now|are now|"
+    rf"\b(done|successfully|succeeded|all set|went through|{_DONE}|"
     r"here (?:is|are) (?:the|your|all)|here's (?:the|your))\b")
 _CANCEL = re.compile(
-    r"\b(not|no|never|unable|failed|fail|error|wrong|denied|invalid|unfortunately|sorry|once|if|when|until|"
+    r"\b(not|no|nothing|never|unable|failed|fail|error|wrong|denied|invalid|unfortunately|sorry|once|if|when|until|"
     r"try|retry|again|would|will|could|should|can|cannot|problem)\b|n't\b")
 _EXPLAINS = re.compile(
     r"\b(error|errors|failed|fails|fail|unable|not found|doesn't exist|does not exist|don't have|do not have|"
@@ -75,7 +76,8 @@ def _fields(found: Sequence[Result]) -> dict[str, list[Any]]:
     def short(v: Any) -> bool:
         number = isinstance(v, int | float) and not isinstance(v, bool)
         return number or (isinstance(v, str) and 0 < len(v) <= 30 and len(_said(v).split()) <= 3)
-    return {k: vs for k, vs in values.items() if k and vs and all(short(v) for v in vs)}
+    # a key said as function words alone ("from", "to", "as of") is read in too many other sentences
+    return {k: vs for k, vs in values.items() if set(k.split()) - STOP and all(short(v) for v in vs)}
 
 
 def _contradictions(text: str, fields: dict[str, list[Any]]) -> list[str]:

@@ -69,6 +69,7 @@ _NOT_NAMES = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
     "august september october november december jan feb mar apr jun jul aug sep sept oct nov dec".split())
 _STARTS = ".!?:;\n-*•>#|(\"“'‘[=+"
+_INSIDE = ",)’'”\"&/]"  # marks after which a sentence goes on
 
 
 def times_in(text: str) -> set[tuple[int, int]]:
@@ -164,8 +165,12 @@ def _codes(reader: _Reader) -> None:
 
 
 def _sentence_start(text: str, start: int) -> bool:
+    """Whether a word at `start` may be capitalised for its place alone: nothing before it on its line but a
+    list marker, or a mark that ends or opens a sentence, a list item or a heading (or an emoji) before it."""
     before = text[:start].rstrip(" \t")
-    return not before or before[-1] in _STARTS or bool(re.search(r"(?:^|\n)\s*\d+[.)]$", before))
+    if not before or re.search(r"(?:^|\n)\s*\d+[.)]$", before):
+        return True
+    return before[-1] in _STARTS or not (before[-1].isalnum() or before[-1] in _INSIDE)
 
 
 def _names(reader: _Reader) -> None:

@@ -141,6 +141,7 @@ MAY_CHANGE: dict[str, tuple[MayChange, ...]] = {
         MayChange("models.tool_result", "results off: the role is never called", when=_no_results),
         MayChange("llm.structured_output_roles.tool_result", "results off: the role is never called", when=_no_results),
         MayChange(f"{PROMPTS}.tool_result", "results off: the prompt is never rendered", when=_no_results),
+        MayChange(f"{PROMPTS}.rules_answer", "results off: the assistant is never told it", when=_no_results),
     ),
     "evaluate": (
         MayChange("benchmark", "the benchmark folder may move; its cases are the results' keys"),

@@ -141,7 +141,7 @@ def _prompt_names(directory: Path | None = None) -> tuple[str, ...]:
 # Templates of a feature a run switches on, with the dotted name of the switch (`RunConfig.switched_on`):
 # a run without the feature never renders them, so its records and fingerprint do not list them, and
 # a run made before the feature existed lists what it listed then.
-SWITCHED_PROMPTS: dict[str, str] = {"tool_result": "execution.results"}
+SWITCHED_PROMPTS: dict[str, str] = {"tool_result": "execution.results", "rules_answer": "execution.results"}
 
 
 def prompt_versions(directory: Path | None = None, switched_on: Collection[str] = ()) -> dict[str, str]:

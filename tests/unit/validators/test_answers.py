@@ -18,8 +18,10 @@ from tests.support.factories import make_dialogue, make_tool
 from utcgen.pipeline.core.records import Dialogue, Message, ToolCall
 from utcgen.pipeline.dialogue.results import Known, has_results, known_before, results
 from utcgen.pipeline.dialogue.stated import stated
+from utcgen.pipeline.settings.config import load_config
+from utcgen.pipeline.settings.templates import prompt_versions
 from utcgen.validators import answers, cascade
-from utcgen.validators.answers import check_answers
+from utcgen.validators.answers import check_answers, instructions
 
 Step = tuple[str, dict[str, Any], Any]  # a call's tool, its arguments, the result it gets back
 
@@ -101,6 +103,20 @@ def test_no_existing_stage_list_names_it() -> None:
     """Stats, the audit, the rows and the prompt contract read these: they stay as they were."""
     assert answers.NAME not in cascade.STAGES and answers.NAME not in cascade.RULE_STAGES
     assert [r.name for r in cascade.AFTER_RESULTS] == [answers.NAME]
+
+
+def test_the_assistant_is_told_each_rule() -> None:
+    told = instructions()
+    assert told.count("\n- ") == 4 and "{" not in told
+    for words in ("tool result", "contradict", "error", "same arguments"):
+        assert words in told, words
+
+
+def test_the_rules_prompt_is_recorded_and_hashed_only_by_runs_with_results() -> None:
+    assert "rules_answer" not in prompt_versions()
+    assert prompt_versions(switched_on={"execution.results"})["rules_answer"] == "rules-answer/1"
+    off, on = load_config(), load_config(overrides={"execution": {"results": True}})
+    assert "rules_answer" not in off.prompt_versions() and on.prompt_versions()["rules_answer"] == "rules-answer/1"
 
 
 # ---------------------------------------------------------------- rule 1: every stated value has a source
@@ -517,3 +533,30 @@ def test_a_well_written_answer_passes(name: str, dialogue: Dialogue) -> None:
 
 def test_the_corpus_is_large_enough_to_measure_false_rejects() -> None:
     assert len(WELL_WRITTEN) >= 20 and all(has_results(d.messages) for _, d in WELL_WRITTEN)
+
+
+def test_words_of_a_state_or_a_key_made_of_function_words_are_no_claim_and_no_field() -> None:
+    revoked = error("permission_denied", "Token lacks the repo scope")
+    d = exchange(ASK_CLOSE, [("close_issue", CLOSE_ARGS, revoked)],
+                 "Your token's access has been limited to public repositories, so #412 is still open. Could you "
+                 "grant it the repo scope and ask again?")
+    assert codes(d) == []
+    booking = exchange("Book TP1352 to London.", [("book_flight", {"flight_number": "TP1352"},
+                                                   {"from": "LIS", "to": "LHR", "status": "confirmed"})],
+                       "Your seat from LIS to LHR is confirmed; the flight to London is on time.")
+    assert codes(booking) == []
+
+
+@pytest.mark.parametrize("answer", [
+    "**Ticket INC-20931**\n- Status: In Progress\n- Priority: P2\n- Group: Network Operations\n"
+    "- Last updated: 2026-03-18 10:22 UTC",
+    "| Ticket | Status | Group |\n|---|---|---|\n| INC-20931 | in progress | Network Operations |",
+    "✅ Found it. 🛠️ Network Operations is working on INC-20931 (P2).",
+])
+def test_markdown_and_emoji_layouts_are_read_as_text(answer: str) -> None:
+    assert codes(exchange(ASK_TICKET, [GET_TICKET], answer)) == []
+
+
+def test_a_wrong_value_in_a_markdown_list_is_still_caught() -> None:
+    d = exchange(ASK_TICKET, [GET_TICKET], "**Ticket INC-20931**\n- Status: Resolved\n- Priority: P1")
+    assert codes(d) == ["invented_value", "contradicted_value", "contradicted_value"]
