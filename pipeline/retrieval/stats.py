@@ -46,7 +46,8 @@ class CatalogStats(BaseModel):
                 f"chain pairs                    {self.chain_pairs}"
                 + (f" ({', '.join(f'{k} {v}' for k, v in self.chain_pairs_by_evidence.items())})"
                    if self.chain_pairs else "")
-                + f"; {self.tools_starting_chain} tools start one, {self.tools_ending_chain} end one",
+                + f": {_tools(self.tools_starting_chain, 'starts', 'start')} one, "
+                  f"{_tools(self.tools_ending_chain, 'ends', 'end')} one",
                 "",
                 f"near-duplicate (DiaFORGE A.4): a tool has one when any of its {self.k} distractors (its {self.k}",
                 "nearest tools by embedding) scores S = 0.40 S_name + 0.35 S_desc + 0.25 S_param",
@@ -57,6 +58,10 @@ class CatalogStats(BaseModel):
                 "its output schema, else by its name or description and the sentence embeddings.",
             ]
         )
+
+
+def _tools(count: int, one: str, many: str) -> str:
+    return f"{count} tool {one}" if count == 1 else f"{count} tools {many}"
 
 
 def catalog_stats(tools: list[Tool], k: int = 5, embedder: Embedder | None = None,

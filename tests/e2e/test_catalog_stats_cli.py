@@ -71,3 +71,28 @@ def test_catalog_stats_with_another_embedding_backend(tmp_path):
     assert list((tmp_path / "cache" / "onnx").glob("*/model.onnx"))  # it did run through ONNX
     refused = run(tmp_path, str(path), "--embeddings", "gpu")
     assert refused.returncode == 2 and "invalid choice: 'gpu'" in refused.stderr
+
+
+CHAIN_TOOLS = [
+    {"name": "list_pending_training_requests", "description": "List the training requests waiting for approval.",
+     "line_of_business": "human_resources",
+     "output_schema": {"type": "object", "properties": {"requests": {"type": "array", "items": {
+         "title": "TrainingRequest", "type": "object",
+         "properties": {"request_id": {"type": "string"}, "employee": {"type": "string"}}}}}}},
+    *TOOLS,
+]
+
+
+def test_catalog_stats_counts_chain_pairs(tmp_path):
+    """A list whose output schema holds `request_id` feeds both approvals; the other tools start and end
+    nothing. The same figures in text."""
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(CHAIN_TOOLS))
+    result = run(tmp_path, str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    stats = json.loads(result.stdout)
+    assert stats["chain_pairs"] == 2 and stats["chain_pairs_by_evidence"] == {"schema": 2}
+    assert stats["tools_starting_chain"] == 1 and stats["tools_ending_chain"] == 2
+    text = run(tmp_path, str(path))
+    assert text.returncode == 0
+    assert "chain pairs                    2 (schema 2): 1 tool starts one, 2 tools end one" in text.stdout
