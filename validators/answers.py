@@ -25,7 +25,6 @@ Rule codes: invented_value, contradicted_value, wrong_count, success_after_error
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -89,10 +88,11 @@ def _contradictions(text: str, fields: dict[str, list[Any]]) -> list[str]:
         for m in re.finditer(pattern, low):
             after = m.group(1)
             numbers = [v for v in values if not isinstance(v, str)]
-            said = re.match(r"-?\d[\d,]*(?:\.\d+)?", after)
+            said = re.match(r"-?\d[\d,]*(?:\.(\d+))?", after)
             if numbers and said:
                 stated_number = float(said.group(0).replace(",", ""))
-                if not any(math.isclose(float(n), stated_number, rel_tol=1e-9) for n in numbers):
+                tolerance = 0.5 * 10 ** -len(said.group(1) or "")  # written rounded: 4.6 for 4.57
+                if not any(abs(float(n) - stated_number) <= tolerance * (1 + 1e-9) for n in numbers):
                     out.append(f"{key} is {said.group(0)}")
                 continue
             words = re.findall(r"[a-z0-9']+", after)
@@ -115,8 +115,10 @@ def _count_allowed(found: Sequence[Result], noun: str) -> set[float] | None:
             return True
         if any(isinstance(i, dict) and stem(str(i.get("type", ""))) == target for i in items):
             return True
-        # a list under a container key ("items", "results", ...) holds what the call's tool is named for
-        return (not said or key in _CONTAINERS) and r.call is not None and target in {stem(w) for w in split_words(r.call.name)}
+        # a list under a container key ("items", "results", ...) holds what the call's tool is named for, the
+        # last word of its name (`list_repository_issues`: issues)
+        named = split_words(r.call.name)[-1:] if r.call is not None else []
+        return (not said or key in _CONTAINERS) and bool(named) and stem(named[0]) == target
 
     matched = [items for r in found for key, items in lists(r.value) if holds(r, key, items)]
     if not matched:

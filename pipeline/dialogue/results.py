@@ -9,10 +9,13 @@ as one string, so it is still a source of values.
 of the results so far (flattened: nested objects and lists walked), each list's length and the
 counts of its items sharing a value ("2 of the 3 are open"), the user's words and the earlier calls'
 arguments, and the called tools' names and descriptions. It answers whether one stated value
-(`stated.Stated`) is among them: numbers by value (1200 == "1,200" == 1200.0, a number rounded to
-the digits it is written with, a percentage of a ratio, a negative number said without its sign, a
-duration in milliseconds or seconds said as minutes), dates in any written form (`mentions.date_spans`), strings case-insensitively and as
-substrings (`mentions.mentioned`), names word by word.
+(`stated.Stated`) is among them:
+* numbers by value: 1200 == "1,200" == 1200.0; a number rounded to the digits it is written with;
+  a percentage of a ratio; a negative number said without its sign; a duration in milliseconds or
+  seconds said as minutes ("3:20"); a position within the longest list;
+* dates in any written form (`mentions.date_spans`), a day without its year by month and day;
+* codes and quoted strings case-insensitively, as substrings of a source (`mentions.mentioned`);
+* names word by word: each word of the name is a word of some source.
 """
 
 from __future__ import annotations

@@ -560,3 +560,14 @@ def test_markdown_and_emoji_layouts_are_read_as_text(answer: str) -> None:
 def test_a_wrong_value_in_a_markdown_list_is_still_caught() -> None:
     d = exchange(ASK_TICKET, [GET_TICKET], "**Ticket INC-20931**\n- Status: Resolved\n- Priority: P1")
     assert codes(d) == ["invented_value", "contradicted_value", "contradicted_value"]
+
+
+def test_a_field_said_rounded_is_no_contradiction_and_another_noun_of_the_tool_name_is_no_count() -> None:
+    rated = exchange("How is Casa do Rio rated?", [("get_hotel", {"hotel_id": "H-90417"}, {"rating": 4.57, "reviews": 812})],
+                     "Its rating is 4.6 from 812 reviews.")
+    assert codes(rated) == []
+    wrong = exchange("How is Casa do Rio rated?", [("get_hotel", {"hotel_id": "H-90417"}, {"rating": 4.57})],
+                     "Its rating is 4.2.")
+    assert "contradicted_value" in codes(wrong)
+    across = exchange(ASK_ISSUES, [LIST_ISSUES], "I looked across 1 repository and 2 labels: 3 issues are open.")
+    assert codes(across) == []
