@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -120,6 +121,19 @@ def _compatible(param: frozenset[str], leaf: frozenset[str]) -> bool:
             or ("array" in param and bool(leaf & {"string", "integer"})))
 
 
+@lru_cache(maxsize=1 << 16)
+def _words(text: str) -> tuple[str, ...]:
+    """`split_words`, once per name, key or description (a catalog's pairs ask of the same ones again and again)."""
+    return tuple(split_words(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _described(text: str) -> frozenset[str]:
+    """The normalised content words of a description, once per text."""
+    return frozenset(_norm(w) for w in content_words(text))
+
+
+@lru_cache(maxsize=1 << 16)
 def _norm(word: str) -> str:
     """A word in its singular, short forms written out ("repos" -> "repository", "issues" -> "issue"): the
     words of names, keys and titles compared."""
@@ -147,7 +161,7 @@ def _unverbed(words: Sequence[str]) -> list[str]:
 
 
 def _name_entity(tool: Tool) -> frozenset[str]:
-    return _entity(_unverbed(split_words(tool.name)))
+    return _entity(_unverbed(_words(tool.name)))
 
 
 def _reference(tool: Tool, key: str) -> _Ref | None:
@@ -187,7 +201,7 @@ def _leaves(schema: Any, producer: Tool) -> Iterator[_Leaf]:
         if not isinstance(props, dict):
             return
         title = node["title"] if isinstance(node.get("title"), str) else ""
-        here = context | _entity(split_words(title))
+        here = context | _entity(_words(title))
         if top and not title:
             here |= _name_entity(producer)
         for key, sub in props.items():
@@ -199,7 +213,7 @@ def _leaves(schema: Any, producer: Tool) -> Iterator[_Leaf]:
                 inner, below = inner["items"], f"{below}[]"
             if isinstance(inner.get("properties"), dict) or inner.get("anyOf") or inner.get("oneOf"):
                 nested_top = top and str(key) in _COLLECTIONS
-                yield from walk(inner, below, (here if nested_top else frozenset()) | _entity(split_words(str(key))),
+                yield from walk(inner, below, (here if nested_top else frozenset()) | _entity(_words(str(key))),
                                 nested_top)
             elif not _types(inner) & {"object"}:
                 yield _Leaf(below, str(key), _types(inner), here)
@@ -211,8 +225,8 @@ def _schema_score(ref: _Ref, leaf: _Leaf) -> float | None:
     """How surely `leaf` gives `ref` (see the module doc), None when it does not."""
     if not _compatible(ref.types, leaf.types):
         return None
-    words = split_words(leaf.name)
-    if words == split_words(ref.key) and (len(words) > 1 or ref.id_word is None):
+    words = _words(leaf.name)
+    if words == _words(ref.key) and (len(words) > 1 or ref.id_word is None):
         return SCHEMA_EXACT
     if not words:
         return None
@@ -239,7 +253,7 @@ def _schema_pairs(tools: Sequence[Tool], refs: dict[str, list[_Ref]]) -> list[Ch
         told = set(producer.required)
         for leaf in _leaves(producer.output_schema, producer):
             seen: set[tuple[str, str]] = set()
-            for word in sorted(leaf.context | _entity(split_words(leaf.name))):
+            for word in sorted(leaf.context | _entity(_words(leaf.name))):
                 for consumer, ref in by_entity.get(word, []):
                     if consumer == producer.name or ref.key in told or (consumer, ref.key) in seen:
                         continue
@@ -251,7 +265,7 @@ def _schema_pairs(tools: Sequence[Tool], refs: dict[str, list[_Ref]]) -> list[Ch
 
 
 def _looks_up(tool: Tool) -> bool:
-    first = split_words(tool.name)[:1] + content_words(tool.description)[:1]
+    first = [*_words(tool.name)[:1], *content_words(tool.description)[:1]]
     return any(_norm(w) in LOOKUP_VERBS for w in first)
 
 
@@ -299,11 +313,11 @@ def _modifier_only(ref: _Ref, producer: Tool) -> bool:
     """Whether the parameter's thing only says which things the producer lists: `list_issue_types`
     lists types (of issues), not the issues `update_issue_type` takes; `list_pull_requests` lists what a
     `pullNumber` numbers."""
-    words = _unverbed(split_words(producer.name))
+    words = _unverbed(_words(producer.name))
     plural = next((i for i, w in enumerate(words) if i > 0 and _norm(w) != w and w.endswith("s")), None)
     if plural is None or not ref.entity or not ref.entity <= {_norm(w) for w in words[:plural]}:
         return False
-    said = {_norm(w) for w in split_words(ref.key)}
+    said = {_norm(w) for w in _words(ref.key)}
     return _norm(words[plural]) not in said | {_IMPLIED[w] for w in said if w in _IMPLIED}
 
 
@@ -322,7 +336,8 @@ ROLES = frozenset(
 )
 
 
-def _kind(words: Sequence[str], head: str) -> frozenset[str]:
+@lru_cache(maxsize=1 << 16)
+def _kind(words: tuple[str, ...], head: str) -> frozenset[str]:
     """The words that say which kind of `head` the words name ("sales" of "sales order", "code scanning"
     of "code scanning alert"), roles left out."""
     stems = [_norm(w) for w in _unverbed(words) if w not in _GENERIC]
@@ -342,11 +357,11 @@ def _other_kind(ref: _Ref, consumer: str, producer: Tool) -> bool:
         return False
     head = _norm(entity[-1])
     # a key naming the thing alone (`alertNumber`) takes its kind from the consumer's name, its act left out
-    wanted = _kind(words, head) or (_kind(split_words(consumer)[1:], head) if len(entity) == 1 else frozenset())
-    offered = _kind(split_words(producer.name), head)
+    wanted = _kind(tuple(words), head) or (_kind(_words(consumer)[1:], head) if len(entity) == 1 else frozenset())
+    offered = _kind(_words(producer.name), head)
     if not wanted or wanted <= offered or (offered and offered <= wanted):
         return False
-    return bool(offered) or not wanted <= {_norm(w) for w in content_words(producer.description)}
+    return bool(offered) or not wanted <= _described(producer.description)
 
 
 def _embedding_pairs(tools: Sequence[Tool], refs: dict[str, list[_Ref]], embed: Embed) -> list[ChainPair]:
