@@ -387,6 +387,15 @@ RUNS = {"total_count": 2, "workflow_runs": [
 REFUND_STEP: Step = ("create_refund", {"charge": "ch_3P9x1aLkT8", "amount": 4999}, REFUND)
 ASK_REFUND = "Refund the $49.99 charge ch_3P9x1aLkT8."
 
+PODCAST = {"items": [{"id": "5CfCWKI5pZ28U0uOzXkDHe", "name": "The Daily", "publisher": "The New York Times", "total_episodes": 2213, "type": "show"},
+                     {"id": "2MAi0BvDc6GTFvKFPXnkCL", "name": "Hard Fork", "publisher": "The New York Times", "total_episodes": 178, "type": "show"}]}
+RELEASE = {"tag_name": "v2.4.0", "name": "Inventory CLI 2.4", "published_at": "2026-03-12T15:30:00Z", "assets": [{"name": "inventory-cli_2.4.0_linux_amd64.tar.gz", "download_count": 341}, {"name": "inventory-cli_2.4.0_darwin_arm64.tar.gz", "download_count": 127}], "author": {"login": "akira-t"}}
+PO = {"po_number": "4500018822", "supplier": "Kessler Industrietechnik", "status": "approved", "lines": [{"material": "MAT-10442", "qty": 250, "unit_price": 18.4}, {"material": "MAT-20871", "qty": 40, "unit_price": 112.0}], "total": 9080.0, "currency": "EUR", "delivery_date": "2026-04-07"}
+EXPENSE = {"report_id": "ER-7731", "status": "submitted", "total": {"amount": 486.2, "currency": "GBP"}, "items": 5, "approver": "Dana Whitfield", "submitted_at": "2026-03-21T09:05:00Z"}
+TRAIN = {"journeys": [{"departure": "08:15", "arrival": "11:02", "changes": 0, "operator": "Deutsche Bahn", "price": {"amount": 59.9, "currency": "EUR"}}, {"departure": "09:43", "arrival": "12:51", "changes": 1, "operator": "Deutsche Bahn", "price": {"amount": 44.9, "currency": "EUR"}}]}
+SLA = {"ticket_id": "REQ-55102", "sla": {"target_hours": 24, "elapsed_hours": 19.5, "breached": False}, "status": "open", "assignee": "Karim Haddad"}
+QUEUE = {"tracks": [{"name": "Motion Sickness", "artists": [{"name": "Phoebe Bridgers"}]}, {"name": "Not", "artists": [{"name": "Big Thief"}]}, {"name": "Archie, Marry Me", "artists": [{"name": "Alvvays"}]}]}
+
 WELL_WRITTEN: list[tuple[str, Dialogue]] = [
     ("playlists", exchange("Show me my playlists.", [("get_current_user_playlists", {"limit": 20}, PLAYLISTS)],
                            "You have 3 playlists: Today's Top Hits (50 tracks, by Spotify), Road Trip (42 tracks) and "
@@ -522,6 +531,23 @@ WELL_WRITTEN: list[tuple[str, Dialogue]] = [
                                                              error("not_found", "No ticket with id INC-99999"))],
                                   "There's no ticket with the ID INC-99999 in the system. Could it have a different "
                                   "number? If you have the ticket's title I can search for it instead.")),
+    # a second round, written after every change above and measured as it stands
+    ("podcasts", exchange("Find podcasts from the New York Times.", [("search_shows", {"q": "New York Times"}, PODCAST)],
+   "I found 2 shows from The New York Times: The Daily, with 2,213 episodes, and Hard Fork, with 178.")),
+    ("po", exchange("Show me PO 4500018822.", [("get_purchase_order", {"po_number": "4500018822"}, PO)],
+   "PO 4500018822 with Kessler Industrietechnik is approved. It has 2 lines: 250 × MAT-10442 at €18.40 and 40 × MAT-20871 at €112.00, €9,080.00 in total, for delivery on 7 April 2026.")),
+    ("expense", exchange("Submit my expense report ER-7731.", [("submit_expense_report", {"report_id": "ER-7731"}, EXPENSE)],
+   "Done — expense report ER-7731 (5 items, £486.20) was submitted this morning at 09:05 and is now with Dana Whitfield for approval.")),
+    ("train", exchange("Trains from Munich to Frankfurt tomorrow morning?", [("search_trains", {"from": "Munich", "to": "Frankfurt", "date": "2026-03-22"}, TRAIN)],
+   "There are two morning options with Deutsche Bahn: the 08:15 gets in at 11:02 with no changes for €59.90, and the 09:43 arrives at 12:51 with one change for €44.90.")),
+    ("queue", exchange("What's in my queue?", [("get_queue", {}, QUEUE)],
+   "Next up: Motion Sickness by Phoebe Bridgers, then 'Not' by Big Thief and 'Archie, Marry Me' by Alvvays.")),
+    ("forbidden", exchange("Delete the release v2.4.0.", [("delete_release", {"owner": "granite-dev", "repo": "inventory-cli", "tag": "v2.4.0"}, error("permission_denied", "Resource not accessible by integration"))],
+   "I can't delete v2.4.0: the integration I'm using isn't allowed to manage releases in granite-dev/inventory-cli. A maintainer of the repository would need to remove it, or grant the integration write access.")),
+    ("invalid-qty", exchange("Order -5 units of MAT-10442.", [("create_purchase_requisition", {"material_id": "MAT-10442", "quantity": -5, "plant_code": "DE01"}, error("invalid_value", "quantity must be greater than 0"))],
+   "The order didn't go through because the quantity has to be greater than 0. How many units of MAT-10442 do you need?")),
+    ("retry-ok", exchange("Show me PO 4500018822.", [("get_purchase_order", {"po_number": "4500018822"}, error("rate_limited", "Try again in 10 seconds")), ("get_purchase_order", {"po_number": "4500018822"}, PO)],
+   "PO 4500018822 is approved; delivery is due on April 7.")),
 ]
 
 
@@ -532,7 +558,7 @@ def test_a_well_written_answer_passes(name: str, dialogue: Dialogue) -> None:
 
 
 def test_the_corpus_is_large_enough_to_measure_false_rejects() -> None:
-    assert len(WELL_WRITTEN) >= 20 and all(has_results(d.messages) for _, d in WELL_WRITTEN)
+    assert len(WELL_WRITTEN) >= 40 and all(has_results(d.messages) for _, d in WELL_WRITTEN)
 
 
 def test_words_of_a_state_or_a_key_made_of_function_words_are_no_claim_and_no_field() -> None:
@@ -571,3 +597,10 @@ def test_a_field_said_rounded_is_no_contradiction_and_another_noun_of_the_tool_n
     assert "contradicted_value" in codes(wrong)
     across = exchange(ASK_ISSUES, [LIST_ISSUES], "I looked across 1 repository and 2 labels: 3 issues are open.")
     assert codes(across) == []
+
+
+def test_a_value_worked_out_from_the_results_is_no_source() -> None:
+    """Arithmetic on results (24 - 19.5) states a number no source holds: the rules ask the assistant not to."""
+    d = exchange("Is REQ-55102 close to breaching its SLA?", [("get_ticket_sla", {"ticket_id": "REQ-55102"}, SLA)],
+                 "Not yet: REQ-55102 has used 19.5 of its 24 hours, so about 4.5 hours are left.")
+    assert codes(d) == ["invented_value"] and "'4.5'" in check_answers(d).reason
