@@ -17,8 +17,11 @@ Spotify ID of the album"), else the consumer's name without its verbs. A produce
   embeddings of the producer's description and the parameter's text are close enough (the cosine is
   the score).
 
-A producer that itself requires the parameter (it was told the value) feeds nothing, nor a tool itself.
-Pairs come sorted by producer, consumer and parameter, the best source kept for each.
+No pair is kept when the producer was told the value (it requires the parameter, or a reference to the
+same thing by the same word: `get-an-album(id)` gives no album id), nor from a tool to itself; without
+a schema, neither when the producer's name says another kind of the thing (`list_purchase_orders` and
+`sales_order_id`) or names it only as what its listed things belong to (`list_issue_types` and
+`issue_number`). Pairs come sorted by producer, consumer and parameter, the best source kept for each.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..core.records import Tool
-from ..core.text import DESCRIPTION_FILLER, STOP, content_words, key_words, split_words, spoken
+from ..core.text import DESCRIPTION_FILLER, STOP, content_words, key_words, split_words, spoken, without_codes
 
 Evidence = Literal["schema", "name", "embedding"]
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -179,9 +182,8 @@ def _reference(tool: Tool, key: str) -> _Ref | None:
         own = _entity([w for w in words[:-1] if w not in ROLES])
         if words[-1] in _BARE and (not own or "string" in types):
             return None
-        entity = (own or _entity(_unverbed(content_words(f"{schema.get('title') or ''} "
-                                                                          f"{description}")))
-                  or _name_entity(tool))
+        said = without_codes(f"{schema.get('title') or ''} {description}")  # example ids are no words
+        entity = own or _entity(_unverbed(content_words(said))) or _name_entity(tool)
         return _Ref(key, entity, ID_WORDS[words[-1]], types, text) if entity else None
     if len(words) == 1 and words[0] not in FREE_VALUES and types <= {"string"}:
         return _Ref(key, _entity(words), None, types, text)
@@ -250,12 +252,11 @@ def _schema_pairs(tools: Sequence[Tool], refs: dict[str, list[_Ref]]) -> list[Ch
     for producer in tools:
         if not isinstance(producer.output_schema, dict):
             continue
-        told = set(producer.required)
         for leaf in _leaves(producer.output_schema, producer):
             seen: set[tuple[str, str]] = set()
             for word in sorted(leaf.context | _entity(_words(leaf.name))):
                 for consumer, ref in by_entity.get(word, []):
-                    if consumer == producer.name or ref.key in told or (consumer, ref.key) in seen:
+                    if consumer == producer.name or (consumer, ref.key) in seen or _told(ref, producer, refs):
                         continue
                     seen.add((consumer, ref.key))
                     if (score := _schema_score(ref, leaf)) is not None:

@@ -115,3 +115,14 @@ def test_order_is_deterministic_and_one_pair_per_parameter() -> None:
     assert plan_chains(shuffled) == plan_chains(MUSIC)
     keys = [(p.producer, p.consumer, p.parameter) for p in plan_chains(MUSIC)]
     assert keys == sorted(set(keys))
+
+
+def test_a_producer_told_the_same_thing_by_another_key_feeds_nothing() -> None:
+    """`get-album(id)` was given the album's id, so it gives `get-albums` no `ids`; a list gives them."""
+    album = {"title": "AlbumObject", "type": "object", "properties": {"id": STR, "name": STR}}
+    tools = [tool("get-album", "Get an album.", {"id": {**STR, "description": "The id of the album."}}, output=album),
+             tool("get-albums", "Get several albums.", {"ids": {**STR, "description": "The ids of the albums."}}),
+             tool("list-new-albums", "List new albums.", output={"type": "object", "properties": {
+                 "albums": {"type": "array", "items": album}}})]
+    assert [(p.producer, p.consumer, p.source_path) for p in plan_chains(tools)] == [
+        ("list-new-albums", "get-album", "albums[].id"), ("list-new-albums", "get-albums", "albums[].id")]
