@@ -297,11 +297,9 @@ def _named_candidates(tools: Sequence[Tool], refs: dict[str, list[_Ref]]) -> lis
                     for tool in index.get(word, []):
                         found.setdefault(tool.name, (tool, evidence))
             for name, (tool, evidence) in sorted(found.items()):
-                if name == consumer or _told(ref, tool, refs) or _other_kind(ref, consumer, tool):
-                    continue
-                if _modifier_only(ref, tool):
-                    continue
-                out.append((tool, consumer, ref, evidence))
+                if not (name == consumer or _told(ref, tool, refs) or _other_kind(ref, consumer, tool)
+                        or _modifier_only(ref, tool)):
+                    out.append((tool, consumer, ref, evidence))
     return out
 
 
@@ -324,8 +322,7 @@ def _modifier_only(ref: _Ref, producer: Tool) -> bool:
     return _norm(words[plural]) not in said | {_IMPLIED[w] for w in said if w in _IMPLIED}
 
 
-# A key word that says the word after it too (`pullNumber` is a pull request's number).
-_IMPLIED = {"pull": "request"}
+_IMPLIED = {"pull": "request"}  # a key word that says the next one too (`pullNumber`: a pull request's)
 
 
 # Reference words that need a thing before them (`issue_number`; a bare `number` is how many).
@@ -345,10 +342,7 @@ def _kind(words: tuple[str, ...], head: str) -> frozenset[str]:
     of "code scanning alert"), roles left out."""
     stems = [_norm(w) for w in _unverbed(words) if w not in _GENERIC]
     at = stems.index(head) if head in stems else 0
-    return frozenset(stems[:at]) - _ROLE_STEMS
-
-
-_ROLE_STEMS = frozenset(_norm(w) for w in ROLES)
+    return frozenset(stems[:at]) - ROLES
 
 
 def _other_kind(ref: _Ref, consumer: str, producer: Tool) -> bool:
