@@ -34,7 +34,9 @@ class Candidate:
     `problems` are (field, message) pairs that stop the import; `warnings` are (field,
     message) pairs saying what was changed or left out to make the tool importable. Both
     name fields as in the source file. `field_map` renames native fields to the source's
-    own names in validation messages (e.g. parameters -> inputSchema for MCP).
+    own names in validation messages (e.g. parameters -> inputSchema for MCP). A field in
+    `optional` the importer derived itself (an OpenAPI response's output schema): a problem with it
+    leaves it out with a warning instead of stopping the tool.
     """
 
     index: int
@@ -44,6 +46,7 @@ class Candidate:
     problems: list[Note] = field(default_factory=list)
     warnings: list[Note] = field(default_factory=list)
     field_map: dict[str, str] = field(default_factory=dict)
+    optional: tuple[str, ...] = ()
 
     @property
     def name(self) -> str | None:

@@ -127,7 +127,11 @@ def read_catalog(path: str | os.PathLike[str], format: str | None = None,
             where = _where(cand)
             notices += [Notice(shown, where, f, m) for f, m in cand.warnings]
             entry = Skipped(shown, where, [Notice(shown, where, f, m) for f, m in cand.problems])
-            entry.problems += [Notice(shown, where, _source_field(cand, f), m) for f, m in check_tool(cand.data)]
+            checked = check_tool(cand.data)
+            if dropped := _drop_optional(cand, checked):
+                notices += [Notice(shown, where, f, f"{m}; the tool is imported without it") for f, m in dropped]
+                checked = [p for p in checked if p not in dropped]
+            entry.problems += [Notice(shown, where, _source_field(cand, f), m) for f, m in checked]
             found.append((shown, cand, entry))
             entries.append(entry)
     _duplicates(found)
@@ -173,6 +177,14 @@ def _where(cand: Candidate) -> str:
         label += f" {cand.name!r}"
     extras = [x for x in (f"line {cand.line}" if cand.line else None, cand.origin) if x]
     return label + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _drop_optional(cand: Candidate, problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The problems with fields the importer may leave out (`Candidate.optional`), those fields removed."""
+    found = [(f, m) for f, m in problems if any(f == o or f.startswith((o + ".", o + "[")) for o in cand.optional)]
+    for name in {o for o in cand.optional for f, _ in found if f == o or f.startswith((o + ".", o + "["))}:
+        cand.data.pop(name, None)
+    return found
 
 
 def _source_field(cand: Candidate, field: str) -> str:

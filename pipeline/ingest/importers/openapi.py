@@ -291,7 +291,8 @@ def extract(doc: Any) -> Extracted:
             data, problems, warnings = _operation(
                 doc, str(path), method.lower(), op, item.get("parameters", []), version.startswith("3.0")
             )
-            out.candidates.append(Candidate(index, data, origin=origin, problems=problems, warnings=warnings))
+            out.candidates.append(Candidate(index, data, origin=origin, problems=problems, warnings=warnings,
+                                            optional=("output_schema",)))
     webhooks = doc.get("webhooks")
     hooks = f"{len(webhooks)} webhook{'s' if len(webhooks) != 1 else ''}" if isinstance(webhooks, dict) else None
     if not out.candidates and not out.problems:

@@ -178,3 +178,12 @@ def test_a_dangling_mcp_ref_leaves_the_output_schema_out_with_a_warning(tmp_path
     catalog = read(tmp_path, {"tools": [broken, {**MCP_TOOL, "name": "b"}]})
     assert catalog.tools[0].output_schema is None
     assert any("outputSchema" in w and "left out" in w for w in catalog.warnings)
+
+
+def test_a_response_schema_the_checks_refuse_is_left_out_not_the_tool(tmp_path: Path) -> None:
+    odd = music_api({"200": {"description": "ok", "content": {"application/json": {"schema": {
+        "type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}}}}}})
+    catalog = read(tmp_path, odd)
+    assert catalog.tools[0].name == "get-album" and catalog.tools[0].output_schema is None
+    assert len(catalog.warnings) == 1 and "output_schema.properties.n.minimum" in catalog.warnings[0]
+    assert catalog.warnings[0].endswith("; the tool is imported without it")
