@@ -16,7 +16,7 @@ from ..core.resources import resolve, shipped
 from ..scenarios import names as scenario_names
 from .fingerprint import TEMPLATES, fingerprint, switch_on
 from .models import MODEL_ROLES, ROLES, SWITCHED_ROLES, LLMSettings, Models, Strict, field_path, is_offline
-from .templates import prompt_versions, prompts_from, template_digests
+from .templates import SWITCHED_PROMPTS, prompt_versions, prompts_from, template_digests
 
 
 class SynthesisSettings(Strict):
@@ -211,7 +211,9 @@ class RunConfig(Strict):
         """The settings the fingerprint hashes and a run's manifest records: every setting, and with
         `prompts_dir` the digests of the user's templates (`fingerprint.TEMPLATES`)."""
         settings = self.model_dump()
-        if digests := template_digests(self.prompts_folder()):
+        on = self.switched_on()  # a switched template whose switch is off is never rendered: not hashed
+        if digests := {name: digest for name, digest in template_digests(self.prompts_folder()).items()
+                       if SWITCHED_PROMPTS.get(Path(name).stem, "") in ("", *on)}:
             settings[TEMPLATES] = digests
         return settings
 

@@ -97,3 +97,16 @@ def test_the_role_takes_a_model_mapping_and_its_own_structured_output(tmp_path: 
     assert ModelRegistry.from_config(config).entry("tool_result").structured_output == "off"
     with pytest.raises(InputError, match="unknown role"):
         load_config(models={"tool_results": "openai/t"})
+
+
+def test_a_users_own_tool_result_template_counts_only_when_results_are_on(tmp_path: Path) -> None:
+    from utcgen.pipeline.core.resources import shipped
+
+    mine = tmp_path / "prompts"
+    mine.mkdir()
+    text = (shipped("prompts") / "tool_result.txt").read_text(encoding="utf-8")
+    (mine / "tool_result.txt").write_text(text.replace("You are the service", "You are the system"), encoding="utf-8")
+    assert load_config(overrides={"prompts_dir": str(mine)}).fingerprint() == load_config().fingerprint()
+    on = load_config(overrides={"prompts_dir": str(mine), **ON})
+    assert on.fingerprint() != load_config(overrides=ON).fingerprint()
+    assert "tool_result.txt" in on.fingerprint_settings()["prompt_templates"]
