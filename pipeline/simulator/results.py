@@ -36,6 +36,7 @@ MAX_DEPTH = 6  # nested objects deeper than this are left empty: a schema may re
 _ID_WORDS = frozenset({"id", "ids", "key", "code", "number", "no", "num", "slug", "name", "uuid", "ref", "sku"})
 # field names that say what kind of value, not of what: read with their object's name
 _BARE = frozenset({"id", "name", "title", "type", "email", "url", "code", "key", "number", "description"})
+_CONTAINERS = frozenset({"result", "results", "items", "data", "records", "entries", "list"})
 
 
 @policy("tool_result")
@@ -46,8 +47,16 @@ def tool_result(request: ToolResultRequest, messages: list[dict]) -> str:
         return json.dumps({"error": {"type": request.error, "message": error_message(request, rng)}}, ensure_ascii=False)
     world = _World(request.tool, request.persona, request.arguments, rng)
     schema = request.result_schema()
-    result = world.value("result", schema, 0) if schema is not None else loose_result(world)
+    result = world.value(thing(request.tool), schema, 0) if schema is not None else loose_result(world)
     return json.dumps(result if isinstance(result, dict) else {"result": result}, ensure_ascii=False)
+
+
+def thing(tool: Tool) -> str:
+    """What the tool works on, by its name's last word ('listPets' -> pet): a result's bare `id` or `name`
+    is read as that thing's."""
+    words = [w for w in split_words(tool.name)[1:] if w not in _ID_WORDS] or ["record"]
+    last = words[-1]
+    return last[:-1] if last.endswith("s") and not last.endswith("ss") and len(last) > 3 else last
 
 
 def _norm(name: str) -> str:
@@ -97,7 +106,9 @@ class _World:
             return found[1]
         words = split_words(key)
         within = split_words(parent)
-        if words and set(words) <= _BARE and within and within != ["result"]:
+        if words and set(words) <= _CONTAINERS and within:
+            key = parent  # `{"items": [...]}` holds the things its object is about
+        elif words and set(words) <= _BARE and within:
             key = "_".join([*within[-1:], *words])
         return self.value(key, schema, depth)
 
@@ -197,8 +208,7 @@ def loose_result(world: _World) -> dict[str, Any]:
     status = next((s for lead, s in _STATUS if verb.startswith(lead)), "ok")
     out: dict[str, Any] = {"status": status}
     if not any((_ID_WORDS - {"name"}) & set(split_words(a)) for a in world.arguments):  # no second id for one thing
-        thing = next((w for w in split_words(world.tool.name)[1:] if w not in _ID_WORDS), "record")
-        out["id"] = world.value(f"{thing}_id", {"type": "string"}, 0)
+        out["id"] = world.value(f"{thing(world.tool)}_id", {"type": "string"}, 0)
     out.update(world.arguments)
     for name in world.nouns()[:3]:
         out.setdefault(name, world.value(name, {"type": "string", "description": name.replace("_", " ")}, 0))
@@ -244,14 +254,14 @@ def _refused(request: ToolResultRequest) -> tuple[str, Any, str] | None:
 
 def error_message(request: ToolResultRequest, rng: random.Random) -> str:
     """What a real API writes for the request's kind of error."""
-    thing = " ".join(w for w in split_words(request.tool.name)[1:] if w not in _ID_WORDS) or "resource"
+    what = " ".join(w for w in split_words(request.tool.name)[1:] if w not in _ID_WORDS) or "resource"
     if request.error == "not_found":
         if (named := _named(request)) is None:
-            return f"The requested {thing} was not found."
+            return f"The requested {what} was not found."
         key, value = named
-        return rng.choice([f"No {thing} found with {key} '{_said(value)}'.",
-                           f"{thing.capitalize()} not found: {key} '{_said(value)}' does not exist.",
-                           f"Resource not found: no {thing} matches {key}={_said(value)}."])
+        return rng.choice([f"No {what} found with {key} '{_said(value)}'.",
+                           f"{what.capitalize()} not found: {key} '{_said(value)}' does not exist.",
+                           f"Resource not found: no {what} matches {key}={_said(value)}."])
     if request.error == "invalid_value":
         if (refused := _refused(request)) is None:
             return "Invalid request: the parameters could not be validated."
@@ -259,8 +269,8 @@ def error_message(request: ToolResultRequest, rng: random.Random) -> str:
         return rng.choice([f"Invalid value for '{key}': '{_said(value)}' {why}.",
                            f"Validation failed: {key} '{_said(value)}' {why}."])
     if request.error == "permission_denied":
-        return rng.choice([f"Permission denied: you are not allowed to call {request.tool.name} on this {thing}.",
-                           f"Forbidden: the current user lacks access to this {thing}.",
+        return rng.choice([f"Permission denied: you are not allowed to call {request.tool.name} on this {what}.",
+                           f"Forbidden: the current user lacks access to this {what}.",
                            f"Access denied: your role does not have permission to {' '.join(split_words(request.tool.name))}."])
     wait = rng.choice([5, 10, 30, 60])
     return rng.choice([f"Rate limit exceeded: too many requests. Retry after {wait} seconds.",

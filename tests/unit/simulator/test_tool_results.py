@@ -139,3 +139,11 @@ def test_an_invalid_value_names_an_enum_and_an_unconstrained_argument_by_its_wor
     free = result(request(arguments={"ticket_id": "X"}, error="invalid_value"))["error"]["message"]
     assert "ticket_id" in free and "ticket id" in free
     assert result(request(arguments={}, error="not_found"))["error"]["message"] == "The requested ticket was not found."
+
+
+def test_a_bare_id_is_read_as_the_id_of_what_the_tool_works_on() -> None:
+    pets = Tool(name="listPets", description="Lists the pets of the clinic.", output_schema={
+        "type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}})
+    for seed in range(5):
+        out = result(request(pets, {}, seed=seed))
+        assert out["result"] and all(item["id"].startswith("PET-") for item in out["result"])
