@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.records import Tool
+from ..dialogue.mentions import mentioned
 from ..dialogue.parameter_labels import label
 from ..dialogue.said import user_said
 from ..llm.requests import AssistantRequest, Said
@@ -23,8 +24,18 @@ COMMIT_MARGIN = 0.5        # weighted-overlap lead the evaluation's model under 
 
 
 def stated_arguments(tool: Tool, history: Sequence[Said]) -> dict[str, Any]:
-    """The required values the user has stated, in the phrasing the offline user uses."""
-    return phrasing.read_values(user_said(history, sep="\n"), tool)
+    """The required values the user has stated, in the phrasing the offline user uses, and each
+    required choice whose one option the user named in passing ('hold stock for a customer order'
+    names the reason `customer_order`), as a reader takes it and the planning rule counts it."""
+    said = user_said(history, sep="\n")
+    known = phrasing.read_values(said, tool)
+    for key in tool.required:
+        schema = tool.properties.get(key) or {}
+        if key not in known and isinstance(schema.get("enum"), list):
+            named = [v for v in schema["enum"] if isinstance(v, str) and mentioned(v, schema, said) == "found"]
+            if len(named) == 1:
+                known[key] = named[0]
+    return known
 
 
 def reply(request: AssistantRequest) -> str:
@@ -71,34 +82,35 @@ def _fill(tool: Tool, history: Sequence[Said]) -> str:
 
 # One sentence each: a courtesy and what is missing, in many wordings, so neither the courtesy nor a request
 # for labels many tools share ('the owner and repo') recurs as a stock line.
-ASK_FIRST = ["Sure, I can help you with that, so could you please give me the {x}?",
-             "I can help you with that, but first I will need the {x}.",
-             "Sure, I can do that for you, but could you please tell me the {x}?",
-             "I can take care of that for you, so could you please provide the {x}?",
-             "Of course, I can help with that, but I will need the {x} first.",
-             "Certainly, I can help you with that, but I need to know the {x} first.",
-             "I'd be happy to help you with that, so could you please share the {x}?",
-             "Sure, I can help with this, but I will need you to tell me the {x}.",
-             "Of course, I can do that, so could you please let me know the {x}?",
-             "I can definitely help you with that, but could you first give me the {x}?",
-             "Sure thing, I can help you with that, but I will need the {x} from you.",
-             "Absolutely, I can help with that, so could you tell me the {x}, please?"]
-ASK_MORE = ["Thank you for the information, and could you also give me the {x}?",
-            "Thank you for your help, so could you please tell me the {x}?",
-            "Thanks for that, and could you also tell me the {x}, please?",
-            "Thank you, and I will need the {x} as well to finish this.",
-            "Great, thank you, and could you please give me the {x} as well?",
-            "Thank you, that helps, and could you also share the {x} with me?",
-            "Thanks, and I will also need you to tell me the {x}.",
-            "Thank you so much, and could you please let me know the {x} too?",
-            "Perfect, thank you, and could you also provide the {x}?",
-            "Thanks for the details, so could you now give me the {x}?"]
+# a request for values: an acceptance, then the request in the same sentence; the parts combine freely,
+# so a pair of labels many tools share ('the owner and repo') is asked a different way in each dialogue
+_ACCEPT = ["Sure, I can help you with that", "I can help you with that", "Sure, I can do that for you",
+           "I can take care of that for you", "Of course, I can help with that", "Certainly, I can help you with that",
+           "I'd be happy to help you with that", "Sure, I can help with this", "Of course, I can do that",
+           "I can definitely help you with that", "Sure thing, I can help you with that", "Absolutely, I can help with that",
+           "Happy to help with that", "No problem, I can sort that out for you"]
+_REQUEST = [", so could you please give me the {x}?", ", but first I will need the {x}.", ", but could you please tell me the {x}?",
+            ", so could you please provide the {x}?", ", but I will need the {x} first.", ", but I need to know the {x} first.",
+            ", so could you please share the {x}?", ", but I will need you to tell me the {x}.",
+            ", so could you please let me know the {x}?", ", but could you first give me the {x}?",
+            ", but I will need the {x} from you.", ", so could you tell me the {x}, please?"]
+# a request for more values: thanks for the last answer, then the request
+_THANKS = ["Thank you for the information", "Thank you for your help", "Thanks for that", "Thank you", "Great, thank you",
+           "Thank you, that helps", "Thanks", "Thank you so much", "Perfect, thank you", "Thanks for the details",
+           "Got it, thanks"]
+_REQUEST_MORE = [", and could you also give me the {x}?", ", so could you please tell me the {x}?",
+                 ", and could you also tell me the {x}, please?", ", and I will need the {x} as well to finish this.",
+                 ", and could you please give me the {x} as well?", ", and could you also share the {x} with me?",
+                 ", and I will need you to tell me the {x} as well.", ", and could you please let me know the {x} too?",
+                 ", and could you also provide the {x}?", ", so could you now give me the {x}?"]
 
 
 def ask_for(listed: str, history: Sequence[Said], salt: str) -> str:
-    """A request for the missing values `listed`, in a wording no earlier assistant turn used."""
+    """A request for the missing values `listed`, in a wording no earlier assistant turn used: the
+    first acceptance, then thanks for each answer."""
     earlier = " ".join(m.content for m in history if m.role == "assistant")
-    forms = ASK_MORE if any(f.split("{")[0] in earlier for f in ASK_FIRST + ASK_MORE) else ASK_FIRST
-    fresh = [f for f in forms if f.split("{")[0] not in earlier] or forms
+    asked = any(f"{a}, " in earlier for a in _ACCEPT + _THANKS)
+    lead, ends = (_THANKS, _REQUEST_MORE) if asked else (_ACCEPT, _REQUEST)
     rng = random.Random(f"{salt}:{len(history)}")
-    return rng.choice(fresh).format(x=listed)
+    fresh = [a for a in lead if f"{a}, " not in earlier] or lead
+    return rng.choice(fresh) + rng.choice([e for e in ends if e.format(x=listed) not in earlier] or ends).format(x=listed)

@@ -39,7 +39,8 @@ def _ok(word: str) -> bool:
 
 _ADJECTIVES = set("technical internal external annual current final manual actual general additional individual "
                   "optional available relevant related remaining existing multiple several various overall same "
-                  "full partial own different whole corporate recent prepaid old new due open closed upcoming".split())
+                  "full partial own different whole corporate recent prepaid old new due open closed upcoming valid "
+                  "invalid possible unique public private active inactive primary secondary latest".split())
 
 
 def _nounish(word: str) -> bool:
@@ -90,9 +91,24 @@ def determined(description: str, phrase: str) -> bool:
     return bool(re.search(rf"\b{_DETERMINERS}\s+(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE))
 
 
+def thing(phrase: str) -> bool:
+    """Whether a parameter's label or an enum value names a thing one can put 'the' before ('the
+    market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
+    words = phrase.lower().split()
+    return bool(words) and _nounish(words[-1]) and words[-1] not in text.STOP
+
+
+# quantities and references a description puts before a noun ('several episodes', 'the provided repository'):
+# the user says the noun
+_QUANTIFIERS = frozenset("several multiple various many single specific specified given certain provided requested "
+                         "supplied existing current".split())
+
+
 def _close(run: list[str], out: list[str]) -> None:
     while run and not _nounish(run[-1]):
         run = run[:-1]
+    while len(run) > 1 and run[0].lower() in _QUANTIFIERS:
+        run = run[1:]
     while run and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
         run = run[1:]  # 'choosing', 'refunding': a verb, not a thing
     while len(run) > 1 and run[0].lower() in THIRD_PERSON:

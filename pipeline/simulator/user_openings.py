@@ -66,11 +66,13 @@ def _joined(lead: str, rest: str, role: str | None = None) -> str:
 
 
 def spoken_phrase(phrase: str) -> str:
-    """A description's phrase as said: a Title Case heading ('Saved Albums') in lower case, acronyms
-    and a single proper noun ('Spotify') kept."""
+    """A description's phrase as said: a Title Case heading ('Saved Albums', 'Tracks') in lower case,
+    acronyms and a single proper noun ('Spotify') kept."""
     words = phrase.split()
     if len(words) > 1 and all(w[:1].isupper() for w in words):
         return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+    if len(words) == 1 and phrase[:1].isupper() and phrase[1:].islower() and re.fullmatch(r"[A-Za-z]{3,}[^s]s", phrase):
+        return phrase.lower()  # a heading's plural ('Tracks', 'Episodes'), not a name
     return phrase
 
 

@@ -16,7 +16,7 @@ from ..core.records import Tool
 from ..dialogue import grounding, shortcuts
 from ..dialogue.parameter_labels import label
 from ..llm.requests import Said, UserRequest
-from .nounphrases import BASE_VERBS, BLAND, about, determined, noun_phrases
+from .nounphrases import BASE_VERBS, BLAND, about, determined, noun_phrases, thing
 from .selection import CHATTER_STEMS
 from .voice import Voice, finish
 from .wording import USER_CHATTER, imperative
@@ -62,7 +62,7 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
               if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
     keys = list(tool.properties)
     extra = [p for p in extra if params and not any(shortcuts.stem(w) in banned for w in shortcuts.split_words(p))
-             and not shortcuts.key_hits(p, keys)]
+             and not shortcuts.key_hits(p, keys) and thing(p)]
     takes = set(text.stems(" ".join([*keys, *(str((s or {}).get("description") or "")
                                             for s in tool.properties.values())])))
 
@@ -215,12 +215,19 @@ def act_separates(request: UserRequest, act: str) -> bool:
     return any(not grounding.fits(verb, grounding.vocab(d)) for d in request.distractors)
 
 
+# words that follow a noun, not an imperative verb, at a description's start
+_NOT_AFTER_VERB = frozenset("for of in on with that which to and or is are".split())
+
+
 def action_verb(request: UserRequest) -> str | None:
     """The verb the seed's description opens with ('Compares ...' -> 'compare'), unless a name says
     it; a common verb ('remove', 'check') only when it is what sets the seed apart ('save')."""
-    first = (re.findall(r"[A-Za-z]+", request.tool.description)[:1] or [""])[0]
+    first, after = ([*re.findall(r"[A-Za-z]+", request.tool.description)[:2], "", ""])[:2]
     verb = imperative(first).strip()
-    if len(verb) < 3 or shortcuts.stem(verb) in said_banned(request, answering=bool(request.history)) or verb in USER_CHATTER:
+    if after.lower() in _NOT_AFTER_VERB:
+        return None  # 'Tools for GitHub Projects': a noun, not a verb
+    banned = said_banned(request, answering=bool(request.history))
+    if not _action_word(first) or len(verb) < 3 or shortcuts.stem(verb) in banned or verb in USER_CHATTER:
         return None
     if verb in shortcuts.GENERIC and not (request.history and act_separates(request, verb)):
         return None
