@@ -64,6 +64,12 @@ def _said(value: Any) -> str:
     return " ".join(spoken(str(value)).split()) if isinstance(value, str) else str(value)
 
 
+def _forms(value: Any) -> tuple[str, ...]:
+    """How a field's value may be written in an answer: as the result writes it ('McQuin opportunity',
+    'in_progress' as 'in progress'), or said aloud ('mc quin')."""
+    return (_said(value).casefold(), " ".join(re.findall(r"[a-z0-9']+", str(value).casefold())))
+
+
 def _fields(found: Sequence[Result]) -> dict[str, list[Any]]:
     """The values of each result field whose every value is a number or a short code ("open",
     "in_progress"), keyed by the field said aloud: the fields an answer can be held to."""
@@ -99,7 +105,7 @@ def _contradictions(text: str, fields: dict[str, list[Any]]) -> list[str]:
             if numbers or not words or words[0] in _NOT_A_VALUE:
                 continue
             spelled = " ".join(words)
-            if not any(spelled.startswith(_said(v).casefold()) for v in values):
+            if not any(spelled.startswith(form) for v in values for form in _forms(v)):
                 out.append(f"{key} is {words[0]}")
     return out
 

@@ -8,7 +8,8 @@ persona_fit), then the scenario rule (scenario) and question planning against Q*
 critique are independent, so they run concurrently. Every verdict produced is returned; a skipped stage produces none.
 
 The rules of what follows a tool result (`AFTER_RESULTS`: answers) run after the others, and only on a
-dialogue holding a `tool` turn: a dialogue without one gets exactly the verdicts it got before they
+dialogue holding a `tool` turn; every other rule and judge reads such a dialogue up to its first result
+(`up_to_results`), the disambiguation that ends at the first call: a dialogue without one gets exactly the verdicts it got before they
 existed, and `STAGES`, which stats, the audit, the rows and the prompt contract read, does not list them.
 """
 
@@ -89,12 +90,20 @@ def stage_kind(name: str) -> Kind | None:
 async def run_cascade(d: Dialogue, gateway: ChatGateway) -> list[Verdict]:
     """The verdicts of every stage that ran, in stage order."""
     verdicts: list[Verdict] = []
+    head = up_to_results(d)
     for rule in (*RULES, *(AFTER_RESULTS if has_results(d.messages) else ())):
-        verdicts.append(await rule.check(d))
+        verdicts.append(await rule.check(d if rule in AFTER_RESULTS else head))
         if not verdicts[-1].passed:
             return verdicts
-    verdicts += await asyncio.gather(*(judge.check(d, gateway) for judge in JUDGES))
+    verdicts += await asyncio.gather(*(judge.check(head, gateway) for judge in JUDGES))
     return verdicts
+
+
+def up_to_results(d: Dialogue) -> Dialogue:
+    """`d` up to its first tool result: the disambiguation every rule and judge but `AFTER_RESULTS`
+    judges, ending at the first call as a dialogue without results does; `d` itself when it has none."""
+    first = next((i for i, m in enumerate(d.messages) if m.role == "tool"), None)
+    return d if first is None else d.model_copy(update={"messages": d.messages[:first]})
 
 
 def accepted(verdicts: list[Verdict]) -> bool:

@@ -130,6 +130,8 @@ class AssistantRequest(_Request):
     may_decline: bool = False
     hint: str | None = None  # the planner's private note, when the run gives one
     considered: list[str] = Field(default_factory=list)  # argument filling: the other candidates' names
+    # calls get results (`execution.results`): the prompt says how to answer from one (prompts/rules_answer.txt)
+    results: bool = False
     seed: int = 0
 
 
@@ -244,6 +246,7 @@ def parse_request(data: Any) -> Request:
         raise ValueError(f"not a valid role request ({problems})") from None
 
 
-def said(history: list[Any]) -> list[Said]:
-    """`Message`s as a transcript shows them."""
-    return [Said(role=m.role, content=m.content) for m in history]
+def said(history: list[Any], *, results: bool = True) -> list[Said]:
+    """`Message`s as a transcript shows them; without the tool's results when `results` is False
+    (the user sees the assistant's answer, never the tool's raw reply)."""
+    return [Said(role=m.role, content=m.content) for m in history if results or m.role != "tool"]

@@ -17,7 +17,7 @@ from ..dialogue.mentions import mentioned
 from ..dialogue.parameter_labels import label
 from ..dialogue.said import user_said
 from ..llm.requests import AssistantRequest, Said
-from . import phrasing, selection
+from . import answering, phrasing, selection
 from .wording import reply_json
 
 COMMIT_MARGIN = 0.5        # weighted-overlap lead the evaluation's model under test needs before it commits
@@ -43,6 +43,8 @@ def reply(request: AssistantRequest) -> str:
     values or the call in argument filling."""
     if request.phase == "tool_selection":
         return _select(request.candidates, request.history, request.seed)
+    if request.results and answering.last_result(request.history) is not None:
+        return answering.answer(settled_tool(request), request.history, request.seed)
     return _fill(settled_tool(request), request.history)
 
 

@@ -26,6 +26,7 @@ from jsonschema.exceptions import SchemaError
 from ..core.records import Persona, Tool
 from ..core.text import split_words
 from ..dialogue.arguments import type_ok
+from ..dialogue.parameter_labels import is_plural
 from ..llm.requests import ToolResultRequest
 from . import gold_values
 from .dispatch import policy
@@ -203,15 +204,16 @@ _STATUS = (("creat", "created"), ("add", "created"), ("regist", "created"), ("op
 
 def loose_result(world: _World) -> dict[str, Any]:
     """A small object such as an API of this kind returns: a status, an id, the call's arguments, and a
-    value for each of two or three things the description names."""
+    count for each of up to three plural things the description names ('parking spaces': 12)."""
     verb = (split_words(world.tool.name) or [""])[0]
     status = next((s for lead, s in _STATUS if verb.startswith(lead)), "ok")
     out: dict[str, Any] = {"status": status}
     if not any((_ID_WORDS - {"name"}) & set(split_words(a)) for a in world.arguments):  # no second id for one thing
         out["id"] = world.value(f"{thing(world.tool)}_id", {"type": "string"}, 0)
     out.update(world.arguments)
-    for name in world.nouns()[:3]:
-        out.setdefault(name, world.value(name, {"type": "string", "description": name.replace("_", " ")}, 0))
+    for name in world.nouns()[:3]:  # how many of each thing the description counts: a name made up for a
+        if is_plural(name.replace("_", " ")):  # field nothing describes would be no value anyone could check
+            out.setdefault(name, world.value(name, {"type": "integer", "minimum": 0, "maximum": 40}, 0))
     return out
 
 
@@ -246,10 +248,16 @@ def _refused(request: ToolResultRequest) -> tuple[str, Any, str] | None:
     """The argument an invalid-value error is about, and why: the first whose schema constrains it, else the first."""
     found: tuple[str, Any, str | None] | None = None
     for key, value in request.arguments.items():
-        why = _why(request.tool.properties.get(key) or {})
+        schema = request.tool.properties.get(key) or {}
+        why = _why(schema) if not _allows(schema, value) else None  # never a rule the value keeps
         if found is None or (why is not None and found[2] is None):
             found = (key, value, why)
-    return None if found is None else (found[0], found[1], found[2] or f"is not a valid {' '.join(split_words(found[0]))}")
+    return None if found is None else (found[0], found[1], found[2] or _UNUSABLE[len(str(found[1])) % len(_UNUSABLE)])
+
+
+# why a well-formed value is still refused: what the service knows and the caller may not
+_UNUSABLE = ("is not accepted for this request", "refers to a record that is no longer active",
+             "cannot be used with the other values of this request")
 
 
 def error_message(request: ToolResultRequest, rng: random.Random) -> str:

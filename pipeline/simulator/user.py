@@ -120,13 +120,18 @@ def _values_answer(request: UserRequest, rng: random.Random, voice: Voice) -> st
     history, tool, gold = request.history, request.tool, request.gold_arguments
     remaining = [k for k in gold if k not in revealed(history, tool, gold)]
     names = labels(tool)
+    asked = last_assistant_turn(history).lower()
+    again = [k for k in gold if k not in remaining and names[k].lower() in asked]
+    if not remaining and again:  # asked to check a value already given: the same value, checked
+        lead = rng.choice(["I checked again, and ", "I've just double-checked: ", "It should be right: "])
+        body = values_sentence(tool, gold, again[:2], rng)
+        return finish(voice, lead) + body[:1].lower() + body[1:]
     if not remaining:
         known = listing([names[k] for k in list(gold)[:2]]) if gold else "details"
         done = (["That's all, go ahead."] if voice.terse else
                 [f"I already gave you {known}, so that's everything I have.", f"You have {known} now, so please go ahead.",
                  f"I think {known} are all you need, so go ahead.", f"That's it from my side, {known} are above."])
         return finish(voice, rng.choice(done))
-    asked = last_assistant_turn(history).lower()
     wanted = [k for k in remaining if names[k].lower() in asked or k.lower() in asked]
     chosen = wanted[:3] if wanted else remaining[: rng.choice([1, 2])]
     body = values_sentence(tool, gold, chosen, rng)

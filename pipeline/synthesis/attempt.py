@@ -4,7 +4,8 @@ Stage transitions follow DiaFORGE Appendix A.1: in tool selection the assistant 
 shuffled candidate pool; its first tool call must name the seed tool (else the dialogue
 is rejected as a wrong selection); that committing message is dropped and argument
 filling starts with the seed tool in context. The loop stops at the first tool call or
-after T_max assistant turns. T_max counts the assistant turns kept in the dialogue: the
+after T_max assistant turns; with `execution.results` on, the call gets its result and the
+assistant answers from it (`after_call`). T_max counts the assistant turns kept in the dialogue: the
 dropped committing message is not one, so it does not count (a rejected wrong selection
 or an unparsable reply ends the loop anyway).
 
@@ -44,6 +45,7 @@ from ..scenarios import get as scenario_type
 from ..scenarios import plain_dialogue, prepare
 from ..settings.config import RunConfig
 from ..settings.templates import prompt_versions
+from .after_call import Execution, after_call
 from .roles import ReplyError, Roles, plan_hint
 
 
@@ -97,6 +99,9 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         scenario, info = prepare(scenario, tool, gold, random.Random(f"{rng_seed}:scenario"),
                                            seed.decision_style)
         await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info, s.plan_hint)
+        if config.execution.results and messages and messages[-1].tool_calls and not messages[-1].parse_error:
+            ex = Execution(gateway, config.seed, seed.job, config.execution.error_share, s.reply_retries)
+            await after_call(ex, roles, tool, persona, goal, seed.distractors, gold, messages, rng_seed)
     except _Reject as reject:
         verdicts.append(Verdict(validator=reject.stage, passed=False, reason=reject.reason))
     except ReplyError as exc:
@@ -121,7 +126,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
             utcgen_version=__version__,
             backend=config.backend(),
             models=_models(config, roles),
-            prompt_versions=prompt_versions(),
+            prompt_versions=prompt_versions(switched_on=config.switched_on()),
             seed=config.seed,
             attempt=seed.attempt,
             usage=roles.usage,
@@ -146,7 +151,7 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
 def _models(config: RunConfig, roles: Roles) -> dict[str, str]:
     """role -> model, then the request forms used, sorted: the judges run concurrently, and the
     record must not depend on which answered first (a resumed run writes the same bytes)."""
-    return {**config.models.names(), **dict(sorted(roles.formats.items()))}
+    return {**config.models.names(config.roles()), **dict(sorted(roles.formats.items()))}
 
 
 def _by_role(usage: dict[str, Usage]) -> dict[str, Usage]:

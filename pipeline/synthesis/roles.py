@@ -31,10 +31,12 @@ from typing import Any
 
 import jsonschema
 
+from ...validators.answers import instructions as answer_rules
 from ...validators.contract import instructions
 from .. import scenarios
 from ..core.records import Message, Persona, Tool, ToolCall, Usage, persona_text, tools_json
 from ..dialogue.planning import TOOL, given_arguments
+from ..dialogue.results import call_id
 from ..dialogue.said import user_said
 from ..dialogue.shortcuts import distinctive_name_words
 from ..llm import replies
@@ -62,9 +64,10 @@ def _dump(obj: Any) -> str:
 
 
 def history_text(history: list[Message]) -> str:
+    """The transcript the user proxy reads: the public turns, never a tool's raw result."""
     if not history:
         return "(nothing yet: you open the conversation)"
-    return "\n".join(f"{m.role}: {m.content}" for m in history if m.content)
+    return "\n".join(f"{m.role}: {m.content}" for m in history if m.content and m.role != "tool")
 
 
 @dataclass
@@ -144,7 +147,8 @@ class Roles:
         """The user proxy's next message. `scenario` (name, info, the opening as meant and as said)
         is None for a disambiguation dialogue without a decision style: today's prompts."""
         request = UserRequest(phase=phase, tool=tool, persona=persona, goal=goal,  # type: ignore[arg-type]
-                              distractors=distractors, gold_arguments=gold, history=said(history), seed=seed,
+                              distractors=distractors, gold_arguments=gold, history=said(history, results=False),
+                              seed=seed,
                               scenario=None if scenario is None else UserScenario(**scenario))
         return await self._user_reply(request, render_user(request, history))
 
@@ -185,8 +189,9 @@ class Roles:
 
     async def assistant(self, phase: str, candidates: list[Tool], tool: Tool | None,
                         history: list[Message], seed: int, scenario: dict | None = None,
-                        hint: str | None = None) -> Message:
-        """One assistant turn; `hint` (see `plan_hint`) is added to the system prompt when given."""
+                        hint: str | None = None, results: bool = False) -> Message:
+        """One assistant turn; `hint` (see `plan_hint`) is added to the system prompt when given;
+        `results`: calls get results, and the prompt says how to answer from them."""
         native = self.tool_format == "native"
         reply_format = load_prompt("assistant_reply_native" if native else "assistant_reply_json").render()
         reply_format = reply_format[0]["content"]
@@ -197,7 +202,7 @@ class Roles:
         request = AssistantRequest(phase=phase, candidates=[] if tool else candidates, tool=tool,  # type: ignore[arg-type]
                                    considered=[t.name for t in candidates if tool and t.name != tool.name],
                                    history=said(history),
-                                   may_decline=may_decline, hint=hint, seed=seed)
+                                   may_decline=may_decline, hint=hint, results=results, seed=seed)
         messages = render_assistant(request, history, reply_format, native)
         offered = [request.tool] if request.tool is not None else request.candidates
         self.formats["assistant.tool_format"] = self.tool_format
@@ -241,15 +246,33 @@ def render_assistant(request: AssistantRequest, history: list[Message], reply_fo
             tools=tools_json(request.candidates), reply_format=reply_format, may_decline=request.may_decline,
             rules=instructions("assistant"))
     else:
+        rules = instructions("assistant") + (f"\n{answer_rules()}" if request.results else "")
         system = load_prompt("assistant_argument_filling").render(
             tool=request.tool.spec_json(), reply_format=reply_format, may_decline=request.may_decline,
-            considered=", ".join(request.considered), rules=instructions("assistant"))
+            considered=", ".join(request.considered), rules=rules)
     if request.hint:
         system = [{**system[0], "content": f"{system[0]['content']}\n\n{request.hint}"}, *system[1:]]
-    return system + [
-        {"role": m.role, "content": (m.content if native else m.reply_json()) if m.role == "assistant" else m.content}
-        for m in history
-    ]
+    return system + [_turn(i, m, native) for i, m in enumerate(history)]
+
+
+def _turn(index: int, m: Message, native: bool) -> dict[str, Any]:
+    """One turn of the dialogue as the assistant's model reads it. Native: its calls with their ids and
+    each result as the API's `tool` message answering one; JSON: its reply objects, and each result as
+    a user-side message naming the call it answers (a JSON-protocol model has no tool messages)."""
+    if m.role == "tool":
+        if native:
+            return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+        return {"role": "user", "content": f"Tool result for {m.tool_call_id}:\n{m.content}"}
+    if m.role != "assistant":
+        return {"role": m.role, "content": m.content}
+    if not native:
+        return {"role": "assistant", "content": m.reply_json()}
+    if not m.tool_calls:
+        return {"role": "assistant", "content": m.content}
+    return {"role": "assistant", "content": m.content or None, "tool_calls": [
+        {"id": call_id(index, j), "type": "function",
+         "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+        for j, c in enumerate(m.tool_calls)]}
 
 
 def render_user(request: UserRequest, history: list[Message]) -> list[dict]:
