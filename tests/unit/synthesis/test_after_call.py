@@ -1,0 +1,113 @@
+"""After the call: an offline run with `execution.results` on gives each call its result as a tool turn,
+answers from it, and recovers from every error; a run without the setting ends at the call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.support.runs import SCENARIO_LINES, lines_subset, run_and_export
+from utcgen.pipeline import simulator as offline
+from utcgen.pipeline.core.records import Dialogue, Message
+from utcgen.pipeline.dialogue.labels import asks
+from utcgen.pipeline.dialogue.results import call_id, results
+from utcgen.pipeline.settings.config import load_config
+from utcgen.validators.answers import instructions
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("after-call")
+    catalog, personas = lines_subset(root, SCENARIO_LINES)
+    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 12, "seed": 5, "catalog": str(catalog),
+                                "personas": str(personas), "execution": {"results": True, "error_share": 0.5}})
+    config.llm.cache_dir = str(root / "cache")
+    calls: list[tuple[Any, list[dict]]] = []
+    respond = offline.respond
+    patch = pytest.MonkeyPatch()
+    patch.setattr(offline, "respond", lambda request, messages: (calls.append((request, messages)),
+                                                                  respond(request, messages))[1])
+    try:
+        records = run_and_export(config, embedder)
+    finally:
+        patch.undo()
+    every = [d for r in records.values() for d in r.dialogues]
+    return {"accepted": [d for d in every if d.accepted], "every": every, "calls": calls}
+
+
+def _tool_turns(d: Dialogue) -> list[tuple[int, Message]]:
+    return [(i, m) for i, m in enumerate(d.messages) if m.role == "tool"]
+
+
+def test_every_call_gets_its_result_and_an_answer(run):
+    assert len(run["accepted"]) == 12
+    for d in run["accepted"]:
+        turns = _tool_turns(d)
+        assert turns, d.id
+        for i, m in turns:
+            call = d.messages[i - 1]
+            assert call.role == "assistant" and call.tool_calls, (d.id, i)
+            assert m.tool_call_id == call_id(i - 1, 0)
+            assert isinstance(json.loads(m.content), dict)
+            assert d.messages[i + 1].role == "assistant", "a result is always followed by the assistant"
+        assert d.messages[-1].role == "assistant" and not d.messages[-1].tool_calls, "it ends on the answer"
+        assert d.generation.models.get("tool_result"), "the tool_result role is recorded when it ran"
+        assert "answers" in {v.validator for v in d.validation}
+
+
+def test_errors_are_followed_by_recovery_never_by_success(run):
+    errors = 0
+    for d in run["accepted"]:
+        for r in results(d.messages):
+            if r.error is None:
+                continue
+            errors += 1
+            reply = d.messages[r.at + 1]
+            assert reply.content, "an error is answered in words or a corrected call"
+            low = reply.content.lower()
+            assert not low.startswith(("done", "all set", "that went through", "here")), reply.content
+            assert asks(reply.content) or "nothing was changed" in low, reply.content
+    assert errors >= 3, "half the calls fail with error_share 0.5: some must be seen"
+
+
+def test_an_asked_value_is_given_again_and_called_again(run):
+    retried = [d for d in run["accepted"] if len(_tool_turns(d)) > 1]
+    assert retried, "a not-found or invalid value is asked for again and retried"
+    for d in retried:
+        first, second = results(d.messages)[:2]
+        assert first.error is not None, "only an error leads to a second call"
+        assert first.call is not None and second.call is not None
+        assert second.call.arguments == first.call.arguments, "the user checked the same value"
+
+
+def test_answers_state_only_what_the_result_holds(run):
+    for d in run["accepted"]:
+        for r in results(d.messages):
+            reply = d.messages[r.at + 1]
+            if r.error is not None or reply.tool_calls:
+                continue
+            facts = [p.split(" is ", 1)[1].strip(' ."') for p in reply.content.split(": ", 1)[-1].split(", ")
+                     if " is " in p]
+            text = json.dumps(r.value, ensure_ascii=False)
+            for fact in facts:
+                value = fact.split(" and the ")[0].strip(' ."').split(".")[0].strip('"')
+                assert value.lower() in text.lower(), (value, text)
+
+
+def test_the_assistant_is_told_the_answer_rules_and_the_user_never_sees_a_result(run):
+    rules = instructions().splitlines()[1]
+    after = [m for req, m in run["calls"] if req.role == "assistant" and getattr(req, "results", False)]
+    assert after, "the assistant answered after results"
+    assert all(rules in m[0]["content"] for m in after)
+    for req, messages in run["calls"]:
+        if req.role == "user":
+            assert all(s.role != "tool" for s in req.history)
+            assert not any(line.startswith("tool: ") for m in messages for line in str(m["content"]).splitlines())
+
+
+def test_a_run_without_the_setting_ends_at_the_call(scenario_run):
+    for d in scenario_run["accepted"]:
+        assert not _tool_turns(d)
+        assert "tool_result" not in d.generation.models
