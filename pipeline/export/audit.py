@@ -2,7 +2,9 @@
 data-quality figures.
 
 Unlike the cascade, which stops at the first failure, the audit runs every rule on every dialogue,
-so each rate is over all of them. It also reports how often the opening user turn holds a word
+so each rate is over all of them. It reads what the cascade reads: a dialogue with tool results up
+to its first result, and, whole, for the rules of what follows a result (the answers rule, over the
+dialogues holding one). It also reports how often the opening user turn holds a word
 found only in the seed tool's name versus only in a distractor's name (equal rates: names tell
 nothing), the acceptance rate and turns per dialogue, and the data-quality figures of the set
 (`export.quality`), each beside its target. `utcgen audit` and `utcgen.audit` print or return it.
@@ -14,10 +16,11 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...validators.cascade import RULES
+from ...validators.cascade import AFTER_RESULTS, RULES, up_to_results
 from ..core.errors import InputError
 from ..core.records import Dialogue, Verdict
 from ..dialogue import shortcuts
+from ..dialogue.results import has_results
 from .quality import Embed, quality
 
 if TYPE_CHECKING:
@@ -48,16 +51,39 @@ def _verdict(name: str, rule: Any, d: Dialogue) -> Verdict:
         return Verdict(validator=name, passed=False, reason=str(exc), details={"rule": "error"})
 
 
+def _checks(dialogues: list[Dialogue]) -> list[tuple[str, Any, list[Dialogue]]]:
+    """(rule, its check, the dialogues it reads), in cascade order, as the cascade runs them: every rule reads
+    a dialogue up to its first tool result, and the rules of what follows a result (`AFTER_RESULTS`) read
+    the dialogues holding one, whole; those rules are listed only when some dialogue holds a result."""
+    heads = [up_to_results(d) for d in dialogues]
+    after = [d for d in dialogues if has_results(d.messages)]
+    return [(r.name, r.run, heads) for r in RULES] + ([(r.name, r.run, after) for r in AFTER_RESULTS] if after else [])
+
+
 def by_scenario(dialogues: list[Dialogue]) -> dict[str, Any]:
-    """Per scenario type: dialogues, accepted, acceptance rate and every rule's pass rate over them."""
+    """Per scenario type: dialogues, accepted, acceptance rate and every rule's pass rate over them (an
+    `AFTER_RESULTS` rule's over those of them holding a result, none when no dialogue of the type does)."""
     out: dict[str, Any] = {}
     for scenario in sorted({d.scenario for d in dialogues}):
         mine = [d for d in dialogues if d.scenario == scenario]
         accepted = sum(d.accepted for d in mine)
         out[scenario] = {"dialogues": len(mine), "accepted": accepted, "acceptance_rate": accepted / len(mine),
-                         "pass_rates": {name: sum(_verdict(name, rule, d).passed for d in mine) / len(mine)
-                                        for name, rule in ((r.name, r.run) for r in RULES)}}
+                         "pass_rates": {name: sum(_verdict(name, rule, d).passed for d in read) / len(read)
+                                        for name, rule, read in _checks(mine) if read}}
     return out
+
+
+def _stage(name: str, rule: Any, dialogues: list[Dialogue]) -> dict[str, Any]:
+    """One rule run on every dialogue: checked, passed, pass rate, failure codes (and those it could not check)."""
+    passed, codes, unchecked = 0, Counter(), 0
+    for d in dialogues:
+        v = _verdict(name, rule, d)
+        passed += v.passed
+        unchecked += v.details.get("checked") is False
+        if not v.passed:
+            codes[str(v.details.get("rule", "failed"))] += 1
+    return {"checked": len(dialogues), "passed": passed, "pass_rate": passed / len(dialogues) if dialogues else None,
+            "failures": dict(codes.most_common()), **({"unchecked": unchecked} if unchecked else {})}
 
 
 def audit_dialogues(dialogues: list[Dialogue], embed: Embed | None = None, fluency_turns: int = 0,
@@ -65,18 +91,7 @@ def audit_dialogues(dialogues: list[Dialogue], embed: Embed | None = None, fluen
     """Per rule: dialogues checked, passed, pass rate and the commonest failure codes; the same per scenario;
     the data-quality figures (`embed` encodes texts for `seed_closest`; default: the project's embedder;
     fluency over at most `fluency_turns` turns per role, 0: not measured; `scorer`: default loaded if needed)."""
-    stages: dict[str, dict[str, Any]] = {}
-    for name, rule in ((r.name, r.run) for r in RULES):
-        passed, codes, unchecked = 0, Counter(), 0
-        for d in dialogues:
-            v = _verdict(name, rule, d)
-            passed += v.passed
-            unchecked += v.details.get("checked") is False
-            if not v.passed:
-                codes[str(v.details.get("rule", "failed"))] += 1
-        stages[name] = {"checked": len(dialogues), "passed": passed,
-                        "pass_rate": passed / len(dialogues) if dialogues else None, "failures": dict(codes.most_common()),
-                        **({"unchecked": unchecked} if unchecked else {})}
+    stages = {name: _stage(name, rule, read) for name, rule, read in _checks(dialogues)}
     seed_share, distractor_share, openings = _opening_balance(dialogues)
     turns = [len(d.assistant_turns) for d in dialogues if d.accepted]
     selection = Counter(d.turns_in_phase("tool_selection") for d in dialogues if d.accepted)

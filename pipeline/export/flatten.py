@@ -40,6 +40,7 @@ def _message_row(m: Message) -> MessageRow:
         action=m.action,
         act=m.act,
         act_candidates=list(m.act_candidates),
+        tool_call_id=m.tool_call_id,
     )
 
 

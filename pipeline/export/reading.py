@@ -47,7 +47,8 @@ def dialogue_from_row(row: dict[str, Any], accepted: bool) -> Dialogue:
         Message(role=m["role"], content=m.get("content") or "", thought=m.get("thought"), phase=m.get("phase"),
                 tool_calls=[ToolCall(name=c["name"], arguments=_json(c.get("arguments")) or {})
                             for c in m.get("tool_calls") or []],
-                action=m.get("action"), act=m.get("act"), act_candidates=list(m.get("act_candidates") or []))
+                action=m.get("action"), act=m.get("act"), act_candidates=list(m.get("act_candidates") or []),
+                tool_call_id=m.get("tool_call_id"))
         for m in row.get("messages") or []
     ]
     g = row.get("generation") or {}

@@ -50,12 +50,17 @@ class SftRow(_Row):
     )
     prompt: list[JsonValue] = Field(
         description="Messages as objects: the system prompt, then the dialogue up to and including the user "
-        "message this turn answers. Earlier assistant turns have the shape of `completion`."
+        "message (or the tool result) this turn answers. Earlier assistant turns have the shape of `completion`. "
+        "Tool results (runs with `execution.results` on), `chat` format: "
+        '`{"role": "tool", "tool_call_id", "content"}` with content the result as JSON text, and each call of '
+        'the turn it answers carries its `id` (`call_<m>_<k>`, as `dialogues.messages[].tool_call_id`); `json` '
+        'format: a user message `Tool result for <id>:` followed by the result, as a JSON-protocol model reads it.'
     )
     completion: list[JsonValue] = Field(
         description="One message, the assistant turn to learn. `chat` format: `{role, content, reasoning_content, "
         'tool_calls}` where `reasoning_content` is the private thought and `tool_calls` (present only on the '
-        'calling turn) is `[{"type": "function", "function": {"name", "arguments"}}]` with arguments as an object. '
+        'calling turn) is `[{"type": "function", "function": {"name", "arguments"}}]` with arguments as an object '
+        '(in a dialogue with tool results each call also has its `id`, which the result names). '
         '`json` format: `{role, content}` with content the JSON string `{"thought", "content", "tool_calls": '
         '[{"name", "arguments"}]}`.'
     )
@@ -119,22 +124,31 @@ class ToolCallRow(_Row):
 
 
 class MessageRow(_Row):
-    role: str = Field(description="`user` or `assistant`.")
-    content: str = Field(description="The user's message or the assistant's public reply.")
-    thought: str | None = Field(description="The assistant's private reasoning; null on user turns.")
+    role: str = Field(
+        description="`user`, `assistant`, or `tool`: a tool call's result (only in runs with `execution.results` on)."
+    )
+    content: str = Field(
+        description="The user's message, the assistant's public reply, or a tool turn's result as JSON object text "
+        '(an error result is `{"error": {"type", "message"}}`).'
+    )
+    thought: str | None = Field(description="The assistant's private reasoning; null on user and tool turns.")
     tool_calls: list[ToolCallRow] = Field(description="Tool calls made in this turn (at most one).")
     phase: str | None = Field(
-        description="`tool_selection` or `argument_filling` on assistant turns; null on user turns."
+        description="`tool_selection` or `argument_filling` on assistant turns; null on user and tool turns."
     )
     action: str | None = Field(
-        description="Assistant turns: the next action, `call`, `ask`, `refuse` or `answer`; null on user turns. "
-        "Derived from the turn and the scenario (utcgen.pipeline.dialogue.labels), the same for every backend."
+        description="Assistant turns: the next action, `call`, `ask`, `refuse` or `answer`; null on user and tool "
+        "turns. Derived from the turn and the scenario (utcgen.pipeline.dialogue.labels), the same for every backend."
     )
     act: str | None = Field(
         description="Assistant turns: the clarification act, `report_blocker`, `ask_parameter`, `disambiguate`, "
-        "`propose_solution` or `confirm_risk`; null on calls, plain answers and user turns."
+        "`propose_solution` or `confirm_risk`; null on calls, plain answers, user and tool turns."
     )
     act_candidates: list[str] = Field(description="The candidate tools a `disambiguate` turn names; else empty.")
+    tool_call_id: str | None = Field(
+        description="Tool turns: the id of the call this result answers, `call_<m>_<k>`: call k (from 0) of the "
+        "assistant turn at index m of `messages`; null on user and assistant turns."
+    )
 
 
 class VerdictRow(_Row):

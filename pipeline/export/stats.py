@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ...validators.cascade import LLM_STAGES, RULE_STAGES, STAGES, failed_stage, stage_kind
+from ...validators.cascade import AFTER_RESULTS, LLM_STAGES, RULE_STAGES, STAGES, failed_stage, stage_kind
 from .. import scenarios
 from ..core.records import Dialogue, Usage
 from ..dialogue.labels import label_turn
@@ -13,6 +13,11 @@ from .flatten import num_turns
 from .run_info import RunInfo
 
 NO_REASON = "(no reason recorded)"
+# The rules of what follows a tool result run after the other rules, only on a dialogue holding one;
+# stats.json lists them only when some dialogue was judged by them, so a run without results reports
+# exactly what it did before they existed.
+AFTER_RESULT_STAGES: tuple[str, ...] = tuple(r.name for r in AFTER_RESULTS)
+CASCADE_ORDER: tuple[str, ...] = (*RULE_STAGES, *AFTER_RESULT_STAGES, *LLM_STAGES)
 
 
 def _counted_distribution(counts: Counter[int]) -> dict[str, Any]:
@@ -58,15 +63,19 @@ class _Stages:
         self.passed: Counter[str] = Counter()
 
     def add(self, d: Dialogue) -> None:
-        for stage in STAGES:
+        for stage in CASCADE_ORDER:
             verdicts = [v for v in d.validation if v.validator == stage]
             if verdicts:
                 self.evaluated[stage] += 1
                 self.passed[stage] += all(v.passed for v in verdicts)
 
+    def order(self) -> list[str]:
+        """The stages to report, in cascade order: every stage of `STAGES`, and each other one that judged a dialogue."""
+        return [s for s in CASCADE_ORDER if s in STAGES or self.evaluated[s]]
+
     def result(self) -> dict[str, dict[str, Any]]:
         out = {}
-        for s in STAGES:
+        for s in self.order():
             evaluated, passed = self.evaluated[s], self.passed[s]
             out[s] = {"kind": stage_kind(s), "evaluated": evaluated, "passed": passed, "failed": evaluated - passed,
                       "pass_rate": _rate(passed, evaluated)}
@@ -192,6 +201,8 @@ class StatsBuilder:
         """Everything stats.json reports; `preference` is the `preference` config's rows per pattern."""
         requested = run.requested
         generated = self.accepted + self.rejected
+        order = self.stages.order()
+        after = [s for s in order if s in AFTER_RESULT_STAGES]
         return {
             "counts": {
                 "requested": requested,
@@ -205,17 +216,20 @@ class StatsBuilder:
             "acceptance_rate": _rate(self.accepted, generated),
             "yield_vs_requested": _rate(self.accepted, requested) if requested else None,
             "validators": {
-                "order": list(STAGES),
+                "order": order,
                 "note": (
                     f"pass_rate = passed / evaluated. Rule validators ({' -> '.join(RULE_STAGES)}) stop at "
                     f"the first failure and the LLM validators ({', '.join(LLM_STAGES)}) run only after all rules "
-                    "pass, so later stages are evaluated on fewer dialogues."
+                    "pass, so later stages are evaluated on fewer dialogues." + (
+                        f" The rules of what follows a tool result ({', '.join(after)}) run after the other rules, "
+                        "only on dialogues holding one, and read them whole; every other stage reads a dialogue "
+                        "up to its first result." if after else "")
                 ),
                 "stages": self.stages.result(),
             },
             "rejections": {
                 "total": self.rejected,
-                "by_validator": {stage: self.by_stage[stage] for stage in STAGES if self.by_stage[stage]},
+                "by_validator": {stage: self.by_stage[stage] for stage in order if self.by_stage[stage]},
                 "before_validation": self.before,
                 "before_validation_reasons": dict(self.before_reasons.most_common()),
                 "reasons": dict(self.reasons.most_common()),

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.factories import make_dialogue
+from tests.support.tool_results import with_results
 from utcgen.pipeline.cli import main
 from utcgen.pipeline.export.audit import audit_dialogues as audit
+from utcgen.pipeline.export.dataset import export_dataset
 from utcgen.pipeline.export.reading import dialogue_from_row, load_dialogues
-from utcgen.validators.cascade import RULE_STAGES
+from utcgen.pipeline.export.run_info import RunInfo
+from utcgen.validators.cascade import RULE_STAGES, RULES, up_to_results
 
 
 def _bad():
@@ -75,3 +78,26 @@ def test_audit_reports_the_quality_figures_with_targets(tmp_path: Path, capsys: 
     assert "Quality" in out and row.split()[:5] == ["acceptance", "50.0%", ">=", "30%", "pass"]
     fluency = next(line for line in out.splitlines() if line.startswith("fluency_user "))
     assert fluency.split()[:5] == ["fluency_user", "-", "<=", "1.5", "-"] and "not measured" in fluency
+
+
+def test_audit_reads_a_dialogue_with_results_as_the_cascade_does(tmp_path: Path) -> None:
+    """Every rule reads a dialogue up to its first tool result, as the cascade does, so turns after the call
+    fail none of them; the answers rule is listed, over the dialogues holding a result, only when one does."""
+
+    plain = make_dialogue(id="plain")
+    results = [with_results(make_dialogue(id="r1")), with_results(make_dialogue(id="r2"), error_first=True)]
+    assert "answers" not in audit([plain])["validators"]
+    report = audit([plain, *results])
+    assert list(report["validators"]) == [*RULE_STAGES, "answers"]
+    assert all(s["pass_rate"] == 1.0 and s["checked"] == 3 for name, s in report["validators"].items()
+               if name != "answers")
+    assert report["validators"]["answers"]["checked"] == 2
+    # the whole dialogues fail rules that read a disambiguation ending at its call: the audit does not judge those
+    toolcall = next(r for r in RULES if r.name == "toolcall")
+    assert not toolcall.run(results[0]).passed and toolcall.run(up_to_results(results[0])).passed
+    assert report["scenarios"][plain.scenario]["pass_rates"]["answers"] == 1.0
+    # read back from the exported folder, the same figures
+    out = tmp_path / "out"
+    export_dataset([plain, *results], out, RunInfo(backend="offline", models={}, seed=1))
+    dialogues, _ = load_dialogues(out)
+    assert audit(dialogues)["validators"] == report["validators"]

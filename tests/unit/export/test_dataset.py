@@ -17,11 +17,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 from tests.support.factories import make_dialogue, make_tool, wrong_selection
+from tests.support.tool_results import with_results
 from utcgen.pipeline.core.records import Dialogue, Message, ToolCall, Usage, Verdict
+from utcgen.pipeline.dialogue.labels import label_turn
 from utcgen.pipeline.export import dataset as ds_mod
 from utcgen.pipeline.export.card import split_bytes
 from utcgen.pipeline.export.dataset import export_dataset, load_split
 from utcgen.pipeline.export.folder import DatasetFolder
+from utcgen.pipeline.export.reading import load_dialogues
 from utcgen.pipeline.export.rows import schema
 from utcgen.pipeline.export.run_info import RunInfo
 from utcgen.pipeline.settings.templates import prompt_versions
@@ -463,7 +466,7 @@ def test_parquet_schemas_are_the_published_ones() -> None:
     message = pa.struct(
         [("role", s), ("content", s), ("thought", s),
          ("tool_calls", pa.list_(pa.struct([("name", s), ("arguments", s)]))), ("phase", s), ("action", s),
-         ("act", s), ("act_candidates", pa.list_(s))]
+         ("act", s), ("act_candidates", pa.list_(s)), ("tool_call_id", s)]
     )
     verdict = pa.struct([("validator", s), ("passed", pa.bool_()), ("reason", s), ("details", s)])
     generation = pa.struct(
@@ -666,3 +669,54 @@ def test_every_config_loads_without_a_card_warning(exported: tuple[Path, list[Di
         [split] = info[config]["splits"]
         assert (split["num_examples"], split["num_bytes"]) == (len(data), data.info.splits["train"].num_bytes)
         assert info[config]["dataset_size"] == split["num_bytes"]
+
+
+def _labelled(d: Dialogue) -> Dialogue:
+    """`d` with every assistant turn labelled, as a run records it (an export labels unlabelled turns)."""
+    return d.model_copy(update={"messages": [label_turn(m, []) if m.role == "assistant" and m.action is None else m
+                                             for m in d.messages]})
+
+
+def test_tool_turns_round_trip_through_the_dialogues_config(tmp_path: Path) -> None:
+    """A result and the answer after it, an error result and the second call: written, then read back, the
+    same messages; `tool_call_id` is null on every other turn and on every turn of a dialogue without results."""
+    results = [_labelled(with_results(make_dialogue(id="r1"))),
+               _labelled(with_results(make_dialogue(id="r2", argument_filling_turns=2), error_first=True))]
+    rejected = _labelled(with_results(make_dialogue(id="r3"))).model_copy(
+        update={"accepted": False, "rejection_reason": "answers: invented value"})
+    out = tmp_path / "out"
+    export_dataset([*results, make_dialogue(id="plain"), rejected], out, _run())
+    back = {d.id: d for d in load_dialogues(out)[0]}
+    for d in [*results, rejected]:
+        assert back[d.id].messages == d.messages, d.id
+    calls = [i for i, m in enumerate(back["r2"].messages) if m.tool_calls]
+    assert [m.tool_call_id for m in back["r2"].messages if m.role == "tool"] == [f"call_{i}_0" for i in calls]
+    rows = {r["id"]: r for r in _load(out, "dialogues", tmp_path)}
+    assert all(m["tool_call_id"] is None for m in rows["plain"]["messages"])
+    tool_rows = [m for m in rows["r1"]["messages"] if m["role"] == "tool"]
+    assert len(tool_rows) == 1 and json.loads(tool_rows[0]["content"])["status"] == "ok"
+    assert tool_rows[0]["thought"] is None and tool_rows[0]["phase"] is None and tool_rows[0]["action"] is None
+    assert rows["r1"]["num_turns"] == len(results[0].assistant_turns)
+
+
+def test_stats_count_the_answers_stage_only_when_it_judged(exported: tuple[Path, list[Dialogue], Any],
+                                                            tmp_path: Path) -> None:
+    """A run without results reports the stages it always did; with results the answers rule is a stage
+    between the rules and the judges, and a rejection by it is counted under it."""
+    out, _, _ = exported
+    plain = json.loads((out / "stats.json").read_text())["validators"]
+    assert "answers" not in plain["order"] and "answers" not in plain["stages"]
+    failed = with_results(make_dialogue(id="bad"))
+    rules = [v for v in failed.validation if v.validator not in ("answers", "relevancy", "critique")]
+    failed = failed.model_copy(update={"validation": [*rules, Verdict(validator="answers", passed=False,
+                                                                      reason="invented 12")],
+                                       "accepted": False, "rejection_reason": "answers: invented 12"})
+    out2 = tmp_path / "out2"
+    export_dataset([with_results(make_dialogue(id="good")), failed], out2, _run())
+    stats = json.loads((out2 / "stats.json").read_text())
+    order = stats["validators"]["order"]
+    assert order.index("planning") < order.index("answers") < order.index("relevancy")
+    assert stats["validators"]["stages"]["answers"] == {"kind": "rule", "evaluated": 2, "passed": 1, "failed": 1,
+                                                        "pass_rate": 0.5}
+    assert stats["rejections"]["by_validator"] == {"answers": 1}
+    assert "answers" in stats["validators"]["note"]
