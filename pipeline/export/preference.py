@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..core.records import Dialogue, Message
+from ..dialogue.results import has_results
 from .rows import DEFAULT_SFT_FORMAT, PreferenceRow
 from .slicing import chat_message, slice_dialogue
 from .wrong_turns import MAKERS, GoldTurn
@@ -57,16 +58,19 @@ def preference_rows(accepted: Iterable[Dialogue], rejected: Iterable[Dialogue] =
             continue
         spoken = _spoken(d)
         positions = [i for i, m in enumerate(spoken) if m.role == "assistant"]
+        # where each spoken turn is in `d.messages`, when its calls carry ids (a dialogue with tool results)
+        at = [i for i, m in enumerate(d.messages) if m.role != "system"] if has_results(d.messages) else None
         attempts = _attempt_turns(d, rejected)
         for row, position in zip(slice_dialogue(d, sft_format), positions):
             turn = GoldTurn(dialogue=d, history=spoken[:position], gold=spoken[position],
                         seed=f"{d.generation.seed}:{d.id}:{row.turn_index}")
             wrong = [(name, make(turn)) for name, make in MAKERS.items()]
             wrong += [("run_attempt", m) for m in attempts.get(row.turn_index, [])]
+            index = None if at is None else at[position]
             for pattern, message in wrong:
                 if message is None:
                     continue
                 out.append(PreferenceRow(dialogue_id=d.id, turn_index=row.turn_index, scenario=d.scenario,
                                          pattern=pattern, action=row.action, tools=row.tools, prompt=row.prompt,
-                                         chosen=row.completion, rejected=[chat_message(message, sft_format)]))
+                                         chosen=row.completion, rejected=[chat_message(message, sft_format, index)]))
     return out

@@ -18,6 +18,16 @@ Two formats of the assistant turns:
   string ``{"thought", "content", "tool_calls"}`` in ``content``.
 
 In both formats ``tools`` holds the candidates as function spec objects.
+
+Tool results (runs with ``execution.results`` on) are prompt messages, never
+completions; every assistant turn after them is sliced like any other. ``chat``:
+the message the chat templates and TRL take, ``{"role": "tool", "tool_call_id",
+"content"}``, and each call of a dialogue holding results carries the ``id`` its
+result names (``dialogue.results.call_id``) and ``"type": "function"``; a
+dialogue without results is sliced exactly as before. ``json``: a user message
+``Tool result for <id>:`` and the result on the next line, the way a
+JSON-protocol model reads results while the dialogue is generated (user and
+assistant turns still alternate, which some templates require).
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from typing import Any
 
 from ..core.records import Dialogue, Message, Tool
 from ..dialogue.labels import label_turn
+from ..dialogue.results import call_id, has_results
 from ..settings.templates import load_prompt
 from .rows import DEFAULT_SFT_FORMAT, SFT_FORMATS, SftRow
 
@@ -49,8 +60,18 @@ def build_system_prompt(tools: list[Tool], sft_format: str = "json") -> str:
     return prompt.render(**values)[0]["content"]
 
 
-def chat_message(message: Message, sft_format: str = DEFAULT_SFT_FORMAT) -> dict[str, Any]:
-    """One stored message as a training message of the given format."""
+def result_text(message: Message) -> str:
+    """A tool turn as the user-side text a JSON-protocol model reads: the call's id, then the result."""
+    return f"Tool result for {message.tool_call_id}:\n{message.content}"
+
+
+def chat_message(message: Message, sft_format: str = DEFAULT_SFT_FORMAT, at: int | None = None) -> dict[str, Any]:
+    """One stored message as a training message of the given format. `at`: the message's index in its
+    dialogue when the dialogue holds tool results, so each call carries the id its result names."""
+    if message.role == "tool":
+        if sft_format == "json":
+            return {"role": "user", "content": result_text(message)}
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     if message.role != "assistant":
         return {"role": message.role, "content": message.content}
     if sft_format == "json":
@@ -58,8 +79,9 @@ def chat_message(message: Message, sft_format: str = DEFAULT_SFT_FORMAT) -> dict
     out: dict[str, Any] = {"role": "assistant", "content": message.content, "reasoning_content": message.thought or ""}
     if message.tool_calls:
         out["tool_calls"] = [
-            {"type": "function", "function": {"name": c.name, "arguments": dict(c.arguments)}}
-            for c in message.tool_calls
+            {**({} if at is None else {"id": call_id(at, j)}), "type": "function",
+             "function": {"name": c.name, "arguments": dict(c.arguments)}}
+            for j, c in enumerate(message.tool_calls)
         ]
     return out
 
@@ -76,10 +98,11 @@ def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> 
     tools = [t.openai_spec() for t in dialogue.candidate_tools]
     rows: list[SftRow] = []
     history: list[dict[str, Any]] = []
-    for message in dialogue.messages:
+    ids = has_results(dialogue.messages)
+    for at, message in enumerate(dialogue.messages):
         if message.role == "system":
             continue
-        turn = chat_message(message, sft_format)
+        turn = chat_message(message, sft_format, at if ids else None)
         if message.role == "assistant":
             labelled = message if message.action else label_turn(message, [t.name for t in dialogue.candidate_tools])
             rows.append(

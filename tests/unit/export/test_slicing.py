@@ -7,11 +7,13 @@ and `json` (one JSON reply string per assistant turn, tools listed in the system
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
 from tests.support.factories import make_dialogue, make_distractors, make_generation, make_persona, make_tool
+from tests.support.tool_results import with_results
 from utcgen.pipeline.core.records import Dialogue, Message, ToolCall
 from utcgen.pipeline.export.column_types import storage_row
 from utcgen.pipeline.export.rows import schema
@@ -227,3 +229,56 @@ def test_chat_system_prompt_parses_with_the_project_prompt_loader() -> None:
 def test_build_system_prompt_empty_candidates_is_explicit() -> None:
     assert "0 candidate tools" in build_system_prompt([])
     assert "0 candidate tools" in build_system_prompt([], "chat")
+
+
+def _with_results() -> Dialogue:
+    """The hand-built dialogue after its call: an error result, a question, the user's answer, a second call,
+    its result and the answer from it (a stored system message first, as the ids count it)."""
+    d = _hand_built()
+    d.messages.insert(0, Message(role="system", content="generation-time instructions"))
+    return with_results(d, error_first=True)
+
+
+def test_chat_rows_after_results_hold_tool_messages_answering_calls_with_ids() -> None:
+    d = _with_results()
+    rows = _rows(d, "chat")
+    assert len(rows) == len(d.assistant_turns) == 7  # every assistant turn, those after results included
+    # each prompt is the one before it, its completion and what came after: one conversation
+    for before, after in pairwise(rows):
+        assert after["prompt"][:len(before["prompt"]) + 1] == before["prompt"] + before["completion"]
+    tools = [(i, m) for i, m in enumerate(rows[-1]["prompt"]) if m["role"] == "tool"]
+    stored = [m for m in d.messages if m.role == "tool"]
+    assert [m for _, m in tools] == [{"role": "tool", "tool_call_id": s.tool_call_id, "content": s.content}
+                                     for s in stored]
+    for i, message in tools:
+        call = rows[-1]["prompt"][i - 1]
+        (tool_call,) = call["tool_calls"]
+        assert tool_call["id"] == message["tool_call_id"] and tool_call["type"] == "function"
+        assert isinstance(tool_call["function"]["arguments"], dict)
+    # the ids are the record's: the call they name is the stored turn at that index
+    assert all(d.messages[int(s.tool_call_id.split("_")[1])].tool_calls for s in stored if s.tool_call_id)
+    # the answers are learned with the result as the prompt's last message; the calls carry their ids
+    after = [r for r in rows if r["prompt"][-1]["role"] == "tool"]
+    assert [r["completion"][0]["content"] for r in after] == [m.content for i, m in enumerate(d.messages)
+                                                              if m.role == "assistant" and d.messages[i - 1].role == "tool"]
+    assert [r["completion"][0]["tool_calls"][0]["id"] for r in rows if r["completion"][0].get("tool_calls")] == \
+        [s.tool_call_id for s in stored]
+    assert [r["gold_call"] is not None for r in rows] == [bool(m.tool_calls) for m in d.assistant_turns]
+
+
+def test_json_rows_show_a_result_as_the_user_side_message_a_json_model_reads() -> None:
+    d = _with_results()
+    last = _rows(d, "json")[-1]
+    stored = [m for m in d.messages if m.role == "tool"]
+    shown = [m for m in last["prompt"] if m["content"].startswith("Tool result for ")]
+    assert shown == [{"role": "user", "content": f"Tool result for {s.tool_call_id}:\n{s.content}"} for s in stored]
+    assert all(m["role"] in ("system", "user", "assistant") for m in last["prompt"])
+    # the assistant's turns keep the format's one JSON string, no ids
+    assert all(set(m) == {"role", "content"} for m in last["prompt"])
+    assert json.loads(last["completion"][0]["content"])["content"] == d.messages[-1].content
+
+
+def test_a_dialogue_without_results_has_no_call_ids() -> None:
+    rows = _rows(_hand_built(), "chat")
+    calls = [c for r in rows for m in r["prompt"] + r["completion"] for c in m.get("tool_calls", [])]
+    assert calls and all(set(c) == {"type", "function"} for c in calls)
