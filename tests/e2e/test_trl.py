@@ -9,6 +9,7 @@ tool calls and reasoning. Nothing is downloaded.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -103,6 +104,77 @@ def test_sft_trains_with_trl_unchanged(folder: Path, tmp_path: Path) -> None:
     # The tools reached the prompt through the template, not through the system text.
     rendered_prompt = tok.decode(prompt_ids)
     assert "<tools>" in rendered_prompt and source["tools"][0]["function"]["name"] in rendered_prompt
+
+
+@pytest.fixture(scope="module")
+def results_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small run with tool results on, half the calls failing: results, answers and a recovery (seed 3 holds
+    an error result, the user's correction and a second call among its accepted dialogues)."""
+    tmp = tmp_path_factory.mktemp("trl-results")
+    out = tmp / "out"
+    config = tmp / "results.yaml"
+    config.write_text("execution:\n  results: true\n  error_share: 0.5\n")
+    env = dict(os.environ, UTCGEN_CACHE_DIR=str(tmp / "cache"), HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.pop("UTCGEN_MODEL", None)
+    personas = write_store_personas(tmp / "personas.jsonl")
+    cmd = [UTCGEN, "generate", "--config", str(config), "--catalog", "tests/fixtures/catalogs/store_openapi.yaml",
+           "--personas", str(personas), "--num-dialogues", "4", "--seed", "3", "--out", str(out), "--no-progress"]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_sft_trains_on_rows_whose_prompt_holds_tool_results(results_folder: Path, tmp_path: Path) -> None:
+    """The answer after a result is a row like any other: its prompt ends in the result as a `tool` message
+    answering the call's id, TRL trains on it unchanged, the result is masked and the answer learned."""
+    from datasets import load_dataset
+    from trl import SFTConfig, SFTTrainer
+
+    train = load_dataset(str(results_folder), "sft", split="train", cache_dir=str(tmp_path / "hf"))
+    with_results = train.filter(lambda r: any(m["role"] == "tool" for m in r["prompt"]))
+    assert with_results.num_rows >= 2, "no row's prompt holds a tool result"
+    for row in with_results:
+        ids = {c["id"]: c for m in row["prompt"] for c in m.get("tool_calls") or []}
+        for result in (m for m in row["prompt"] if m["role"] == "tool"):
+            assert set(result) == {"role", "tool_call_id", "content"}, result
+            assert ids[result["tool_call_id"]]["type"] == "function"  # the call it answers, by id
+            assert isinstance(json.loads(result["content"]), dict)
+    errors = [m for r in with_results for m in r["prompt"] if m["role"] == "tool" and "error" in json.loads(m["content"])]
+    print(f"{with_results.num_rows} of {train.num_rows} rows hold a result; {len(errors)} error results seen")
+    assert errors, "no accepted dialogue of this run holds an error result: the run's seed no longer gives one"
+    # after an error: the call again, with its own id, and its result
+    retried = next(r for r in with_results if sum(m["role"] == "tool" for m in r["prompt"]) == 2)
+    assert len({m["tool_call_id"] for m in retried["prompt"] if m["role"] == "tool"}) == 2
+
+    tok = build_tokenizer(_texts(train))
+    model = build_model(tok)
+    args = SFTConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=1,
+                     learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
+                     max_length=None, dataloader_num_workers=0, seed=0)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=with_results, processing_class=tok)
+    trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    print("losses per step:", losses)
+    assert len(losses) == 2 and all(loss == loss and loss > 0 for loss in losses)
+
+    # The answer right after a result: every prompt token (the result among them) masked, the answer learned.
+    index = next(i for i, r in enumerate(with_results) if r["prompt"][-1]["role"] == "tool")
+    source, example = with_results[index], trainer.train_dataset[index]
+    prompt_ids = tok.apply_chat_template(source["prompt"], tools=source["tools"], add_generation_prompt=True,
+                                         tokenize=True, return_dict=True)["input_ids"]
+    n_prompt = len(prompt_ids)
+    assert example["input_ids"][:n_prompt] == list(prompt_ids)
+    assert example["labels"] == [-100] * n_prompt + example["input_ids"][n_prompt:]
+    rendered = tok.decode(prompt_ids)
+    assert f"<tool_response>\n{source['prompt'][-1]['content']}\n</tool_response>" in rendered
+    learned = tok.decode(example["input_ids"][n_prompt:])
+    assert source["completion"][0]["content"] in learned and "<tool_response>" not in learned
+
+    # A real model family's template (TRL's Qwen3) renders the same rows: results as tool responses.
+    qwen = (Path(importlib.import_module("trl").__file__).parent / "chat_templates" / "qwen3.jinja").read_text()
+    text = tok.apply_chat_template(source["prompt"] + source["completion"], tools=source["tools"], tokenize=False,
+                                   chat_template=qwen)
+    assert f"<tool_response>\n{source['prompt'][-1]['content']}\n</tool_response>" in text
 
 
 def test_train_lora_saves_a_merged_checkpoint_that_hf_loads(folder: Path, tmp_path: Path) -> None:

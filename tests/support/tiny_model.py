@@ -1,9 +1,10 @@
 """A tiny Llama and a BPE tokenizer trained on the texts at hand, with a ChatML template that reads tools,
-`reasoning_content` and native tool calls: a model that trains and generates in seconds on a CPU."""
+`reasoning_content`, native tool calls and tool results: a model that trains and generates in seconds on a CPU."""
 
 from __future__ import annotations
 
-# ChatML with a tools block, <think> for reasoning_content and <tool_call> for native tool calls.
+# ChatML with a tools block, <think> for reasoning_content, <tool_call> for native tool calls, and each run of
+# `tool` messages as one user turn of <tool_response> blocks (as Qwen's templates render results).
 CHAT_TEMPLATE = """\
 {%- set sys = messages[0].content if messages and messages[0].role == 'system' else none -%}
 {%- if tools or sys is not none -%}
@@ -29,6 +30,14 @@ CHAT_TEMPLATE = """\
 {"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}
 </tool_call>
 {%- endfor %}<|im_end|>
+{% elif message.role == 'tool' -%}
+{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}<|im_start|>user
+{% endif -%}
+<tool_response>
+{{ message.content }}
+</tool_response>
+{% if loop.last or messages[loop.index0 + 1].role != 'tool' %}<|im_end|>
+{% endif -%}
 {% elif message.role != 'system' or not loop.first -%}
 <|im_start|>{{ message.role }}
 {{ message.content }}<|im_end|>
