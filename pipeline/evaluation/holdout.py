@@ -19,6 +19,7 @@ import random
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from ...validators.cascade import up_to_results
 from ..core.errors import InputError
 from ..core.records import Dialogue, Message, Tool
 from ..core.resources import resolve, shipped
@@ -147,8 +148,9 @@ def build_case(d: Dialogue, by_name: dict[str, Tool], family: dict[str, str], si
     gold = _catalog_tool(by_name, d.seed_tool)
     candidates = [_catalog_tool(by_name, t) for t in (d.candidate_tools or [d.seed_tool, *d.distractor_tools])]
     scores = [similarity.score(gold, t) for t in candidates if t.name != gold.name]
+    # the disambiguation up to its first call: what follows a tool result is no turn of the benchmark
     reference = [Message(role=m.role, content=m.content, thought=m.thought, tool_calls=m.tool_calls, phase=m.phase)
-                 for m in d.messages if m.role in ("user", "assistant")]
+                 for m in up_to_results(d).messages if m.role in ("user", "assistant")]
     case = Case(
         id=d.id, gold_tool=gold, gold_arguments=dict(d.gold_arguments), candidates=candidates,
         persona=d.user_persona, goal=d.goal, reference=reference, line_of_business=gold.line_of_business,
