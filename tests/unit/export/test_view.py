@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.factories import make_dialogue
+from tests.support.tool_results import with_results
 from utcgen.pipeline.cli import main
 
 
@@ -40,3 +41,15 @@ def test_view_takes_an_out_file_and_refuses_a_missing_folder(tmp_path: Path) -> 
     assert main(["view", str(folder), "--out", str(tmp_path / "page.html")]) == 0
     assert (tmp_path / "page.html").is_file()
     assert main(["view", str(tmp_path / "nope")]) == 2
+
+
+def test_view_shows_a_tool_turn_with_the_call_it_answers(tmp_path: Path) -> None:
+    d = with_results(make_dialogue(id="res-1"), error_first=True)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "records.jsonl").write_text(d.model_dump_json() + "\n")
+    assert main(["view", str(folder)]) == 0
+    html = (tmp_path / "run.html").read_text()
+    ids = [m.tool_call_id for m in d.messages if m.role == "tool"]
+    assert len(ids) == 2 and '<div class="msg tool">' in html and all(f"result of {i}" in html for i in ids)
+    assert "&#34;invalid_value&#34;" in html or "&quot;invalid_value&quot;" in html  # the result, escaped
