@@ -720,3 +720,14 @@ def test_stats_count_the_answers_stage_only_when_it_judged(exported: tuple[Path,
                                                         "pass_rate": 0.5}
     assert stats["rejections"]["by_validator"] == {"answers": 1}
     assert "answers" in stats["validators"]["note"]
+
+
+def test_the_card_says_what_follows_the_call_only_when_results_were_on(exported: tuple[Path, list[Dialogue], Any],
+                                                                       tmp_path: Path) -> None:
+    out, _, _ = exported
+    assert "After the call" not in (out / "README.md").read_text()
+    on = tmp_path / "on"
+    export_dataset([with_results(make_dialogue(id="r"))], on,
+                   _run(config={"execution": {"results": True, "error_share": 0.2}}))
+    card = (on / "README.md").read_text()
+    assert "**After the call** (`execution.results` on)" in card and "`messages[].tool_call_id`" in card
