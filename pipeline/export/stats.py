@@ -9,6 +9,7 @@ from ...validators.cascade import AFTER_RESULTS, LLM_STAGES, RULE_STAGES, STAGES
 from .. import scenarios
 from ..core.records import Dialogue, Usage
 from ..dialogue.labels import label_turn
+from ..dialogue.results import results
 from .flatten import num_turns
 from .run_info import RunInfo
 
@@ -124,6 +125,37 @@ class _Scenario:
         }
 
 
+class _Results:
+    """Tool results of the accepted dialogues (runs with `execution.results` on); reported only when there are some."""
+
+    def __init__(self) -> None:
+        self.dialogues = self.results = 0
+        self.errors: Counter[str] = Counter()
+        self.calls: Counter[int] = Counter()
+        self.after: Counter[int] = Counter()
+
+    def add(self, d: Dialogue) -> None:
+        found = results(d.messages)
+        if not found:
+            return
+        self.dialogues += 1
+        self.results += len(found)
+        self.errors.update(str(r.error.get("type")) for r in found if r.error is not None)
+        self.calls[sum(len(m.tool_calls) for m in d.assistant_turns)] += 1
+        self.after[sum(m.role == "assistant" for m in d.messages[found[0].at:])] += 1
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "note": "Over accepted dialogues holding a tool result. `turns_per_dialogue` counts every assistant "
+                    "turn, those after a result included; `turns_after_first_result` counts those.",
+            "dialogues": self.dialogues,
+            "results": self.results,
+            "error_results": dict(self.errors.most_common()),
+            "calls_per_dialogue": _counted_distribution(self.calls),
+            "turns_after_first_result": _counted_distribution(self.after),
+        }
+
+
 class StatsBuilder:
     """stats.json built one dialogue at a time, so an export streams its dialogues: what it keeps grows
     with the distinct values seen (reasons, lines of business, turn counts), not with the dialogues.
@@ -153,6 +185,7 @@ class StatsBuilder:
         self.usage = Usage()
         self.usage_by_role: dict[str, Usage] = {}
         self.distractor_counts: set[int] = set()
+        self.results = _Results()
 
     def add(self, d: Dialogue) -> None:
         self.stages.add(d)
@@ -181,6 +214,7 @@ class StatsBuilder:
                            ("tool_selection_turns", d.turns_in_phase("tool_selection")),
                            ("argument_filling_turns", d.turns_in_phase("argument_filling"))):
             self.dist[key][value] += 1
+        self.results.add(d)
         self.lines[d.seed_tool.line_of_business or "(unset)"] += 1
         self.persona_lines[d.user_persona.line_of_business or "(unset)"] += 1
         if d.scenario_info.fault is not None:
@@ -240,6 +274,7 @@ class StatsBuilder:
                 "lines_of_business": dict(self.lines.most_common()),
                 "persona_lines_of_business": dict(self.persona_lines.most_common()),
             },
+            **({"results": self.results.result()} if self.results.dialogues else {}),
             "scenarios": self.scenario_result(),
             "usage": (run.usage or self.usage).report(),
             "usage_in_dialogues": self.usage.report(),

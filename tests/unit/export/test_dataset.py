@@ -731,3 +731,20 @@ def test_the_card_says_what_follows_the_call_only_when_results_were_on(exported:
                    _run(config={"execution": {"results": True, "error_share": 0.2}}))
     card = (on / "README.md").read_text()
     assert "**After the call** (`execution.results` on)" in card and "`messages[].tool_call_id`" in card
+
+
+def test_stats_count_tool_results_only_when_there_are_some(exported: tuple[Path, list[Dialogue], Any],
+                                                           tmp_path: Path) -> None:
+    out, _, _ = exported
+    assert "results" not in json.loads((out / "stats.json").read_text())
+    on = tmp_path / "on"
+    dialogues = [with_results(make_dialogue(id="r1")), with_results(make_dialogue(id="r2"), error_first=True),
+                 make_dialogue(id="plain")]
+    export_dataset(dialogues, on, _run())
+    stats = json.loads((on / "stats.json").read_text())
+    found = stats["results"]
+    # r1: one result, one call, the answer after it; r2: an error, the question, the second call, its result, the answer
+    assert (found["dialogues"], found["results"], found["error_results"]) == (2, 3, {"invalid_value": 1})
+    assert found["calls_per_dialogue"]["histogram"] == {"1": 1, "2": 1}
+    assert found["turns_after_first_result"]["histogram"] == {"1": 1, "3": 1}
+    assert stats["counts"]["sft_rows"] == sum(len(d.assistant_turns) for d in dialogues)
