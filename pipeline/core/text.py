@@ -145,5 +145,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 def sentences(text: str) -> list[str]:
     """The sentences of `text`: split after `.`, `!` or `?` followed by space, and at line breaks; stripped,
-    empty ones left out."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    empty ones left out, and a piece without a letter or digit (an emoji, '...') kept with the sentence
+    before it, since it says nothing alone."""
+    out: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE_END.split(text)):
+        if piece and out and not any(ch.isalnum() for ch in piece):
+            out[-1] = f"{out[-1]} {piece}"
+        elif piece:
+            out.append(piece)
+    return out

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..core.records import Tool
 from ..core.text import spoken
-from ..dialogue.parameter_labels import copula, label
+from ..dialogue.parameter_labels import copula, is_plural, label
 from ..llm.requests import Said
 from .seeding import seeded
 from .wording import reply_json
@@ -45,7 +46,7 @@ def answer(tool: Tool, history: Sequence[Said], seed: int) -> str:
     error = result.get("error") if isinstance(result, dict) else None
     if isinstance(error, dict):
         return _after_error(tool, history, error, rng)
-    said = _report(tool, result, rng)
+    said = _report(tool, result, history, rng)
     thought = f"{tool.name} returned its result; I tell the user what it holds, and nothing it does not."
     return reply_json(thought, said)
 
@@ -82,26 +83,44 @@ def _about(tool: Tool, message: str) -> str | None:
     return tool.required[0] if tool.required else None
 
 
-def _report(tool: Tool, result: Any, rng: random.Random) -> str:
+def _report(tool: Tool, result: Any, history: Sequence[Said], rng: random.Random) -> str:
+    """What a successful result adds to what the user said: a list's size and first names, counts, new
+    fields (an id the call made), and the status a change ended in; echoed values are not repeated."""
     reads = tool.name.lower().replace("-", "_").startswith(_READS)
-    lead = rng.choice(["Here's what I found", "Here is what came back", "I've got the result"] if reads else
-                      ["Done", "All set", "That went through"])
-    items = _items(result)
+    heard = " ".join(m.content for m in history if m.role == "user").casefold()
     parts: list[str] = []
-    if items is not None:
+    if (items := _items(result)) is not None:
         key, values = items
         names = [n for n in (_name(v) for v in values[:3]) if n]
         what = spoken(key) if key else "results"
         count = f"{len(values)} {what}" if len(values) != 1 else f"one entry in {what}"
         parts.append(f"there {'are' if len(values) != 1 else 'is'} {count}" +
                      (f", starting with {_listed(names)}" if names else ""))
-    facts = _facts(result if not isinstance(result, list) else {})
+    facts = [(k, v) for k, v in _facts(result if not isinstance(result, list) else {})
+             if k != "status" and not _heard(v, heard)]
     rng.shuffle(facts)
-    parts += [f"the {spoken(k)} {copula(spoken(k))} {v}" for k, v in sorted(facts[:FACTS - len(parts)], key=lambda f: f[0])]
+    for key, value in sorted(facts[:FACTS - len(parts)], key=lambda f: f[0]):
+        said = spoken(key)
+        counted = value.isdigit() and is_plural(said)
+        parts.append(f"there {'is' if value == '1' else 'are'} {value} {said}" if counted else
+                     f"the {said} {copula(said)} {value}")
+    status = result.get("status") if isinstance(result, dict) and isinstance(result.get("status"), str) else None
+    if status and status.casefold() not in ("ok", "success", "succeeded") and not reads:
+        parts.insert(0, f"the status is now {status}")
+    if reads:
+        lead = rng.choice(["Here's what I found", "Here is what came back", "I've looked it up"])
+    else:
+        lead = rng.choice(["Done", "All set", "That went through"])
     if not parts:
-        return f"{lead}: the call went through, and it returned nothing more to report."
+        return f"{lead}: everything matches what you gave me, and there was nothing more to report."
     close = rng.choice(["", " Is there anything else you need?", " Let me know if you need more from it."])
     return f"{lead}: {_listed(parts)}.{close}"
+
+
+def _heard(value: str, heard: str) -> bool:
+    """Whether the user said `value` (as a whole word: 24 is not said by AGR-1682494)."""
+    said = re.escape(value.strip('"').casefold())
+    return re.search(rf"(?<![\w-]){said}(?![\w-])", heard) is not None
 
 
 def _items(result: Any) -> tuple[str, list[Any]] | None:

@@ -95,7 +95,12 @@ def thing(phrase: str) -> bool:
     """Whether a parameter's label or an enum value names a thing one can put 'the' before ('the
     market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
     words = phrase.lower().split()
-    return bool(words) and _nounish(words[-1]) and words[-1] not in text.STOP
+    return bool(words) and _nounish(words[-1]) and words[-1] not in _NOT_THINGS
+
+
+# words a label or an option can end in that name no thing ('order by', 'failed only', 'none')
+_NOT_THINGS = frozenset("of by at to for in on with from after before since until such how all none other only any "
+                        "sort".split())
 
 
 # quantities and references a description puts before a noun ('several episodes', 'the provided repository'):

@@ -58,11 +58,12 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     # phrases the description puts an article before first (surely nouns: 'the saved albums'), bland ones last
     pool = sorted(pool, key=lambda p: (p.lower() in BLAND, not determined(tool.description, p)))
     extra = [label(k, s or {}) for k, s in tool.properties.items()]
-    extra += [str(v) for s in tool.properties.values() for v in (s or {}).get("enum") or []
-              if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
+    options = [str(v) for s in tool.properties.values() for v in (s or {}).get("enum") or []
+               if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
+    extra = [p for p in extra if thing(p)] + [o if thing(o) else f"{o} ones" for o in options]
     keys = list(tool.properties)
     extra = [p for p in extra if params and not any(shortcuts.stem(w) in banned for w in shortcuts.split_words(p))
-             and not shortcuts.key_hits(p, keys) and thing(p)]
+             and not shortcuts.key_hits(p, keys)]
     takes = set(text.stems(" ".join([*keys, *(str((s or {}).get("description") or "")
                                             for s in tool.properties.values())])))
 
@@ -227,7 +228,7 @@ def action_verb(request: UserRequest) -> str | None:
     if after.lower() in _NOT_AFTER_VERB:
         return None  # 'Tools for GitHub Projects': a noun, not a verb
     banned = said_banned(request, answering=bool(request.history))
-    if not _action_word(first) or len(verb) < 3 or shortcuts.stem(verb) in banned or verb in USER_CHATTER:
+    if len(verb) < 3 or shortcuts.stem(verb) in banned or verb in USER_CHATTER:
         return None
     if verb in shortcuts.GENERIC and not (request.history and act_separates(request, verb)):
         return None

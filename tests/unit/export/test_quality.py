@@ -150,3 +150,11 @@ def test_stock_lines_need_three_dialogues_and_more_than_the_share() -> None:
     assert q.stock_lines([]) == (None, 0, [])
     many = [_dialogue([f"Bill order {i}."], ["Sure thing." if i < 3 else f"On it, {i}."], id=f"d{i}") for i in range(200)]
     assert q.stock_lines(many) == (0.015, 0, [])  # in 3 dialogues, but 1.5% of them: at most the share, not stock
+
+
+def test_a_mark_without_words_is_no_line_of_its_own() -> None:
+    from utcgen.pipeline.core.text import sentences
+
+    assert sentences("Thanks! ... Could you add it to my queue? 📦") == ["Thanks! ...", "Could you add it to my queue? 📦"]
+    sets = [_dialogue([f"Please queue track {i}. 📦"], [f"Queued {i}."], id=f"d{i}") for i in range(40)]
+    assert q.stock_lines(sets) == (0.0, 0, [])  # the emoji goes with its own sentence, which differs each time

@@ -4,6 +4,7 @@ answers from it, and recovers from every error; a run without the setting ends a
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -83,17 +84,19 @@ def test_an_asked_value_is_given_again_and_called_again(run):
 
 
 def test_answers_state_only_what_the_result_holds(run):
+    answered = 0
     for d in run["accepted"]:
+        heard = " ".join(m.content for m in d.messages if m.role == "user")
         for r in results(d.messages):
             reply = d.messages[r.at + 1]
             if r.error is not None or reply.tool_calls:
                 continue
-            facts = [p.split(" is ", 1)[1].strip(' ."') for p in reply.content.split(": ", 1)[-1].split(", ")
-                     if " is " in p]
+            answered += 1
             text = json.dumps(r.value, ensure_ascii=False)
-            for fact in facts:
-                value = fact.split(" and the ")[0].strip(' ."').split(".")[0].strip('"')
-                assert value.lower() in text.lower(), (value, text)
+            stated = re.findall(r'"([^"]+)"', reply.content) + re.findall(r"[\w-]*\d[\w.-]*\w|\d", reply.content)
+            for value in stated:
+                assert value in text or value in heard, (value, reply.content, text)
+    assert answered >= 6
 
 
 def test_the_assistant_is_told_the_answer_rules_and_the_user_never_sees_a_result(run):
