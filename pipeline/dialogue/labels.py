@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 from ..core.records import Dialogue, Message
 from ..core.text import identifier_re
+from .results import parse
 
 _REFUSAL = re.compile(
     r"\b(none of (the|my) tools|no tool (i|that)|not able to (do|help with) th|cannot do th|can't do th|"
@@ -80,6 +81,19 @@ def label_turn(m: Message, candidates: list[str]) -> Message:
 
 
 def label_dialogue(d: Dialogue) -> list[Message]:
-    """Every message of `d`, assistant turns labelled."""
+    """Every message of `d`, assistant turns labelled. A turn that answers a successful tool result
+    is an `answer` with no act, whatever courtesy question it ends with ('Anything else?'); after an
+    error result, an explanation reports the blocker and a request for a corrected value asks."""
     names = [t.name for t in d.candidate_tools]
-    return [label_turn(m, names) for m in d.messages]
+    out: list[Message] = []
+    for i, m in enumerate(d.messages):
+        turn = label_turn(m, names)
+        before = d.messages[i - 1] if i else None
+        if m.role == "assistant" and not m.tool_calls and before is not None and before.role == "tool":
+            result = parse(before.content)
+            failed = isinstance(result, dict) and isinstance(result.get("error"), dict)
+            act = None if not failed else "ask_parameter" if turn.action == "ask" else "report_blocker"
+            action = turn.action if failed else "answer"
+            turn = turn.model_copy(update={"action": action, "act": act, "act_candidates": []})
+        out.append(turn)
+    return out

@@ -113,8 +113,7 @@ def _report(tool: Tool, result: Any, history: Sequence[Said], rng: random.Random
         lead = rng.choice(["Done", "All set", "That went through"])
     if not parts:
         return f"{lead}: everything matches what you gave me, and there was nothing more to report."
-    close = rng.choice(["", " Is there anything else you need?", " Let me know if you need more from it."])
-    return f"{lead}: {_listed(parts)}.{close}"
+    return f"{lead}: {_listed(parts)}."
 
 
 def _heard(value: str, heard: str) -> bool:

@@ -39,6 +39,7 @@ from ..dialogue.planning import TOOL, given_arguments
 from ..dialogue.results import call_id
 from ..dialogue.said import user_said
 from ..dialogue.shortcuts import distinctive_name_words
+from ..export.slicing import result_text
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMReply
 from ..llm.replies import ReplyError
@@ -262,7 +263,7 @@ def _turn(index: int, m: Message, native: bool) -> dict[str, Any]:
     if m.role == "tool":
         if native:
             return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
-        return {"role": "user", "content": f"Tool result for {m.tool_call_id}:\n{m.content}"}
+        return {"role": "user", "content": result_text(m)}
     if m.role != "assistant":
         return {"role": m.role, "content": m.content}
     if not native:

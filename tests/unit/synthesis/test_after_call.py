@@ -114,3 +114,18 @@ def test_a_run_without_the_setting_ends_at_the_call(scenario_run):
     for d in scenario_run["accepted"]:
         assert not _tool_turns(d)
         assert "tool_result" not in d.generation.models
+
+
+def test_turns_after_results_are_labelled_by_what_they_do(run):
+    seen = set()
+    for d in run["accepted"]:
+        for r in results(d.messages):
+            reply = d.messages[r.at + 1]
+            if reply.tool_calls:
+                assert reply.action == "call"
+            elif r.error is None:
+                assert (reply.action, reply.act) == ("answer", None), reply.content
+            else:
+                assert (reply.action, reply.act) in {("ask", "ask_parameter"), ("answer", "report_blocker")}, reply.content
+            seen.add(reply.action)
+    assert {"answer"} <= seen
