@@ -19,10 +19,20 @@ summed), with the penalties a disambiguation dialogue needs:
 * penalties: 1.5 for a call when the gold turn makes none (premature, or a look-alike when the
   needed tool is not offered) or for a call to another tool than the gold one; up to 1.0 for
   asking when the gold turn calls, scaled by the share of the gold call's values the user has
-  already stated (`mentions.mentioned` over the prompt's user turns): asking about a value already given.
+  already stated (`mentions.mentioned` over the prompt's user turns): asking about a value already given;
+  2.0 when the prompt holds tool results and the turn breaks a rule of `validators/answers.py`
+  that the prompt alone does not (`answer_problems`): it states a value no result, user turn or
+  call gave, contradicts a result or miscounts it, claims success after an error result, or
+  repeats a call whose successful result came back.
 
 So the gold turn scores 5.0 on a calling turn and 2.5 on any other, and a call to another
-candidate at most 1.0 (calling turn) or -1.0 (any other): the gold turn always ranks first.
+candidate at most 1.0 (calling turn) or -1.0 (any other): the gold turn always ranks first. After
+a result, an answer that invents or contradicts scores at most 0.5 where the faithful one scores
+2.5, a success claimed after an error at most 0.5, and the answered call made again -3.0.
+
+A prompt's tool results are read in either sft format: `{"role": "tool", "tool_call_id", "content"}`
+messages, or the `json` format's user message `Tool result for <id>:` (`slicing.result_text`). Each
+result answers the call of its id, or else the earliest call not yet answered.
 
 Completions are either conversational (a list of messages whose last is the assistant turn, with
 `tool_calls` as `{"type": "function", "function": {"name", "arguments"}}` or `{"name", "arguments"}`,
@@ -40,16 +50,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.records import Message, Tool, ToolCall
+from ...validators.answers import check_answers
+from ..core.records import Dialogue, GenerationInfo, Message, Persona, Tool, ToolCall
 from ..dialogue.arguments import equal, schema_errors, type_ok
 from ..dialogue.labels import action_of
 from ..dialogue.mentions import mentioned
+from ..dialogue.results import call_id, has_results
 from ..dialogue.said import user_said
 from ..export.reading import tool_from_spec
+from ..export.slicing import result_text
 from .models import parse_generation
 
 FORMAT, ACT, TALK, TOOL, ARGUMENTS, SCHEMA = 0.5, 2.0, 1.0, 1.0, 1.0, 0.5
-EXTRA_ARGUMENT, WRONG_CALL, REDUNDANT_QUESTION = 0.25, 1.5, 1.0
+EXTRA_ARGUMENT, WRONG_CALL, REDUNDANT_QUESTION, UNGROUNDED = 0.25, 1.5, 1.0, 2.0
+# The `json` format's result message, split around the call id (one home: `slicing.result_text`).
+_RESULT_HEAD, _RESULT_TAIL = result_text(Message(role="tool", tool_call_id="\0", content="")).split("\0")
 
 
 class RewardParts(BaseModel):
@@ -107,6 +122,62 @@ def _said(prompt: Any) -> str:
     if isinstance(prompt, str):
         return prompt
     return user_said([m for m in prompt or [] if isinstance(m, Mapping)])
+
+
+def _prompt_turn(raw: Mapping[str, Any]) -> tuple[Message, list[str | None]] | None:
+    """One prompt message as a stored turn, with the ids its calls carry (None: no id); None for the system."""
+    role, content = raw.get("role"), raw.get("content") or ""
+    if role == "tool":
+        return Message(role="tool", content=str(content), tool_call_id=str(raw.get("tool_call_id") or "")), []
+    if role == "user" and isinstance(content, str) and content.startswith(_RESULT_HEAD) and _RESULT_TAIL in content:
+        head, body = content[len(_RESULT_HEAD):].split(_RESULT_TAIL, 1)
+        return Message(role="tool", content=body, tool_call_id=head), []
+    if role == "assistant":
+        ids = [c.get("id") if isinstance(c, Mapping) else None for c in raw.get("tool_calls") or []]
+        return read_turn(raw), ids
+    if role == "system":
+        return None
+    return Message(role="user", content=str(content)), []
+
+
+def _answering(prompt: Sequence[Any], turn: Message | None, tools: Sequence[Tool]) -> Dialogue:
+    """The prompt and the turn as a dialogue the answers rules read: each result names its call by the
+    call's place in these messages (by the id it named, else the earliest call not yet answered)."""
+    messages: list[Message] = []
+    renamed: dict[str, str] = {}
+    waiting: list[str] = []
+    read = [_prompt_turn(raw) for raw in prompt if isinstance(raw, Mapping)]
+    for message, ids in [r for r in read if r is not None] + ([] if turn is None else [(turn, [])]):
+        if message.role == "tool":
+            mine = renamed.pop(message.tool_call_id or "", None) or (waiting[0] if waiting else "")
+            waiting = [w for w in waiting if w != mine]
+            message = message.model_copy(update={"tool_call_id": mine})
+        for j in range(len(message.tool_calls)):
+            waiting.append(call_id(len(messages), j))
+            if j < len(ids) and ids[j]:
+                renamed[str(ids[j])] = waiting[-1]
+        messages.append(message)
+    seed = tools[0] if tools else Tool(name="tool", description="")
+    return Dialogue(id="reward", seed_tool=seed, user_persona=Persona(id="", text=""), goal="", gold_arguments={},
+                    distractor_tools=[], candidate_tools=list(tools), messages=messages,
+                    generation=GenerationInfo(utcgen_version="", backend="", models={}, prompt_versions={}, seed=0,
+                                              created_at=""))
+
+
+def answer_problems(prompt: Any, turn: Message, tools: Sequence[Tool]) -> list[str]:
+    """The rules of `validators/answers.py` the turn breaks after the prompt's tool results (rule codes, one per
+    problem): the problems of prompt and turn that the prompt alone does not have. Empty without results."""
+    if isinstance(prompt, str) or not prompt or turn.parse_error:
+        return []
+    before = _answering(prompt, None, tools)
+    if not has_results(before.messages):
+        return []
+
+    def problems(d: Dialogue) -> list[tuple[str, str]]:
+        return [(p["rule"], p["message"]) for p in check_answers(d).details.get("problems", [])]
+
+    seen = problems(before)
+    return [rule for rule, message in problems(_answering(prompt, turn, tools)) if (rule, message) not in seen]
 
 
 def score_turn(turn: Message, action: str | None, gold_call: Mapping[str, Any] | None, tools: Sequence[Tool],
@@ -173,5 +244,8 @@ def reward_function(prompts: Sequence[Any], completions: Sequence[Any], *, actio
     out = []
     for prompt, completion, act, gold, spec in zip(prompts, completions, actions, gold_call, specs):
         candidates = [tool_from_spec(s) for s in spec or []]
-        out.append(score_turn(read_turn(completion), act, gold, candidates, _said(prompt)).total)
+        turn = read_turn(completion)
+        parts = score_turn(turn, act, gold, candidates, _said(prompt))
+        parts.penalty += UNGROUNDED if answer_problems(prompt, turn, candidates) else 0.0
+        out.append(parts.total)
     return out

@@ -2,9 +2,9 @@
 
 Every row reuses an `sft` slice (`slicing.slice_dialogue`) as is: its `prompt` and `tools`, and its
 `completion` as `chosen`. `rejected` is one message of the same shape: a wrong turn of a named
-pattern (`wrong_turns`), or the run's own rejected attempt at that point when the attempt's
-dialogue up to the turn is word for word the accepted one's (`run_attempt`: what the engine's
-model really said where its sibling got it right). A turn yields one row per pattern that fits
+pattern (`wrong_turns`, and at a turn answering a tool result `wrong_answers`), or the run's own
+rejected attempt at that point when the attempt's dialogue up to the turn is word for word the
+accepted one's (`run_attempt`: what the engine's model really said where its sibling got it right). A turn yields one row per pattern that fits
 it. Each wrong turn draws from a random source seeded by the run seed, the dialogue id, the turn
 and the pattern, so an export is the same every time.
 """
@@ -17,6 +17,7 @@ from ..core.records import Dialogue, Message
 from ..dialogue.results import has_results
 from .rows import DEFAULT_SFT_FORMAT, PreferenceRow
 from .slicing import chat_message, slice_dialogue
+from .wrong_answers import ANSWER_MAKERS
 from .wrong_turns import MAKERS, GoldTurn
 
 
@@ -62,11 +63,11 @@ def preference_rows(accepted: Iterable[Dialogue], rejected: Iterable[Dialogue] =
         at = [i for i, m in enumerate(d.messages) if m.role != "system"] if has_results(d.messages) else None
         attempts = _attempt_turns(d, rejected)
         for row, position in zip(slice_dialogue(d, sft_format), positions):
-            turn = GoldTurn(dialogue=d, history=spoken[:position], gold=spoken[position],
-                        seed=f"{d.generation.seed}:{d.id}:{row.turn_index}")
-            wrong = [(name, make(turn)) for name, make in MAKERS.items()]
-            wrong += [("run_attempt", m) for m in attempts.get(row.turn_index, [])]
             index = None if at is None else at[position]
+            turn = GoldTurn(dialogue=d, history=spoken[:position], gold=spoken[position],
+                            seed=f"{d.generation.seed}:{d.id}:{row.turn_index}", at=index)
+            wrong = [(name, make(turn)) for name, make in {**MAKERS, **ANSWER_MAKERS}.items()]
+            wrong += [("run_attempt", m) for m in attempts.get(row.turn_index, [])]
             for pattern, message in wrong:
                 if message is None:
                     continue

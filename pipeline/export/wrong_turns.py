@@ -53,12 +53,14 @@ PATTERNS = tuple(PATTERN_DOCS)
 
 @dataclass(frozen=True)
 class GoldTurn:
-    """One gold assistant turn with what a maker needs: its dialogue, the messages before it, a seed."""
+    """One gold assistant turn with what a maker needs: its dialogue, the messages before it, a seed, and its
+    index in the dialogue's messages when the dialogue holds tool results (`wrong_answers` reads them)."""
 
     dialogue: Dialogue
     history: list[Message]
     gold: Message
     seed: str
+    at: int | None = None
 
     def rng(self, pattern: str) -> random.Random:
         return random.Random(f"{self.seed}:{pattern}")
