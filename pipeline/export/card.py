@@ -24,6 +24,7 @@ from .column_types import columns
 from .plots import PLOT_TITLES
 from .rows import CONFIG_ROWS, CONFIGS, DEFAULT_CONFIG, schema
 from .run_info import RunInfo
+from .wrong_answers import ANSWER_PATTERN_DOCS
 from .wrong_turns import PATTERN_DOCS
 
 TEMPLATE = "card.md.j2"
@@ -170,5 +171,5 @@ def render_dataset_card(
         configs=config_docs(),
         repo=run.repo_id or "path/to/this/folder",
         empty=[name for name, n in rows_per_config(stats).items() if n == 0],
-        pattern_docs=PATTERN_DOCS,
+        pattern_docs={**PATTERN_DOCS, **ANSWER_PATTERN_DOCS},
     )

@@ -31,6 +31,7 @@ from .run_info import RunInfo
 from .shards import SHARD_BYTES, ShardWriter
 from .slicing import slice_dialogue
 from .stats import StatsBuilder
+from .wrong_answers import ANSWER_PATTERNS
 from .wrong_turns import PATTERNS
 
 ATTEMPTS_KEPT = 16  # rejected attempts per seed tool held for the preference config's run_attempt pattern
@@ -107,7 +108,9 @@ def export_dataset(
         raise
     shards = {name: writer.finish() for name, writer in writers.items()}
 
-    stats = stats_builder.result(writers["sft"].rows, run, preference={p: patterns[p] for p in PATTERNS})
+    # the patterns after a tool result are counted only in a run that made some: a run without results reads as before
+    after = ANSWER_PATTERNS if any(patterns[p] for p in ANSWER_PATTERNS) else ()
+    stats = stats_builder.result(writers["sft"].rows, run, preference={p: patterns[p] for p in (*PATTERNS, *after)})
     stats["sft_format"] = sft_format
     stats["lengths"] = lengths.result()
     stats["quality"] = wording.result()
