@@ -4,6 +4,7 @@ results on (errors among them)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -38,7 +39,9 @@ def run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, An
     config.llm.cache_dir = str(root / "cache")
     every = [d for r in run_and_export(config, embedder).values() for d in r.dialogues]
     accepted = [d for d in every if d.accepted]
+    out = root / "run"
     return {"accepted": accepted, "by_id": {d.id: d for d in accepted},
+            "stats": json.loads((out / "stats.json").read_text()), "card": (out / "README.md").read_text(),
             "rows": {fmt: preference_rows(accepted, [d for d in every if not d.accepted], fmt)
                      for fmt in ("chat", "json")}}
 
@@ -57,6 +60,14 @@ def test_every_new_pattern_is_made(run: dict[str, Any]) -> None:
     assert all(counts[p] > 0 for p in ANSWER_PATTERNS), counts
     assert not set(ANSWER_PATTERNS) & set(PATTERNS), "the new patterns' names are their own"
     assert Counter(r.pattern for r in run["rows"]["json"]) == counts
+
+
+def test_stats_and_card_count_the_new_patterns(run: dict[str, Any]) -> None:
+    counts = Counter(r.pattern for r in run["rows"]["chat"])
+    assert run["stats"]["preference"]["patterns"] == {p: counts[p] for p in (*PATTERNS, *ANSWER_PATTERNS)}
+    assert run["stats"]["counts"]["preference_rows"] == len(run["rows"]["chat"])
+    for p in ANSWER_PATTERNS:
+        assert f"| `{p}` | {counts[p]} |" in run["card"]
 
 
 def test_each_rejected_answer_breaks_its_rule_where_the_chosen_passes(run: dict[str, Any]) -> None:
