@@ -22,7 +22,7 @@ PHRASE_FILLER = DESCRIPTION_FILLER | frozenset(
     "itself later lets lists makes many marks moves much needs never not once opens provide provides "
     "pulls raises rather reach reduces registers rejects retrieves same says searches send sends sets "
     "since stands starts stops submits take takes themselves then unknown until updates used uses wants "
-    "when where while whom ".split()
+    "when whenever where wherever while whom ".split()
 )
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
@@ -49,8 +49,9 @@ def _nounish(word: str) -> bool:
 
 
 # words of a sentence about the API rather than the tool's job ("This endpoint is in beta; please
-# share any feedback"): its phrases would set a tool apart by its documentation, not its use
-META = frozenset("endpoint endpoints beta feedback deprecated warning api apis".split())
+# share any feedback", "Use this tool whenever ..."): its phrases would set a tool apart by its
+# documentation, not its use
+META = frozenset("endpoint endpoints beta feedback deprecated warning api apis tool tools".split())
 
 
 def about(description: str) -> str:
