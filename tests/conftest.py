@@ -16,13 +16,11 @@ from typing import Any
 import pytest
 
 from tests.support.cli import SHARED_EMBEDDINGS_ENV, fresh_cache
-from tests.support.runs import SCENARIO_LINES, lines_subset, run_and_export
+from tests.support.runs import scenario_lines_run
 from tests.support.simulator import API_KEY_ENV, recording_gateway
-from utcgen.pipeline import simulator as offline
 from utcgen.pipeline.core.records import DECISION_STYLES
 from utcgen.pipeline.retrieval.embeddings import Embedder
 from utcgen.pipeline.scenarios import names
-from utcgen.pipeline.settings.config import load_config
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -65,25 +63,9 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
     """One offline run for the whole session, exported: 48 dialogues, every scenario type and decision style
     mixed, on three lines of business. Modules that read such a run share it (and must not write into it):
     {"out", "catalog", "every" (every attempt), "accepted", "calls" (what the offline provider was asked)}."""
-    respond = offline.respond
-    root = tmp_path_factory.mktemp("scenario-run")
-    catalog, personas = lines_subset(root, SCENARIO_LINES)
-    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 48, "seed": 3, "catalog": str(catalog),
-                                "personas": str(personas), "scenarios": {name: 1.0 for name in names()},
-                                "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)})
-    config.llm.cache_dir = str(root / "cache")
-    calls = []  # every (typed request, messages) the offline provider answered: what tests/integration/test_prompt_parity.py reads
-    patch = pytest.MonkeyPatch()
-    patch.setattr(offline, "respond", lambda request, messages: (calls.append((request, messages)),
-                                                                  respond(request, messages))[1])
-    try:
-        records = run_and_export(config, embedder)
-    finally:
-        patch.undo()
-    every = [d for r in records.values() for d in r.dialogues]
-    return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted],
-            "calls": calls}
-
+    return scenario_lines_run(tmp_path_factory.mktemp("scenario-run"), embedder, {
+        "num_dialogues": 48, "seed": 3, "scenarios": {name: 1.0 for name in names()},
+        "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)})
 
 # Fixtures that start something heavy: a test using one is slow (`make test-fast` leaves it out) wherever it is.
 SLOW_FIXTURES = {"prefect_api": "starts a Prefect server"}

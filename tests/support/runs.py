@@ -40,6 +40,29 @@ def run_and_export(config: Any, embedder: Any) -> dict[int, Any]:
     return records
 
 
+def scenario_lines_run(root: Path, embedder: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """An exported offline run on the scenario lines' tools under root, with `settings` over the defaults,
+    recording what the offline provider was asked: {"out", "catalog", "every" (every attempt), "accepted",
+    "records", "calls" ((typed request, messages) pairs)}."""
+    from utcgen.pipeline import simulator as offline
+    from utcgen.pipeline.settings.config import load_config
+
+    catalog, personas = lines_subset(root, SCENARIO_LINES)
+    config = load_config(None, {"out": str(root / "run"), "catalog": str(catalog), "personas": str(personas),
+                                **settings})
+    config.llm.cache_dir = str(root / "cache")
+    calls: list[tuple[Any, list[dict]]] = []
+    respond = offline.respond
+    offline.respond = lambda request, messages: (calls.append((request, messages)), respond(request, messages))[1]
+    try:
+        records = run_and_export(config, embedder)
+    finally:
+        offline.respond = respond
+    every = [d for r in records.values() for d in r.dialogues]
+    return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted],
+            "records": records, "calls": calls}
+
+
 def rows(out: Path, config: str) -> list[dict[str, Any]]:
     """A config's rows of a dataset folder, without the time each dialogue was made (two runs differ there)."""
     table = pq.read_table(out / "data" / config).to_pylist()

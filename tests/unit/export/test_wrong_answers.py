@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.runs import SCENARIO_LINES, lines_subset, run_and_export
+from tests.support.runs import scenario_lines_run
 from utcgen import reward_function
 from utcgen.pipeline.core.records import Dialogue, Message
 from utcgen.pipeline.dialogue.results import results
@@ -21,7 +21,6 @@ from utcgen.pipeline.export.rows import PreferenceRow
 from utcgen.pipeline.export.slicing import slice_dialogue
 from utcgen.pipeline.export.wrong_answers import ANSWER_PATTERNS
 from utcgen.pipeline.export.wrong_turns import PATTERNS
-from utcgen.pipeline.settings.config import load_config
 from utcgen.validators.answers import check_answers
 
 # The answers rules each pattern's rejected turn must break (at least one of them).
@@ -32,18 +31,25 @@ BREAKS = {"contradicted_result": {"contradicted_value", "wrong_count", "invented
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("wrong-answers")
-    catalog, personas = lines_subset(root, SCENARIO_LINES)
-    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 8, "seed": 11, "catalog": str(catalog),
-                                "personas": str(personas), "execution": {"results": True, "error_share": 0.5}})
-    config.llm.cache_dir = str(root / "cache")
-    every = [d for r in run_and_export(config, embedder).values() for d in r.dialogues]
-    accepted = [d for d in every if d.accepted]
-    out = root / "run"
+    made = scenario_lines_run(tmp_path_factory.mktemp("wrong-answers"), embedder, {
+        "num_dialogues": 8, "seed": 11, "execution": {"results": True, "error_share": 0.5}})
+    every, accepted, out = made["every"], made["accepted"], made["out"]
     return {"accepted": accepted, "by_id": {d.id: d for d in accepted},
             "stats": json.loads((out / "stats.json").read_text()), "card": (out / "README.md").read_text(),
-            "rows": {fmt: preference_rows(accepted, [d for d in every if not d.accepted], fmt)
-                     for fmt in ("chat", "json")}}
+            "rows": {fmt: _as_exported(every, fmt) for fmt in ("chat", "json")}}
+
+
+def _as_exported(every: list[Dialogue], fmt: str) -> list[PreferenceRow]:
+    """The preference rows in the export's order: each accepted dialogue with the rejected attempts of its
+    seed tool seen before it (pipeline/export/dataset.py streams them so)."""
+    attempts: dict[str, list[Dialogue]] = {}
+    out: list[PreferenceRow] = []
+    for d in every:
+        if not d.accepted:
+            attempts.setdefault(d.seed_tool.name, []).append(d)
+            continue
+        out += preference_rows([d], attempts.pop(d.seed_tool.name, []), fmt)
+    return out
 
 
 def _at(d: Dialogue, turn_index: int) -> int:

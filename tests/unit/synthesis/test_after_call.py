@@ -9,33 +9,17 @@ from typing import Any
 
 import pytest
 
-from tests.support.runs import SCENARIO_LINES, lines_subset, run_and_export
-from utcgen.pipeline import simulator as offline
+from tests.support.runs import scenario_lines_run
 from utcgen.pipeline.core.records import Dialogue, Message
 from utcgen.pipeline.dialogue.labels import asks
 from utcgen.pipeline.dialogue.results import call_id, results
-from utcgen.pipeline.settings.config import load_config
 from utcgen.validators.answers import instructions
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("after-call")
-    catalog, personas = lines_subset(root, SCENARIO_LINES)
-    config = load_config(None, {"out": str(root / "run"), "num_dialogues": 12, "seed": 5, "catalog": str(catalog),
-                                "personas": str(personas), "execution": {"results": True, "error_share": 0.5}})
-    config.llm.cache_dir = str(root / "cache")
-    calls: list[tuple[Any, list[dict]]] = []
-    respond = offline.respond
-    patch = pytest.MonkeyPatch()
-    patch.setattr(offline, "respond", lambda request, messages: (calls.append((request, messages)),
-                                                                  respond(request, messages))[1])
-    try:
-        records = run_and_export(config, embedder)
-    finally:
-        patch.undo()
-    every = [d for r in records.values() for d in r.dialogues]
-    return {"accepted": [d for d in every if d.accepted], "every": every, "calls": calls}
+    return scenario_lines_run(tmp_path_factory.mktemp("after-call"), embedder, {
+        "num_dialogues": 12, "seed": 5, "execution": {"results": True, "error_share": 0.5}})
 
 
 def _tool_turns(d: Dialogue) -> list[tuple[int, Message]]:
