@@ -302,7 +302,7 @@ def test_evaluation_prompts_never_change_a_generation_fingerprint(monkeypatch):
 
     before = RunConfig().fingerprint()
     real = config.prompt_versions
-    monkeypatch.setattr(config, "prompt_versions", lambda *a: {**real(*a), "eval_new_judge": "eval_new_judge/1"})
+    monkeypatch.setattr(config, "prompt_versions", lambda *a, **k: {**real(*a, **k), "eval_new_judge": "eval_new_judge/1"})
     assert RunConfig().fingerprint() == before
-    monkeypatch.setattr(config, "prompt_versions", lambda *a: {**real(*a), "goal": "goal/99"})
+    monkeypatch.setattr(config, "prompt_versions", lambda *a, **k: {**real(*a, **k), "goal": "goal/99"})
     assert RunConfig().fingerprint() != before  # a generation prompt does count
