@@ -91,7 +91,10 @@ def _contradictions(text: str, fields: dict[str, list[Any]]) -> list[str]:
     out: list[str] = []
     for key, values in fields.items():
         pattern = rf"\b{re.escape(key)}\b(?:\s+of\s+[\w#/.-]+)?\s*(?:\bis\b|\bwas\b|\bare\b|\bwere\b|=|:)\s*{_FILLER}(.*)"
+        longer = [k for k in fields if k != key and k.endswith(f" {key}")]  # 'media type' holds 'type'
         for m in re.finditer(pattern, low):
+            if any(low[:m.start() + len(key)].endswith(k) for k in longer):
+                continue  # the longer field was said, and is judged under its own name
             after = m.group(1)
             numbers = [v for v in values if not isinstance(v, str)]
             said = re.match(r"-?\d[\d,]*(?:\.(\d+))?", after)

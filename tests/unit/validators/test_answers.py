@@ -604,3 +604,14 @@ def test_a_value_worked_out_from_the_results_is_no_source() -> None:
     d = exchange("Is REQ-55102 close to breaching its SLA?", [("get_ticket_sla", {"ticket_id": "REQ-55102"}, SLA)],
                  "Not yet: REQ-55102 has used 19.5 of its 24 hours, so about 4.5 hours are left.")
     assert codes(d) == ["invented_value"] and "'4.5'" in check_answers(d).reason
+
+
+def test_a_field_named_inside_a_longer_field_is_judged_under_the_longer_name() -> None:
+    result = {"media_type": "audio", "copyrights": [{"text": "2024 Label", "type": "C"}, {"text": "2024 Label", "type": "P"}]}
+    ask = "Could you look up the audiobook B0123456789 for me?"
+    good = exchange(ask, [("get_audiobook", {"id": "B0123456789"}, result)],
+                    "Here's what I found: the media type is audio and there are 2 copyrights.")
+    assert check_answers(good).passed, check_answers(good).reason
+    bad = exchange(ask, [("get_audiobook", {"id": "B0123456789"}, result)],
+                   "Here's what I found: the media type is video and there are 2 copyrights.")
+    assert not check_answers(bad).passed
