@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +95,8 @@ class _World:
             return self.array(key, schema, depth)
         if kind == "null":
             return None
+        if (kind or "string") == "string" and not schema.get("format") and (split_words(key)[-1:] or [""])[0] in _KINDS:
+            return self.rng.choice(_options(str(schema.get("description") or "")) or ["standard", "default", "primary"])
         try:
             return gold_values.gold_value(key, {**schema, "type": kind or "string"}, self.persona, self.rng, self.tool)
         except gold_values.UnsupportedSchema:
@@ -148,6 +151,17 @@ class _World:
             if words[-1] not in BLAND and _norm(name) not in taken and name not in out and name.isascii():
                 out.append(name)
         return out
+
+
+# fields that name a kind of thing: a code from the field's description ('C = the copyright'), never a name
+_KINDS = frozenset({"type", "kind", "category", "mode", "format", "level", "state", "class", "tier"})
+
+
+def _options(description: str) -> list[str]:
+    """The codes a field's description lists: `C = ...`, "quoted" or `backticked` words."""
+    found = re.findall(r"\b([A-Za-z][\w-]{0,15})\s*=\s", description)
+    found += re.findall(r"[\"'`]([A-Za-z][\w-]{0,15})[\"'`]", description)
+    return list(dict.fromkeys(found))
 
 
 def _resolved(schema: Any) -> dict[str, Any]:
