@@ -58,7 +58,7 @@ def scenario_lines_run(root: Path, embedder: Any, settings: dict[str, Any]) -> d
         records = run_and_export(config, embedder)
     finally:
         offline.respond = respond
-    every = [d for r in records.values() for d in r.dialogues]
+    every = [d for _, r in sorted(records.items()) for d in r.dialogues]  # in job order, as the export writes them
     return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted],
             "records": records, "calls": calls}
 

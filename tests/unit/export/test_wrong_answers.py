@@ -21,6 +21,7 @@ from utcgen.pipeline.export.rows import PreferenceRow
 from utcgen.pipeline.export.slicing import slice_dialogue
 from utcgen.pipeline.export.wrong_answers import ANSWER_PATTERNS
 from utcgen.pipeline.export.wrong_turns import PATTERNS
+from utcgen.pipeline.synthesis.journal import in_job_order, selected
 from utcgen.validators.answers import check_answers
 
 # The answers rules each pattern's rejected turn must break (at least one of them).
@@ -33,15 +34,16 @@ BREAKS = {"contradicted_result": {"contradicted_value", "wrong_count", "invented
 def run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict[str, Any]:
     made = scenario_lines_run(tmp_path_factory.mktemp("wrong-answers"), embedder, {
         "num_dialogues": 8, "seed": 11, "execution": {"results": True, "error_share": 0.5}})
-    every, accepted, out = made["every"], made["accepted"], made["out"]
+    exported = list(selected(in_job_order(made["records"]), 8))  # what the export wrote, not jobs still in flight
+    accepted, out = [d for d in exported if d.accepted], made["out"]
     return {"accepted": accepted, "by_id": {d.id: d for d in accepted},
             "stats": json.loads((out / "stats.json").read_text()), "card": (out / "README.md").read_text(),
-            "rows": {fmt: _as_exported(every, fmt) for fmt in ("chat", "json")}}
+            "rows": {fmt: _as_exported(exported, fmt) for fmt in ("chat", "json")}}
 
 
 def _as_exported(every: list[Dialogue], fmt: str) -> list[PreferenceRow]:
-    """The preference rows in the export's order: each accepted dialogue with the rejected attempts of its
-    seed tool seen before it (pipeline/export/dataset.py streams them so)."""
+    """The preference rows as the export makes them from the dialogues it exports (`selected`, in job order):
+    each accepted dialogue with the rejected attempts of its seed tool seen before it."""
     attempts: dict[str, list[Dialogue]] = {}
     out: list[PreferenceRow] = []
     for d in every:
