@@ -99,21 +99,24 @@ def _report(tool: Tool, result: Any, history: Sequence[Said], rng: random.Random
     facts = [(k, v) for k, v in _facts(result if not isinstance(result, list) else {})
              if k != "status" and not _heard(v, heard)]
     rng.shuffle(facts)
-    for key, value in sorted(facts[:FACTS - len(parts)], key=lambda f: f[0]):
-        said = spoken(key)
-        counted = value.isdigit() and is_plural(said)
-        parts.append(f"there {'is' if value == '1' else 'are'} {value} {said}" if counted else
-                     f"the {said} {copula(said)} {value}")
+    kept = sorted(facts[:FACTS - len(parts)], key=lambda f: f[0])
+    counts = [f"{v} {spoken(k)}" for k, v in kept if v.isdigit() and is_plural(spoken(k))]
+    named = [f"the {spoken(k)} {copula(spoken(k))} {v}" for k, v in kept if not (v.isdigit() and is_plural(spoken(k)))]
     status = result.get("status") if isinstance(result, dict) and isinstance(result.get("status"), str) else None
     if status and status.casefold() not in ("ok", "success", "succeeded") and not reads:
-        parts.insert(0, f"the status is now {status}")
+        done = status.casefold().endswith("ed") or status.casefold() in ("sent", "done")
+        parts.insert(0, f"it has been {status}" if done else f"it is now {status}")
+    parts += named  # an id or a field first, then how many of each thing: 'there are 16 flights and 36 trips'
+    if counts:
+        parts.append(f"there {'is' if counts[0].startswith('1 ') and len(counts) == 1 else 'are'} {_listed(counts)}")
     if reads:
         lead = rng.choice(["Here's what I found", "Here is what came back", "I've looked it up"])
     else:
         lead = rng.choice(["Done", "All set", "That went through"])
     if not parts:
         return f"{lead}: everything matches what you gave me, and there was nothing more to report."
-    return f"{lead}: {_listed(parts)}."
+    said = _listed(parts) if not counts or len(parts) < 2 else f"{', '.join(parts[:-1])}, and {parts[-1]}"
+    return f"{lead}: {said}."
 
 
 def _heard(value: str, heard: str) -> bool:

@@ -96,7 +96,8 @@ def thing(phrase: str) -> bool:
     """Whether a parameter's label or an enum value names a thing one can put 'the' before ('the
     market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
     words = phrase.lower().split()
-    return bool(words) and _nounish(words[-1]) and words[-1] not in _NOT_THINGS
+    return bool(words) and _nounish(words[-1]) and words[-1] not in _NOT_THINGS and \
+        not (words[-1].endswith("ing") and words[-1] not in GERUND_NOUNS)  # 'the containing
 
 
 # words a label or an option can end in that name no thing ('order by', 'failed only', 'none')
