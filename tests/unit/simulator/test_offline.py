@@ -138,8 +138,9 @@ def test_the_offline_provider_validates_the_request_it_receives(tools, personas)
 def test_the_generation_assistant_request_carries_no_seed_tool_gold_or_scenario():
     from utcgen.pipeline.llm.requests import AssistantRequest
 
+    # `results` says only which prompt variant to render (calls get results), like `may_decline`
     assert set(AssistantRequest.model_fields) == {"role", "phase", "candidates", "tool", "history", "may_decline",
-                                                  "hint", "considered", "seed"}
+                                                  "hint", "considered", "results", "seed"}
 
 
 def test_an_old_config_that_sets_send_state_is_refused_by_name(tmp_path):
