@@ -20,7 +20,7 @@ from tests.support.runs import scenario_lines_run
 from tests.support.simulator import API_KEY_ENV, recording_gateway
 from utcgen.pipeline.core.records import DECISION_STYLES
 from utcgen.pipeline.retrieval.embeddings import Embedder
-from utcgen.pipeline.scenarios import names
+from utcgen.pipeline.scenarios import get, names
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -64,7 +64,7 @@ def scenario_run(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
     mixed, on three lines of business. Modules that read such a run share it (and must not write into it):
     {"out", "catalog", "every" (every attempt), "accepted", "calls" (what the offline provider was asked)}."""
     return scenario_lines_run(tmp_path_factory.mktemp("scenario-run"), embedder, {
-        "num_dialogues": 48, "seed": 3, "scenarios": {name: 1.0 for name in names()},
+        "num_dialogues": 48, "seed": 3, "scenarios": {name: 1.0 for name in names() if not get(name).chained},
         "decision_styles": dict.fromkeys(DECISION_STYLES, 1.0)})
 
 # Fixtures that start something heavy: a test using one is slow (`make test-fast` leaves it out) wherever it is.

@@ -19,6 +19,7 @@ import asyncio
 
 from ..pipeline.core.records import Dialogue, Verdict
 from ..pipeline.dialogue.results import has_results
+from ..pipeline.scenarios import step_views
 from . import (
     answers,
     critique,
@@ -88,15 +89,33 @@ def stage_kind(name: str) -> Kind | None:
 
 
 async def run_cascade(d: Dialogue, gateway: ChatGateway) -> list[Verdict]:
-    """The verdicts of every stage that ran, in stage order."""
+    """The verdicts of every stage that ran, in stage order. A task of several steps (`step_views`) is
+    judged step by step, each step's verdicts of a stage merged into one (`merged`); the scenario rule
+    reads it whole, as the rules of what follows a result read every dialogue."""
     verdicts: list[Verdict] = []
-    head = up_to_results(d)
+    heads = [up_to_results(view) for view in step_views(d)]
+    chained = d.scenario_info.chain is not None
     for rule in (*RULES, *(AFTER_RESULTS if has_results(d.messages) else ())):
-        verdicts.append(await rule.check(d if rule in AFTER_RESULTS else head))
+        whole = rule in AFTER_RESULTS or (chained and rule.name == scenario.NAME)
+        verdicts.append(merged([await rule.check(view) for view in ([d] if whole else heads)]))
         if not verdicts[-1].passed:
             return verdicts
-    verdicts += await asyncio.gather(*(judge.check(head, gateway) for judge in JUDGES))
+    steps = await asyncio.gather(*(judge.check(head, gateway) for head in heads for judge in JUDGES))
+    verdicts += [merged(list(steps[i::len(JUDGES)])) for i in range(len(JUDGES))]
     return verdicts
+
+
+def merged(steps: list[Verdict]) -> Verdict:
+    """One stage's verdict over the steps of a task: the first failing step's (its reason saying which
+    step), else the last step's; a single step's verdict as it is."""
+    if len(steps) == 1:
+        return steps[0]
+    failed = next((i for i, v in enumerate(steps) if not v.passed), None)
+    if failed is None:
+        return steps[-1].model_copy(update={"details": {**steps[-1].details, "steps": len(steps)}})
+    bad = steps[failed]
+    return bad.model_copy(update={"reason": f"step {failed + 1}: {bad.reason}",
+                                  "details": {**bad.details, "step": failed + 1}})
 
 
 def up_to_results(d: Dialogue) -> Dialogue:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 
 class Tool(BaseModel):
@@ -278,8 +278,27 @@ class InputFault(BaseModel):
     decoy: Any = None  # the wrong value it offers next to the right one
 
 
+class ChainInfo(BaseModel):
+    """The first step of a multi-step task (`multi_step`): its tool, values, goal and candidate pool,
+    and the second step's required `parameter` its result feeds (`fed`: every value it gave, once it exists).
+    The dialogue's own seed tool, values and pools are the second step's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: Tool
+    gold: dict[str, Any]
+    goal: str = ""
+    distractors: list[Tool]
+    candidates: list[Tool]
+    parameter: str
+    source_path: str | None = None  # the first tool's output field that holds it (`items[].id`), when known
+    evidence: str = "schema"  # how the pair was planned (`retrieval.chains`): schema, name or embedding
+    fed: dict[str, Any] = Field(default_factory=dict)  # the second step's values the first result gave, `parameter` among them
+
+
 class ScenarioInfo(BaseModel):
-    """What a scenario changed in the seed job; unused fields stay null."""
+    """What a scenario changed in the seed job; unused fields stay null (`chain` is left out of the
+    record when null, so records of the other scenarios read as they always have)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -288,6 +307,14 @@ class ScenarioInfo(BaseModel):
     fault: InputFault | None = None
     replaceable: bool | None = None  # unavailable_tool: the user could do it or supply the result
     decision_style: str | None = None  # one of DECISION_STYLES
+    chain: ChainInfo | None = None  # multi_step: the first step
+
+    @model_serializer(mode="wrap")
+    def _without_null_chain(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        if isinstance(out, dict) and out.get("chain") is None:
+            out.pop("chain", None)
+        return out
 
     @field_validator("decision_style")
     @classmethod

@@ -94,6 +94,14 @@ def key_words(key: str, schema: object = None) -> list[str]:
     return words[1:] if titled and len(words) > 1 and words[0] in RENAME_PREFIXES else words
 
 
+# The words that make a key a reference, and the word each is said as in an output (ids -> id).
+ID_WORDS = {"id": "id", "ids": "id", "uuid": "id", "uuids": "id", "key": "key", "keys": "key",
+            "number": "number", "sha": "sha", "slug": "slug", "uri": "uri", "uris": "uri", "urn": "urn",
+            "login": "login", "handle": "handle"}
+# The fields that name an object, best first: what a named parameter (`owner`, `repo`) takes from it.
+LABELS = ("login", "slug", "name", "handle", "username", "key", "id")
+
+
 # Words written in capitals when a key is said as a title (`spoken(..., title=True)`).
 ACRONYMS: dict[str, str] = {w: w.upper() for w in (
     "id", "url", "uri", "api", "ip", "uuid", "sku", "isbn", "utc", "html", "json", "xml", "csv", "pdf", "sms",

@@ -84,7 +84,8 @@ def label_dialogue(d: Dialogue) -> list[Message]:
     """Every message of `d`, assistant turns labelled. A turn that answers a successful tool result
     is an `answer` with no act, whatever courtesy question it ends with ('Anything else?'); after an
     error result, an explanation reports the blocker and a request for a corrected value asks."""
-    names = [t.name for t in d.candidate_tools]
+    chain = d.scenario_info.chain  # a multi-step task's first step has a pool of its own (`scenarios.offered`)
+    names = [t.name for t in [*(chain.candidates if chain else []), *d.candidate_tools]]
     out: list[Message] = []
     for i, m in enumerate(d.messages):
         turn = label_turn(m, names)

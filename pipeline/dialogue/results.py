@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.records import Message, Tool, ToolCall
-from ..core.text import split_words, spoken
+from ..core.text import ID_WORDS, LABELS, key_words, split_words, spoken
 from .mentions import date_spans, mentioned, month_day_spans, number_spans
 from .stated import Stated, times_in
 
@@ -117,6 +117,54 @@ def keys(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from keys(v)
+
+
+def read_field(value: Any, key: str, schema: object = None) -> Any:
+    """The scalar of a result a reader takes for parameter `key`: a field of that very name, else for a
+    reference (`album_id`, `ids`) its id word (`id`) and for a named thing (`owner`) a label (`login`,
+    `name`) of an object called after it or of the result's own object (or its first listed item); a field
+    whose path names the key's thing is preferred, then the shallowest, then the first in reading order. None when the result holds no such field."""
+    words = key_words(key, schema)
+    ref = bool(words) and words[-1] in ID_WORDS
+    thing = {w.rstrip("s") for w in words[:-1]} if ref else {key.lower().rstrip("s")}
+    wanted = [key.lower()] + ([ID_WORDS[words[-1]]] if ref else list(LABELS))
+    best: tuple[tuple[int, int, int], Any] | None = None
+    for path, leaf in _paths(value):
+        name = path[-1].lower() if path else ""
+        if name not in wanted or leaf in (None, "") or isinstance(leaf, bool | float):
+            continue
+        about = {w.rstrip("s") for part in path[:-1] for w in split_words(part)}
+        exact = name == key.lower()
+        if not exact and not ref and not about & thing and len(path) > 2:
+            continue  # a named thing's label: of an object called after it, or of the result's own object
+        rank = (0 if exact else 1, 0 if about & thing else 1, len(path))
+        if best is None or rank < best[0]:
+            best = (rank, leaf)
+    return None if best is None else best[1]
+
+
+def read_argument(result: Any, key: str, schema: dict[str, Any]) -> Any:
+    """`read_field` in the type the parameter's `schema` asks for (a list for an array); None when the
+    result holds no such field or its value cannot take that type."""
+    value, kind = read_field(result, key, schema), schema.get("type")
+    if value is None or kind == "array":
+        return None if value is None else [value]
+    if kind == "integer":
+        return value if isinstance(value, int) else int(value) if str(value).isdigit() else None
+    return str(value) if kind == "string" and not isinstance(value, str) else value
+
+
+def _paths(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(keys down to it, scalar) for every scalar of `value`, a list's first item alone walked (what its
+    items hold, once)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*path, str(k)))
+    elif isinstance(value, list):
+        if value:
+            yield from _paths(value[0], path)
+    else:
+        yield path, value
 
 
 def group_counts(items: list[Any]) -> set[int]:

@@ -37,6 +37,7 @@ from typing import Any
 from ..core.records import Dialogue, Message, Tool
 from ..dialogue.labels import label_turn
 from ..dialogue.results import call_id, has_results
+from ..scenarios import offered
 from ..settings.templates import load_prompt
 from .rows import DEFAULT_SFT_FORMAT, SFT_FORMATS, SftRow
 
@@ -94,8 +95,9 @@ def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> 
     see only that at inference.
     """
     _check(sft_format)
-    system = {"role": "system", "content": build_system_prompt(dialogue.candidate_tools, sft_format)}
-    tools = [t.openai_spec() for t in dialogue.candidate_tools]
+    offer = offered(dialogue)  # a multi-step task's rows offer both steps' pools
+    system = {"role": "system", "content": build_system_prompt(offer, sft_format)}
+    tools = [t.openai_spec() for t in offer]
     rows: list[SftRow] = []
     history: list[dict[str, Any]] = []
     ids = has_results(dialogue.messages)
@@ -104,7 +106,7 @@ def slice_dialogue(dialogue: Dialogue, sft_format: str = DEFAULT_SFT_FORMAT) -> 
             continue
         turn = chat_message(message, sft_format, at if ids else None)
         if message.role == "assistant":
-            labelled = message if message.action else label_turn(message, [t.name for t in dialogue.candidate_tools])
+            labelled = message if message.action else label_turn(message, [t.name for t in offer])
             rows.append(
                 SftRow(
                     dialogue_id=dialogue.id,

@@ -201,6 +201,9 @@ class ToolResultRequest(_Request):
     persona: Persona
     goal: str
     error: ResultError | None = None
+    # fields the result holds besides its schema's (name -> JSON Schema): what a later step of the task reads
+    # from it, which the service holds though the tool's description may not say so
+    holds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     seed: int = 0
 
     @model_validator(mode="before")

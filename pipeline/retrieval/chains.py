@@ -37,17 +37,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..core.records import Tool
-from ..core.text import DESCRIPTION_FILLER, STOP, content_words, key_words, split_words, spoken, without_codes
+from ..core.text import DESCRIPTION_FILLER, ID_WORDS, LABELS, STOP, content_words, key_words, split_words, spoken, without_codes
 
 Evidence = Literal["schema", "name", "embedding"]
 Embed = Callable[[Sequence[str]], np.ndarray]
 
-# The words that make a key a reference, and the word each is said as in an output (ids -> id).
-ID_WORDS = {"id": "id", "ids": "id", "uuid": "id", "uuids": "id", "key": "key", "keys": "key",
-            "number": "number", "sha": "sha", "slug": "slug", "uri": "uri", "uris": "uri", "urn": "urn",
-            "login": "login", "handle": "handle"}
-# The fields that name an object, best first: what a named parameter (`owner`, `repo`) takes from it.
-LABELS = ("login", "slug", "name", "handle", "username", "key", "id")
 # Short forms of entities.
 ABBREVIATIONS = {"repo": "repository", "repos": "repository", "org": "organization", "orgs": "organization",
                  "pr": "pull", "doc": "document", "msg": "message", "cat": "category", "dept": "department"}
@@ -190,6 +184,12 @@ def _reference(tool: Tool, key: str) -> _Ref | None:
     if len(words) == 1 and words[0] not in FREE_VALUES and types <= {"string"}:
         return _Ref(key, _entity(words), None, types, text)
     return None
+
+
+def is_reference(tool: Tool, key: str) -> bool:
+    """Whether `tool`'s parameter `key` names something another call could find (an id, a named thing),
+    not a free value the user gives."""
+    return _reference(tool, key) is not None
 
 
 def _leaves(schema: Any, producer: Tool) -> Iterator[_Leaf]:

@@ -20,6 +20,7 @@ May import: core, dialogue.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from typing import Any
 
 from ..core.records import DEFAULT_SCENARIO, SCENARIO_NAMES, Dialogue, ScenarioInfo, Tool
@@ -29,6 +30,7 @@ from .disambiguation import Disambiguation
 from .explicit import Explicit
 from .infeasible_arguments import InfeasibleArguments
 from .input_fault import FAULT_HINTS, InputFaultType
+from .multi_step import MultiStep, offered, step_views
 from .unavailable_tool import UnavailableTool
 from .underspecified import Underspecified
 
@@ -41,16 +43,18 @@ __all__ = [
     "all",
     "get",
     "names",
+    "offered",
     "plain_dialogue",
     "prepare",
     "problems",
     "register",
     "section_versions",
+    "step_views",
     "unregister",
 ]
 
 _BUILT_IN: tuple[ScenarioType, ...] = (Disambiguation(), Explicit(), Underspecified(), UnavailableTool(),
-                                       InfeasibleArguments(), InputFaultType())
+                                       InfeasibleArguments(), InputFaultType(), MultiStep())
 _REGISTRY: dict[str, ScenarioType] = {t.name: t for t in _BUILT_IN}
 SCENARIO_NAMES.update(dict.fromkeys(_REGISTRY))  # what a record's `scenario` may name
 
@@ -95,9 +99,11 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def section_versions() -> dict[str, str]:
-    """The versions of the prompt sections the registered types add, by recorded prompt name."""
-    return {name: version for t in _REGISTRY.values() for name, version in t.prompt_versions}
+def section_versions(switched_on: Collection[str] = ()) -> dict[str, str]:
+    """The versions of the prompt sections the registered types add, by recorded prompt name; a chained
+    type's (it needs tool results) only when `execution.results` is among the switches on."""
+    return {name: version for t in _REGISTRY.values() if not t.chained or "execution.results" in switched_on
+            for name, version in t.prompt_versions}
 
 
 def plain_dialogue(scenario: str, info: ScenarioInfo) -> bool:

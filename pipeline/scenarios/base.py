@@ -91,6 +91,8 @@ class ScenarioType:
     # A type whose opening is a request rewritten with its fault: the type whose prompt writes that
     # request as meant (`Roles.fault_opening`); None for every other type.
     original_opening: ClassVar[ScenarioType | None] = None
+    # A task of two calls, the first drawn from the catalog's chain pairs (`synthesis.chain`); its calls get results.
+    chained: ClassVar[bool] = False
     # Prompt versions recorded for the sections this type adds, (name, version) pairs like a prompt file's.
     prompt_versions: ClassVar[tuple[tuple[str, str], ...]] = ()
 

@@ -8,11 +8,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, field_validator, model_serializer
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 
 from ..core.errors import InputError
 from ..core.records import DECISION_STYLES, DEFAULT_SCENARIO
 from ..core.resources import resolve, shipped
+from ..scenarios import get as scenario_type
 from ..scenarios import names as scenario_names
 from .fingerprint import TEMPLATES, fingerprint, switch_on
 from .models import MODEL_ROLES, ROLES, SWITCHED_ROLES, LLMSettings, Models, Strict, field_path, is_offline
@@ -142,7 +150,7 @@ class RunConfig(Strict):
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings.model_validate({}))
     export: ExportSettings = Field(default_factory=lambda: ExportSettings.model_validate({}))
     budget: BudgetSettings = Field(default_factory=lambda: BudgetSettings.model_validate({}))
-    execution: ExecutionSettings = Field(default_factory=lambda: ExecutionSettings.model_validate({}))
+    execution: ExecutionSettings = Field(default_factory=lambda: ExecutionSettings.model_validate({}), validate_default=True)
 
     @model_serializer(mode="wrap")
     def _execution_at_default(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -160,6 +168,16 @@ class RunConfig(Strict):
         if not mix:
             raise ValueError("the scenario mix is empty: give at least one scenario a positive weight")
         return mix
+
+    @field_validator("execution")
+    @classmethod
+    def _chains_need_results(cls, value: ExecutionSettings, info: ValidationInfo) -> ExecutionSettings:
+        """A multi-step task's second call takes a value from the first one's result: results must be on."""
+        mix = info.data.get("scenarios") or {}
+        chained = [name for name, weight in mix.items() if weight > 0 and scenario_type(name).chained]
+        if chained and not value.results:
+            raise ValueError(f"scenarios.{chained[0]} needs tool results: set results: true here")
+        return value
 
     @field_validator("decision_styles", mode="before")
     @classmethod

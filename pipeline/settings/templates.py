@@ -152,7 +152,7 @@ def prompt_versions(directory: Path | None = None, switched_on: Collection[str] 
              if stem not in SWITCHED_PROMPTS or SWITCHED_PROMPTS[stem] in switched_on
              for name, version in load_prompt(stem, directory).versions}
     if directory is None:
-        found.update(scenario_prompts())
+        found.update(scenario_prompts(switched_on))
     return dict(sorted(found.items()))
 
 

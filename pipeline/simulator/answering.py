@@ -39,6 +39,28 @@ def last_result(history: Sequence[Said]) -> Any | None:
         return history[-1].content
 
 
+def _success(turn: Said) -> Any | None:
+    """A tool turn's result when it is no error, else None."""
+    if turn.role != "tool":
+        return None
+    try:
+        value = json.loads(turn.content)
+    except ValueError:
+        return turn.content
+    return None if isinstance(value, dict) and isinstance(value.get("error"), dict) else value
+
+
+def current_task(history: Sequence[Said]) -> tuple[list[Said], Any | None]:
+    """(the turns of the request under way, the last successful result before it): once a result has
+    been answered, the user's next turn starts a new request, which reads the result but not the
+    questions and answers of the one done. The whole history and None when no result succeeded."""
+    done = [i for i, m in enumerate(history) if _success(m) is not None]
+    if not done:
+        return list(history), None
+    start = next((i for i in range(done[-1], len(history)) if history[i].role == "user"), len(history))
+    return list(history[start:]), _success(history[done[-1]])
+
+
 def answer(tool: Tool, history: Sequence[Said], seed: int) -> str:
     """The assistant's turn right after a tool result, in the JSON reply protocol."""
     result = last_result(history)

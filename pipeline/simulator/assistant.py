@@ -15,8 +15,10 @@ from typing import Any
 from ..core.records import Tool
 from ..dialogue.mentions import mentioned
 from ..dialogue.parameter_labels import label
+from ..dialogue.results import read_argument
 from ..dialogue.said import user_said
 from ..llm.requests import AssistantRequest, Said
+from ..retrieval.chains import is_reference
 from . import answering, phrasing, selection
 from .wording import reply_json
 
@@ -41,11 +43,12 @@ def stated_arguments(tool: Tool, history: Sequence[Said]) -> dict[str, Any]:
 def reply(request: AssistantRequest) -> str:
     """The plain protocol's assistant turn: a question or a call in tool selection, the missing
     values or the call in argument filling."""
-    if request.phase == "tool_selection":
-        return _select(request.candidates, request.history, request.seed)
     if request.results and answering.last_result(request.history) is not None:
         return answering.answer(settled_tool(request), request.history, request.seed)
-    return _fill(settled_tool(request), request.history)
+    task, found = answering.current_task(request.history)  # a later request, once an earlier one is answered
+    if request.phase == "tool_selection":
+        return _select(request.candidates, task, request.seed, found)
+    return _fill(settled_tool(request), task, found)
 
 
 def settled_tool(request: AssistantRequest) -> Tool:
@@ -55,20 +58,34 @@ def settled_tool(request: AssistantRequest) -> Tool:
     return request.tool
 
 
-def _select(candidates: list[Tool], history: Sequence[Said], seed: int) -> str:
+def known_arguments(tool: Tool, history: Sequence[Said], found: Any = None) -> dict[str, Any]:
+    """`stated_arguments`, and each required reference (an id, a named thing) nobody stated that the
+    earlier result `found` holds (`results.read_argument`): the value a later request takes from what an
+    earlier one found."""
+    known = stated_arguments(tool, history)
+    if found is None:
+        return known
+    for key in tool.required:
+        schema = tool.properties.get(key) or {}
+        if key not in known and is_reference(tool, key) and (value := read_argument(found, key, schema)) is not None:
+            known[key] = value
+    return known
+
+
+def _select(candidates: list[Tool], history: Sequence[Said], seed: int, found: Any = None) -> str:
     """Commit once the user's words set the best candidate apart from every other (the grounding
     rule), else ask a question that contrasts the candidates still in play (`selection`)."""
     # the plain protocol asks at least once: its dialogues teach clarifying, not acting on an opening
     decision = selection.decide(candidates, history, seed, ask_first=True)
     if decision.tool is not None:
         tool = decision.tool
-        return reply_json(decision.thought, "", [{"name": tool.name, "arguments": stated_arguments(tool, history)}])
+        return reply_json(decision.thought, "", [{"name": tool.name, "arguments": known_arguments(tool, history, found)}])
     return reply_json(decision.thought, decision.question)
 
 
-def _fill(tool: Tool, history: Sequence[Said]) -> str:
+def _fill(tool: Tool, history: Sequence[Said], found: Any = None) -> str:
     required = tool.required
-    known = stated_arguments(tool, history)
+    known = known_arguments(tool, history, found)
     missing = [k for k in required if k not in known]
     if not missing:
         thought = (f"I have every required argument for {tool.name}: {', '.join(required) or 'none needed'}. "

@@ -50,7 +50,10 @@ def tool_result(request: ToolResultRequest, messages: list[dict]) -> str:
     world = _World(request.tool, request.persona, request.arguments, rng)
     schema = request.result_schema()
     result = world.value(thing(request.tool), schema, 0) if schema is not None else loose_result(world)
-    return json.dumps(result if isinstance(result, dict) else {"result": result}, ensure_ascii=False)
+    result = result if isinstance(result, dict) else {"result": result}
+    for name, field in request.holds.items():  # what a later step reads from it
+        result.setdefault(name, world.value(name, field, 0))
+    return json.dumps(result, ensure_ascii=False)
 
 
 def thing(tool: Tool) -> str:

@@ -21,6 +21,7 @@ from . import phrasing, user_openings, user_words
 from . import user as proxy
 from .scenario_terms import PREMISE, mentions, spoken_label
 from .seeding import seeded
+from .user_words import topic_phrase, work_area
 from .voice import Voice, closing, finish, greeting
 
 STYLE_LEADS = {
@@ -102,6 +103,10 @@ def scenario_user_text(request: UserRequest) -> str:
     if ctx is None:
         raise ValueError("the scenario user's request carries no scenario")
     kind, info = scenarios.get(ctx.name), _info(request)
+    if isinstance(info.get("after"), int):  # a follow-up request, once an earlier one is done: its own turns
+        return _follow_up(request.model_copy(update={"history": request.history[info["after"]:],
+                                                     "scenario": ctx.model_copy(update={"info": {
+                                                         k: v for k, v in info.items() if k != "after"}})}))
     gold = request.gold_arguments
     history = request.history
     rng = _scenario_rng(request, "user", len(history))
@@ -115,6 +120,29 @@ def scenario_user_text(request: UserRequest) -> str:
         keys, said_instead = opening
         return user_openings.composed(request, lambda r: _request(request, r, keys, said_instead or None), len(history), "request")
     return _answer(request, rng)
+
+
+# how a person goes on to the next thing once the first is done, one sentence: a lead, then the need
+_NEXT = ["Thanks, and now", "Great, thank you, and next", "Perfect, so with that", "Okay, thanks, so now",
+         "Nice, and now", "Thanks a lot, and next", "Got it, so next", "Great, and using that", "Thank you, so now",
+         "Cool, thanks, now", "That helps, and next", "Wonderful, so now", "Good, and now"]
+_NEXT_NEED = ["I need some help with {a}", "I need one more thing done with {a}", "there's something else about {a}",
+              "I'd like to sort out {a}", "I have a follow-up about {a}", "I need to do something with {a}",
+              "can you help me with {a}", "I want to take care of {a}", "I'd like your help with {a}"]
+
+
+def _follow_up(request: UserRequest) -> str:
+    """The user's turn in a request that follows one already done: its first a short, vague request
+    about what the candidates share, joined to thanks for the earlier answer (no greeting, no
+    introduction: the conversation is under way); the later ones as in any request."""
+    if request.history:
+        return scenario_user_text(request)
+    rng = _scenario_rng(request, "next")
+    topic = topic_phrase(request)
+    about = f"our {work_area(request)} work" if topic is None else f"the {user_openings.spoken_phrase(topic)}"
+    need = rng.choice(_NEXT_NEED).format(a=about)
+    text = f"{rng.choice(_NEXT)} {need}{'?' if need.startswith('can ') else '.'}"
+    return user_words.safe(request, text)
 
 
 def _faulted(request: UserRequest, fault: dict[str, Any], rng: random.Random) -> str:

@@ -33,19 +33,25 @@ class Execution:
     job: int
     error_share: float
     retries: int = 2
+    holds: dict[str, dict] | None = None  # fields a later step reads from the results (`ToolResultRequest.holds`)
 
 
 async def after_call(ex: Execution, roles: Roles, tool: Tool, persona: Persona, goal: str,
-                     distractors: list[Tool], gold: dict, messages: list[Message], rng_seed: int) -> None:
+                     distractors: list[Tool], gold: dict, messages: list[Message], rng_seed: int,
+                     start: int = 0, context: dict | None = None) -> None:
     """Runs the dialogue on from its last message, an assistant call, until the assistant answers
-    without calling or `MAX_CALLS` calls have had their results."""
+    without calling or `MAX_CALLS` calls have had their results. `start`: the number the first of these
+    calls has among the dialogue's (a later step's calls draw their outcomes apart from an earlier
+    step's); `context`: the scenario as the user is told it."""
     made = 0
     while made < MAX_CALLS and messages[-1].role == "assistant" and messages[-1].tool_calls:
         turn = len(messages) - 1
         for index, call in enumerate(messages[turn].tool_calls):
+            number = start + made
             request = result_request(tool, call.arguments, persona, goal, run_seed=ex.run_seed, job=ex.job,
-                                     call=made, error_share=ex.error_share, seed=rng_seed + made)
-            result = await tool_result(ex.gateway, request, retries=ex.retries, tag=f"{roles.attempt_tag}/{made}",
+                                     call=number, error_share=ex.error_share, seed=rng_seed + number,
+                                     holds=ex.holds)
+            result = await tool_result(ex.gateway, request, retries=ex.retries, tag=f"{roles.attempt_tag}/{number}",
                                        note=roles.note)
             messages.append(Message(role="tool", content=json.dumps(result, ensure_ascii=False),
                                     tool_call_id=call_id(turn, index)))
@@ -55,7 +61,8 @@ async def after_call(ex: Execution, roles: Roles, tool: Tool, persona: Persona, 
         failed = results(messages)[-1].error is not None
         if reply.parse_error or reply.tool_calls or not failed or not asks(reply.content) or made >= MAX_CALLS:
             continue  # a new call gets its result; an answer, or an explanation of an error, ends it
-        text = await roles.user("argument_filling", tool, persona, goal, distractors, gold, messages, rng_seed)
+        text = await roles.user("argument_filling", tool, persona, goal, distractors, gold, messages, rng_seed,
+                                context)
         messages.append(Message(role="user", content=text))
         reply = await roles.assistant("argument_filling", [], tool, messages, rng_seed, None, None, results=True)
         messages.append(reply)

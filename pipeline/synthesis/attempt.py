@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...validators.cascade import first_failure, run_cascade
 from .. import __version__
@@ -29,6 +29,7 @@ from ..core.records import (
     DEFAULT_SCENARIO,
     FIT_ATTRIBUTE,
     ROLE_FIT_ATTRIBUTE,
+    ChainInfo,
     Dialogue,
     GenerationInfo,
     Message,
@@ -39,13 +40,17 @@ from ..core.records import (
     Verdict,
 )
 from ..dialogue.labels import action_of, label_dialogue
+from ..dialogue.parameter_labels import label
 from ..dialogue.planning import next_question, q_star
+from ..dialogue.results import results
 from ..llm.gateway import ROLE_USAGE, Gateway, LLMError, LLMFatalError
+from ..llm.requests import said
 from ..scenarios import get as scenario_type
-from ..scenarios import plain_dialogue, prepare
+from ..scenarios import plain_dialogue, prepare, step_views
 from ..settings.config import RunConfig
 from ..settings.templates import prompt_versions
-from .after_call import Execution, after_call
+from .after_call import MAX_CALLS, Execution, after_call
+from .chain import fed_values
 from .roles import ReplyError, Roles, plan_hint
 
 
@@ -64,6 +69,7 @@ class Seed:
     role_fit: float | None = None  # share of reference roles closer to the tool (retrieval/rolefit), as "role_fit"
     scenario: str = DEFAULT_SCENARIO  # drawn per job (draw.draw_scenario); may fall back in `prepare`
     decision_style: str | None = None
+    chain: ChainInfo | None = None  # multi_step: the first step (`chain.Chains.first_step`), its values not yet drawn
 
 
 def dialogue_id(fingerprint: str, job: int, attempt: int) -> str:
@@ -95,13 +101,19 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
             raise _Reject("candidates", "the seed tool is not in the candidate pool" if offered
                           else "the unavailable seed tool is still in the candidate pool")
         gold = await roles.slots(tool, persona, rng_seed, s.slot_retries)
-        goal = await roles.goal(tool, persona, rng_seed, gold)
+        chain = seed.chain and await _first_step(roles, seed.chain, persona, rng_seed, s.slot_retries)
+        # a multi-step task's goal is written once the first result has given its values, without them
+        goal = await roles.goal(tool, persona, rng_seed, gold) if chain is None else ""
         scenario, info = prepare(scenario, tool, gold, random.Random(f"{rng_seed}:scenario"),
                                            seed.decision_style)
-        await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info, s.plan_hint)
-        if config.execution.results and messages and messages[-1].tool_calls and not messages[-1].parse_error:
-            ex = Execution(gateway, config.seed, seed.job, config.execution.error_share, s.reply_retries)
-            await after_call(ex, roles, tool, persona, goal, seed.distractors, gold, messages, rng_seed)
+        ex = Execution(gateway, config.seed, seed.job, config.execution.error_share, s.reply_retries)
+        if chain is not None:
+            info.chain = chain
+            goal = await _chained(seed, roles, ex, gold, messages, rng_seed, scenario, info, config)
+        else:
+            await _converse(seed, roles, goal, gold, messages, s.max_turns, rng_seed, scenario, info, s.plan_hint)
+            if config.execution.results and _called(messages):
+                await after_call(ex, roles, tool, persona, goal, seed.distractors, gold, messages, rng_seed)
     except _Reject as reject:
         verdicts.append(Verdict(validator=reject.stage, passed=False, reason=reject.reason))
     except ReplyError as exc:
@@ -135,7 +147,8 @@ async def synthesize(seed: Seed, config: RunConfig, gateway: Gateway) -> Dialogu
         ),
     )
     dialogue.messages = label_dialogue(dialogue)
-    dialogue.q_star = q_star(dialogue, scenario_type(scenario).tool_known_from_opening(info)) if messages else None
+    known = scenario_type(scenario).tool_known_from_opening(info)
+    dialogue.q_star = sum(q_star(view, known) for view in step_views(dialogue)) if messages else None
     if not verdicts:
         verdicts = await run_cascade(dialogue, _Metered(gateway, roles))
         dialogue.generation.usage = roles.usage
@@ -184,6 +197,58 @@ class _Reject(Exception):
         self.stage, self.reason = stage, reason
 
 
+def _called(messages: list[Message]) -> bool:
+    return bool(messages) and bool(messages[-1].tool_calls) and not messages[-1].parse_error
+
+
+def _unfed(gold: dict, chain: ChainInfo | None) -> dict:
+    """The seed tool's values the user holds: all but those a multi-step task's first result feeds (before
+    it exists, the parameter it is planned to feed)."""
+    return gold if chain is None else {k: v for k, v in gold.items() if k not in {chain.parameter, *chain.fed}}
+
+
+async def _first_step(roles: Roles, chain: ChainInfo, persona: Persona, rng_seed: int, retries: int) -> ChainInfo:
+    """The first step's values and goal, drawn for its tool as any seed tool's are."""
+    gold = await roles.slots(chain.tool, persona, rng_seed + 1, retries)
+    goal = await roles.goal(chain.tool, persona, rng_seed + 1, gold)
+    return chain.model_copy(update={"gold": gold, "goal": goal})
+
+
+async def _chained(seed: Seed, roles: Roles, ex: Execution, gold: dict, messages: list[Message],
+                   rng_seed: int, scenario: str, info: ScenarioInfo, config: RunConfig) -> str:
+    """A multi-step task: the first step's dialogue, call and answer (its result never an error, so the
+    task can go on), then the user's follow-up and the second step, whose fed values come from that
+    result. Returns the second step's goal ("" when the first step made no call)."""
+    chain, s = info.chain, config.synthesis
+    assert chain is not None
+    first = replace(seed, tool=chain.tool, distractors=chain.distractors, candidates=chain.candidates)
+    plain = ScenarioInfo(decision_style=info.decision_style)
+    await _converse(first, roles, chain.goal, chain.gold, messages, s.max_turns, rng_seed, DEFAULT_SCENARIO, plain,
+                    s.plan_hint, results=True)
+    if not _called(messages):
+        return ""  # no first call: the per-step validators reject it
+    # the result never fails, and holds the value a reference no output schema shows
+    holds = {chain.parameter: seed.tool.properties.get(chain.parameter) or {}} if chain.source_path is None else None
+    await after_call(replace(ex, error_share=0.0, holds=holds), roles, chain.tool, seed.persona, chain.goal, chain.distractors,
+                     chain.gold, messages, rng_seed)
+    done = [r for r in results(messages) if r.error is None]
+    chain.fed = fed_values(done[-1].value, seed.tool) if done else {}
+    if chain.parameter not in chain.fed:
+        raise _Reject("chain", f"the result of '{chain.tool.name}' holds no value for '{chain.parameter}'")
+    gold.update(chain.fed)
+    held = _unfed(gold, chain)
+    goal = await roles.goal(seed.tool, seed.persona, rng_seed, held)
+    context = {"name": scenario, "info": {"parameter_label": label(chain.parameter, seed.tool.properties.get(chain.parameter)),
+                                          "after": len(said(messages, results=False)),
+                                          "decision_style": info.decision_style}}
+    await _converse(seed, roles, goal, held, messages, s.max_turns, rng_seed, scenario, info, s.plan_hint,
+                    context=context, results=True)
+    if _called(messages):
+        await after_call(ex, roles, seed.tool, seed.persona, goal, seed.distractors, held, messages, rng_seed,
+                         start=MAX_CALLS, context=context)
+    return goal
+
+
 def _context(scenario: str, info: ScenarioInfo) -> dict | None:
     """What the roles are told of the scenario; None for today's dialogues (unchanged prompts and state)."""
     if plain_dialogue(scenario, info):
@@ -193,11 +258,14 @@ def _context(scenario: str, info: ScenarioInfo) -> dict | None:
 
 async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: list[Message],
                     max_turns: int, rng_seed: int, scenario: str = DEFAULT_SCENARIO,
-                    info: ScenarioInfo | None = None, hints: bool = False) -> None:
+                    info: ScenarioInfo | None = None, hints: bool = False, context: dict | None = None,
+                    results: bool = False) -> None:
+    """The two-phase loop up to the first call (or a refusal, or T_max); `context` (what the roles are told
+    of the scenario) defaults to the scenario's own, `results`: the assistant's prompt says calls get results."""
     tool, phase = seed.tool, "tool_selection"
     distractors = seed.distractors
     info = info or ScenarioInfo()
-    context = _context(scenario, info)
+    context = context or _context(scenario, info)
     need_user, turns = True, 0
     if info.fault is not None and context is not None:
         original, faulted = await roles.fault_opening(tool, seed.persona, goal, distractors, gold, rng_seed, context)
@@ -213,7 +281,7 @@ async def _converse(seed: Seed, roles: Roles, goal: str, gold: dict, messages: l
         hint = plan_hint(next_question(tool, seed.candidates, gold, messages, known, info, phase),
                          phase, tool, gold, messages) if hints else None
         reply = await roles.assistant(phase, seed.candidates, tool if phase == "argument_filling" else None,
-                                      messages, rng_seed, context, hint)
+                                      messages, rng_seed, context, hint, results=results)
         if reply.parse_error:
             messages.append(reply)
             return

@@ -28,11 +28,13 @@ from .roles import reask
 
 
 def result_request(tool: Tool, arguments: dict[str, Any], persona: Persona, goal: str, *, run_seed: int,
-                   job: int, call: int | str, error_share: float, seed: int = 0) -> ToolResultRequest:
+                   job: int, call: int | str, error_share: float, seed: int = 0,
+                   holds: dict[str, dict[str, Any]] | None = None) -> ToolResultRequest:
     """The request for the result of call `call` of seed job `job`: an error or not as
-    `result_error(run_seed, job, call, error_share)` decides; `seed` is the sampling seed."""
+    `result_error(run_seed, job, call, error_share)` decides; `seed` is the sampling seed, `holds` the
+    fields a later step reads from it."""
     return ToolResultRequest(tool=tool, arguments=arguments, persona=persona, goal=goal,
-                             error=result_error(run_seed, job, call, error_share), seed=seed)
+                             error=result_error(run_seed, job, call, error_share), holds=holds or {}, seed=seed)
 
 
 def render_tool_result(request: ToolResultRequest) -> list[dict]:
@@ -41,7 +43,8 @@ def render_tool_result(request: ToolResultRequest) -> list[dict]:
     return load_prompt("tool_result").render(
         persona=persona_text(request.persona), goal=request.goal, tool=request.tool.spec_json(),
         schema=json.dumps(schema, ensure_ascii=False) if schema is not None else "",
-        arguments=json.dumps(request.arguments, ensure_ascii=False), error=request.error or "")
+        arguments=json.dumps(request.arguments, ensure_ascii=False), error=request.error or "",
+        holds=json.dumps(request.holds, ensure_ascii=False) if request.holds else "")
 
 
 async def tool_result(gateway: Gateway, request: ToolResultRequest, *, retries: int = 2, tag: str = "",

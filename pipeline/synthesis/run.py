@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from .. import __version__, scenarios
 from ..core.errors import InputError
-from ..core.records import Dialogue, Usage
+from ..core.records import DEFAULT_SCENARIO, Dialogue, Usage
 from ..core.resources import shipped
 from ..export.dataset import export_dataset
 from ..export.run_info import RunInfo
@@ -36,6 +36,7 @@ from ..runner import Budget, Gateways, RunProgress, run_window
 from ..settings.config import RunConfig
 from ..settings.templates import prompts_from
 from .attempt import Seed, shuffled_pool, synthesize
+from .chain import Chains
 from .draw import draw_scenario, draw_style
 from .journal import CallCounters, JobRecord, Journal, in_job_order, selected
 from .schedule import AcceptanceRule, JobSummary, SeedJobs, job_usage, summaries
@@ -131,21 +132,29 @@ class Engine:
         self.worker_jobs: dict[int | None, int] = {}  # after a run with workers: jobs each process ran
         self.order = list(range(len(self.tools)))
         random.Random(f"{config.seed}:order").shuffle(self.order)
+        self.chains = Chains(self.tools, self.index)
 
     def seed_for(self, job: int, attempt: int):
         tool = self.tools[self.order[job % len(self.tools)]]
         cycle = job // len(self.tools)
-        persona = self.sampler.sample(tool, self.index.vector(tool), attempt=cycle * 100 + attempt)
-        distractors = [n.tool for n in self.index.distractors(tool, self.config.synthesis.k_distractors)]
-        rng = random.Random(f"{self.config.seed}:{job}:{attempt}:pool")
+        k = self.config.synthesis.k_distractors
         # the scenario and decision style are drawn per job from streams of their own: no other draw moves
         scenario = draw_scenario(self.config.seed, job, self.config.scenarios)
+        chain = None
+        if scenarios.get(scenario).chained:  # the task's two steps, drawn per job; a tool in no pair plays the default
+            planned = self.chains.plan(tool, k, random.Random(f"{self.config.seed}:{job}:chain"))
+            tool, chain = planned if planned is not None else (tool, None)
+            scenario = scenario if chain is not None else DEFAULT_SCENARIO
+        # a task of two steps is the second step's: its user is drawn for that tool
+        persona = self.sampler.sample(tool, self.index.vector(tool), attempt=cycle * 100 + attempt)
+        distractors = [n.tool for n in self.index.distractors(tool, k)]
+        rng = random.Random(f"{self.config.seed}:{job}:{attempt}:pool")
         candidates = scenarios.get(scenario).pool(tool, shuffled_pool(tool, distractors, rng))
         return Seed(job=job, attempt=attempt, tool=tool, persona=persona, distractors=distractors,
                     candidates=candidates, seed=self.config.seed,
                     persona_fit=self.sampler.fit(persona, tool, self.index.vector(tool)),
                     role_fit=self.sampler.role_fit(persona, tool, self.index.vector(tool)), scenario=scenario,
-                    decision_style=draw_style(self.config.seed, job, self.config.decision_styles))
+                    decision_style=draw_style(self.config.seed, job, self.config.decision_styles), chain=chain)
 
     async def run_job(self, job: int) -> JobRecord:
         """All attempts of one seed job, up to the first accepted, journaled as soon as it finishes.

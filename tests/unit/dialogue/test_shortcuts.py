@@ -169,7 +169,7 @@ class _Roles:
     async def user(self, *args: Any) -> str:
         return "Something about orders."
 
-    async def assistant(self, phase: str, *args: Any) -> Message:
+    async def assistant(self, phase: str, *args: Any, **kwargs: Any) -> Message:
         self.replies += 1
         if phase == "tool_selection" and self.replies == 1:
             return Message(role="assistant", content="Which one do you need?", thought="ask", phase=phase)

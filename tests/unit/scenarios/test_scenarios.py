@@ -11,9 +11,9 @@ import pytest
 from tests.support.factories import assistant_turn, make_dialogue, make_tool
 from tests.support.paths import REPO
 from utcgen.pipeline.core.records import Dialogue, Message, ScenarioInfo, ToolCall
-from utcgen.pipeline.scenarios import names
+from utcgen.pipeline.scenarios import get, names
 
-SCENARIOS = names()  # every registered scenario type
+SCENARIOS = tuple(n for n in names() if not get(n).chained)  # every registered one-call scenario type (multi-step: test_multi_step)
 MIX = {name: 1.0 for name in SCENARIOS}
 
 

@@ -50,7 +50,7 @@ def test_on_the_role_runs_and_its_settings_count() -> None:
     off = load_config()
     on = load_config(overrides=ON)
     assert on.fingerprint() != off.fingerprint()
-    assert on.prompt_versions()["tool_result"] == "tool_result/1"
+    assert on.prompt_versions()["tool_result"] == "tool_result/2"
     assert set(ModelRegistry.from_config(on).entries) == {*ROLES, "tool_result"}
     assert on.models.names(on.roles())["tool_result"] == OFFLINE_MODEL
     share = load_config(overrides={"execution": {"results": True, "error_share": 0.3}})

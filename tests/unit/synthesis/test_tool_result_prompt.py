@@ -84,4 +84,4 @@ def test_the_pipeline_decides_the_error_before_the_role_is_asked() -> None:
 
 
 def test_the_prompt_is_versioned() -> None:
-    assert dict(load_prompt("tool_result").versions) == {"tool_result": "tool_result/1"}
+    assert dict(load_prompt("tool_result").versions) == {"tool_result": "tool_result/2"}

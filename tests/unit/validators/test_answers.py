@@ -107,16 +107,17 @@ def test_no_existing_stage_list_names_it() -> None:
 
 def test_the_assistant_is_told_each_rule() -> None:
     told = instructions()
-    assert told.count("\n- ") == 4 and "{" not in told
-    for words in ("tool result", "contradict", "error", "same arguments"):
+    # the answers rules, and the multi-step rule (the scenario validator's chain_unused) a later call keeps
+    assert told.count("\n- ") == 5 and "{" not in told
+    for words in ("tool result", "contradict", "error", "same arguments", "earlier result returned"):
         assert words in told, words
 
 
 def test_the_rules_prompt_is_recorded_and_hashed_only_by_runs_with_results() -> None:
     assert "rules_answer" not in prompt_versions()
-    assert prompt_versions(switched_on={"execution.results"})["rules_answer"] == "rules-answer/1"
+    assert prompt_versions(switched_on={"execution.results"})["rules_answer"] == "rules-answer/2"
     off, on = load_config(), load_config(overrides={"execution": {"results": True}})
-    assert "rules_answer" not in off.prompt_versions() and on.prompt_versions()["rules_answer"] == "rules-answer/1"
+    assert "rules_answer" not in off.prompt_versions() and on.prompt_versions()["rules_answer"] == "rules-answer/2"
 
 
 # ---------------------------------------------------------------- rule 1: every stated value has a source
