@@ -23,6 +23,7 @@ from ..core.records import (
     DEFAULT_SCENARIO,
     FIT_ATTRIBUTE,
     ROLE_FIT_ATTRIBUTE,
+    ChainInfo,
     Dialogue,
     Message,
     ScenarioInfo,
@@ -92,11 +93,15 @@ def _same(got: Any, value: Any) -> bool:
 def offered(d: Dialogue) -> list[Tool]:
     """Every tool the dialogue's assistant may use: its candidates, and a multi-step task's first-step pool
     before them (one tool set for the whole conversation, as an agent has; what SFT rows offer)."""
-    chain = d.scenario_info.chain
+    return offered_tools(d.scenario_info.chain, d.candidate_tools)
+
+
+def offered_tools(chain: ChainInfo | None, candidates: list[Tool]) -> list[Tool]:
+    """`offered` from the first step (if any) and the last step's candidates, as a benchmark case keeps them."""
     if chain is None:
-        return list(d.candidate_tools)
+        return list(candidates)
     names = {t.name for t in chain.candidates}
-    return [*chain.candidates, *(t for t in d.candidate_tools if t.name not in names)]
+    return [*chain.candidates, *(t for t in candidates if t.name not in names)]
 
 
 def step_views(d: Dialogue) -> list[Dialogue]:
