@@ -15,11 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from ..core.errors import InputError
 from ..core.records import DEFAULT_SCENARIO, Message, Persona, ScenarioInfo, Tool, ToolCall, Usage, registered_scenario
 from ..scenarios import get as scenario_type
+from ..scenarios.multi_step import offered_tools
 
 CASES_FILE = "cases.jsonl"
 SPLIT_FILE = "split.json"
@@ -86,7 +87,8 @@ class Case(BaseModel):
     candidates: list[Tool]                  # C_k = {τ*} ∪ D_k as shown; unavailable_tool: D_k only
     persona: Persona
     goal: str
-    reference: list[Message]                # the accepted reference dialogue (user and assistant turns)
+    reference: list[Message]                # the reference dialogue: user and assistant turns (multi-step: and the
+                                            # first result, up to the second call)
     line_of_business: str | None = None
     family: str                             # near-duplicate family id of τ* (held out as a whole)
     near_duplicate: bool                    # some distractor has A.4 score >= 0.70 with τ*
@@ -119,6 +121,34 @@ class Case(BaseModel):
     def distractors(self) -> list[Tool]:
         return [t for t in self.candidates if t.name != self.gold_tool.name]  # every candidate when unavailable
 
+    @property
+    def shown(self) -> list[Tool]:
+        """The tools the model under test is shown: the candidates, and a multi-step task's first-step pool
+        before them (one tool set for the whole conversation, as the sft rows offer)."""
+        return offered_tools(self.scenario_info.chain, self.candidates)
+
+    @property
+    def steps(self) -> list[Step]:
+        """Each call of a multi-step task in order (the first step from `scenario_info.chain`, then the case's
+        own τ* and V*); [] for a case of one call."""
+        chain = self.scenario_info.chain
+        if chain is None:
+            return []
+        return [Step(tool=chain.tool, gold=chain.gold, candidates=chain.candidates),
+                Step(tool=self.gold_tool, gold=self.gold_arguments, candidates=self.candidates, fed=chain.fed)]
+
+
+class Step(BaseModel):
+    """One call of a multi-step case: its tool, its values, its own candidates, and (the second step) the
+    values the first result gave, which are among `gold` too."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: Tool
+    gold: dict[str, Any]
+    candidates: list[Tool]
+    fed: dict[str, Any] = Field(default_factory=dict)
+
 
 class Split(BaseModel):
     """Which seed tools a benchmark holds out, so training data can exclude them."""
@@ -144,10 +174,20 @@ class CaseResult(BaseModel):
     first_calls: list[ToolCall] = Field(default_factory=list)  # every call of the first tool-bearing turn
     conv_rel: list[float] = Field(default_factory=list)        # per assistant turn, in {0, 0.5, 1}
     patterns: dict[str, int] = Field(default_factory=dict)     # error pattern -> count over the model's calls
+    # a multi-step case: per step, every call of the turn that made it ([] when the step made none); left out
+    # of the file when None, so results of one-call cases read as they always have
+    steps: list[list[ToolCall]] | None = None
     flagged: str | None = None              # dynamic: the user-side checker's reason to exclude it
     error: str | None = None                # the run could not finish the case (counted, not scored)
     usage: Usage = Field(default_factory=Usage)
     elapsed_s: float = 0.0
+
+    @model_serializer(mode="wrap")
+    def _without_null_steps(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        if isinstance(out, dict) and out.get("steps") is None:
+            out.pop("steps", None)
+        return out
 
 
 def read_cases(folder: Path) -> list[Case]:

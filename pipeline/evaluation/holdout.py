@@ -23,6 +23,7 @@ from ...validators.cascade import up_to_results
 from ..core.errors import InputError
 from ..core.records import Dialogue, Message, Tool
 from ..core.resources import resolve, shipped
+from ..dialogue.results import results
 from ..export.reading import load_dialogues
 from ..retrieval.similarity import NEAR_DUPLICATE_THRESHOLD
 from ..scenarios import get as scenario_type
@@ -151,6 +152,8 @@ def build_case(d: Dialogue, by_name: dict[str, Tool], family: dict[str, str], si
     # the disambiguation up to its first call: what follows a tool result is no turn of the benchmark
     reference = [Message(role=m.role, content=m.content, thought=m.thought, tool_calls=m.tool_calls, phase=m.phase)
                  for m in up_to_results(d).messages if m.role in ("user", "assistant")]
+    if d.scenario_info.chain is not None:
+        reference = _chained_reference(d)
     case = Case(
         id=d.id, gold_tool=gold, gold_arguments=dict(d.gold_arguments), candidates=candidates,
         persona=d.user_persona, goal=d.goal, reference=reference, line_of_business=gold.line_of_business,
@@ -162,3 +165,18 @@ def build_case(d: Dialogue, by_name: dict[str, Tool], family: dict[str, str], si
         raise InputError(f"dialogue {d.id}: an unavailable_tool dialogue lists its seed tool {gold.name} among the "
                          "candidates; the record is inconsistent")
     return case, (sum(scores) / len(scores) if scores else 0.0)
+
+
+def _chained_reference(d: Dialogue) -> list[Message]:
+    """A multi-step dialogue's turns up to its second step's result: both steps, with the first step's
+    successful result (a `tool` turn), which a static run gives the model under test for its first call."""
+    chain = d.scenario_info.chain
+    assert chain is not None
+    found = [r for r in results(d.messages) if r.call is not None]
+    first = next((r.at for r in found if r.call and r.call.name == chain.tool.name and r.error is None), None)
+    if first is None:
+        raise InputError(f"dialogue {d.id}: a multi-step dialogue without a result of its first step "
+                         f"({chain.tool.name}); the record is inconsistent")
+    end = next((r.at for r in found if r.at > first and r.call and r.call.name == d.seed_tool.name), len(d.messages))
+    return [Message(role=m.role, content=m.content, thought=m.thought, tool_calls=m.tool_calls, phase=m.phase,
+                    tool_call_id=m.tool_call_id) for m in d.messages[:end] if m.role in ("user", "assistant", "tool")]

@@ -16,7 +16,8 @@
   `<think>` + `<tool_call>` blocks, else the JSON protocol, else plain text. One model instance,
   one generation at a time, in a worker thread.
 
-The model always sees all candidates C_k and answers in one phase: its first call ends the dialogue.
+The model always sees all candidates C_k (a multi-step case: both steps' pools, `Case.shown`) and answers in one
+phase: its first call ends the dialogue (a multi-step case: the step).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, Literal
 
 from ..core.errors import InputError, UtcgenError
 from ..core.records import Message, ToolCall, Usage
+from ..dialogue.results import has_results
 from ..export.slicing import build_system_prompt, chat_message
 from ..llm import replies
 from ..llm.gateway import Gateway, LLMError
@@ -106,14 +108,16 @@ class LiteLLMModel(ModelUnderTest):
     def messages(self, case: Case, history: list[Message]) -> list[dict[str, Any]]:
         """System prompt and history exactly as the sft rows of this format show them."""
         native = self.tool_format == "native"
-        system = build_system_prompt(case.candidates, "chat" if native else "json")
+        system = build_system_prompt(case.shown, "chat" if native else "json")
         out: list[dict[str, Any]] = [{"role": "system", "content": system}]
-        for m in history:
+        ids = has_results(history)  # a multi-step case: each call carries the id its result names
+        for at, m in enumerate(history):
             if m.role == "system":
                 continue
-            if native and m.role == "assistant":
-                # an API request takes no reasoning_content; calls never occur before the last turn
-                out.append({"role": "assistant", "content": m.content})
+            if native and m.role in ("assistant", "tool"):
+                turn = chat_message(m, "chat", at if ids else None)
+                turn.pop("reasoning_content", None)  # an API request takes none
+                out.append(turn)
             else:
                 out.append(chat_message(m, "json"))
         return out
@@ -123,16 +127,16 @@ class LiteLLMModel(ModelUnderTest):
         native = self.tool_format == "native"
         messages = self.messages(case, history)
         # what any model sees: the candidates and the dialogue (its own earlier thoughts included)
-        request = UnderTestRequest(candidates=case.candidates, history=[
+        request = UnderTestRequest(candidates=case.shown, history=[
             SaidWithThought(role=m.role, content=m.content, thought=m.thought) for m in history])
-        names = [c.name for c in case.candidates]
+        names = [c.name for c in case.shown]
         usage, error = Usage(), ""
         turn = sum(m.role == "assistant" for m in history)
         for retry in range(REPLY_RETRIES + 1):
             nonce = f"eval/{case.id}/{turn}/{retry}"
             if native:
                 reply = await self.gateway.chat(request, messages, nonce=nonce,
-                                                tools=[c.openai_spec() for c in case.candidates])
+                                                tools=[c.openai_spec() for c in case.shown])
             else:
                 reply = await self.gateway.chat(request, messages, nonce=nonce,
                                                 schema=replies.schema_of("assistant", tool_names=names))
@@ -255,8 +259,9 @@ class HFModel(ModelUnderTest):
 
     def messages(self, case: Case, history: list[Message]) -> list[dict[str, Any]]:
         fmt = "chat" if self.tool_format == "native" else "json"
-        system = {"role": "system", "content": build_system_prompt(case.candidates, fmt)}
-        return [system, *(chat_message(m, fmt) for m in history if m.role != "system")]
+        system = {"role": "system", "content": build_system_prompt(case.shown, fmt)}
+        ids = has_results(history)
+        return [system, *(chat_message(m, fmt, at if ids else None) for at, m in enumerate(history) if m.role != "system")]
 
     def _generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> tuple[str, Usage]:
         import torch  # lazy: as transformers above
@@ -275,7 +280,7 @@ class HFModel(ModelUnderTest):
         return text, Usage(calls=1, prompt_tokens=int(inputs["input_ids"].shape[1]), completion_tokens=len(new))
 
     async def reply(self, case: Case, history: list[Message]) -> tuple[Message, Usage]:
-        tools = [c.openai_spec() for c in case.candidates] if self.tool_format == "native" else None
+        tools = [c.openai_spec() for c in case.shown] if self.tool_format == "native" else None
         async with self._lock:  # one model instance: one generation at a time
             try:
                 text, usage = await asyncio.to_thread(self._generate, self.messages(case, history), tools)

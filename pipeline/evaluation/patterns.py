@@ -8,7 +8,8 @@ Every assistant turn of `CaseResult.messages` is the model's. Per turn and per c
 - `hallucinated_function`: a name that is not one of the case's candidates (nothing else is
   checked for it: there is no schema to check against);
 - `insufficient_calls`: a candidate other than τ* was called instead of τ* (ToolScan's IAC in a
-  disambiguation setting: a near-duplicate or other distractor chosen);
+  disambiguation setting: a near-duplicate or other distractor chosen); in a multi-step case τ* and V*
+  are each step's, so either step's tool is no such call;
 - per supplied argument, the first that applies: `hallucinated_argument` (the called tool has no
   such parameter), `wrong_argument_type` (the value fails the parameter's JSON Schema `type`),
   `wrong_argument_value` (a call to τ* whose value is not `arguments.equal` to V*'s under the parameter's schema, the comparison
@@ -45,9 +46,10 @@ def count_patterns(case: Case, result: CaseResult,
         raise ValueError(f"missing_required_as must be missing_argument or wrong_argument_value, "
                          f"not {missing_required_as!r}")
     counts: dict[str, int] = dict.fromkeys(PATTERNS, 0)
-    tools: dict[str, Tool] = {t.name: t for t in case.candidates}
+    tools: dict[str, Tool] = {t.name: t for t in case.shown}
     tools.setdefault(case.gold_tool.name, case.gold_tool)
-    gold = case.gold_tool.name
+    # τ* -> V*; a multi-step case: each step's tool and values
+    golds = {s.tool.name: s.gold for s in case.steps} or {case.gold_tool.name: case.gold_arguments}
     seen: set[str] = set()
     for turn in result.messages:
         if turn.role != "assistant":
@@ -64,7 +66,8 @@ def count_patterns(case: Case, result: CaseResult,
             if tool is None:
                 counts["hallucinated_function"] += 1
                 continue
-            if call.name != gold:
+            gold = golds.get(call.name)
+            if gold is None:
                 counts["insufficient_calls"] += 1
             for key, value in call.arguments.items():
                 schema = tool.properties.get(key)
@@ -72,9 +75,8 @@ def count_patterns(case: Case, result: CaseResult,
                     counts["hallucinated_argument"] += 1
                 elif not type_ok(value, schema):
                     counts["wrong_argument_type"] += 1
-                elif call.name == gold and key in case.gold_arguments \
-                        and not equal(value, case.gold_arguments[key], schema):
+                elif gold is not None and key in gold and not equal(value, gold[key], schema):
                     counts["wrong_argument_value"] += 1
-            if call.name == gold:
-                counts[missing_required_as] += sum(k not in call.arguments for k in case.gold_arguments)
+            if gold is not None:
+                counts[missing_required_as] += sum(k not in call.arguments for k in gold)
     return counts

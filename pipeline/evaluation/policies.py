@@ -29,12 +29,21 @@ def _call(name: str, arguments: dict) -> Message:
                    tool_calls=[ToolCall(name=name, arguments=dict(arguments))])
 
 
+def _gold_call(case: Case, history: list[Message]) -> Message:
+    """τ* with V*; in a multi-step case, the step under way (the first until a result came back)."""
+    if not case.steps:
+        return _call(case.gold_tool.name, case.gold_arguments)
+    step = case.steps[min(sum(m.role == "tool" for m in history), len(case.steps) - 1)]
+    return _call(step.tool.name, step.gold)
+
+
 def oracle(case: Case, history: list[Message]) -> Message:
-    """Calls τ* with V* at once; on an imported case, makes the calls its answer accepts (each with the first
-    acceptable values), no call where none is right, and a call of the first candidate where any call is."""
+    """Calls τ* with V* at once (a multi-step case: each step's tool with its values); on an imported case,
+    makes the calls its answer accepts (each with the first acceptable values), no call where none is right,
+    and a call of the first candidate where any call is."""
     answer = case.answer
     if answer is None:
-        return _call(case.gold_tool.name, case.gold_arguments)
+        return _gold_call(case, history)
     if answer.calls:
         return Message(role="assistant", content="", thought="reference policy",
                        tool_calls=[ToolCall(name=a.name, arguments=a.example()) for a in answer.calls])
@@ -88,7 +97,7 @@ def scenario_oracle(case: Case, history: list[Message]) -> Message:
         else:
             question = "Could you tell me exactly what you need, with the details?"
         return Message(role="assistant", content=question, thought="reference policy: clarify first")
-    return _call(case.gold_tool.name, case.gold_arguments)
+    return _gold_call(case, history)
 
 
 POLICIES: dict[str, Policy] = {

@@ -58,7 +58,10 @@ LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "tcp": "TCP", "tcr": "TCR", 
 SCENARIO_LABELS = {"acc": "Acc", "ftr": "FTR", "tar": "TAR", "awareness": "awareness", "refusal": "refusal",
                    "clarification_recall": "clarification recall", "over_clarification": "over-clarification",
                    "unsafe_execution": "unsafe execution", "questions": "questions / dialogue",
-                   "redundancy": "questions − Q*", "above_q_star": "share above Q*"}
+                   "redundancy": "questions − Q*", "above_q_star": "share above Q*",
+                   "step1_tool": "step 1 tool", "step1_args": "step 1 arguments (tool right)",
+                   "step2_tool": "step 2 tool", "step2_args": "step 2 arguments (tool right)",
+                   "step2_fed": "step 2 value from the first result", "final_call": "final call right"}
 SCENARIO_LOWER_IS_BETTER = frozenset({"ftr", "tar", "over_clarification", "unsafe_execution", "above_q_star"})
 
 

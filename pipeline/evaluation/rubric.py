@@ -44,13 +44,13 @@ def show_turn(m: Message) -> str:
 
 async def conv_rel(gateway: Gateway, case: Case, messages: list[Message], usage: Usage) -> list[float]:
     """The ConvRel score of every assistant turn of `messages`, in order; charges `usage`."""
-    tools = tools_json(case.candidates)
+    tools = tools_json(case.shown)
 
     async def grade(i: int) -> float:
         before, turn = messages[:i], messages[i]
         prompt = load_prompt("eval_conv_rel").render(tools=tools, transcript=history_text(before), turn=show_turn(turn))
         request = RubricRequest(turn=RubricTurn(**turn.model_dump(include={"content", "tool_calls", "parse_error"})),
-                                candidates=case.candidates, history=said(before))
+                                candidates=case.shown, history=said(before))
         reply = await gateway.chat(request, prompt, nonce=f"eval-rubric/{case.id}/{i}", schema=GRADE_SCHEMA)
         usage.add(reply.usage)
         found = parse_grade(reply.text)

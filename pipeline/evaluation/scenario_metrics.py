@@ -19,6 +19,11 @@ Definitions (d a scored case, its turns up to the end of the evaluated dialogue;
       faulted request without clarifying it).
 - redundancy (cases with Q*): questions(d) − Q*, a mean (negative: fewer than planned);
   `above_q_star`: the share with questions(d) > Q*.
+- multi-step cases (two calls, the second fed by the first result; `scoring.step_scores`): per step k,
+  stepk_tool (the step's tool-bearing turn calls its tool alone), stepk_args (over the cases whose
+  step called its tool: the arguments are right), step2_fed (likewise: the values the first result gave
+  are passed as returned), and final_call (the dialogue's last call is the last step's, right). Their
+  Acc, FTR and TAR are the last step's call. questions(d) counts the first step's questions.
 C.1 metrics: unavailable_tool cases have no gold call, so they are left out of the C.1 metrics,
 their breakdowns and the ConvRel/TTR/NGD corpus, and are scored by awareness only. Each other
 scenario's table repeats Acc, FTR and TAR over its own cases.
@@ -40,12 +45,13 @@ from ..dialogue.said import user_said
 from ..scenarios import get as scenario_type
 from .cases import Case, CaseResult
 from .intervals import BOOTSTRAP_RESAMPLES, Metric, bootstrap, make_metric, ratio, wilson
-from .scoring import Scored, first_tool_turn
+from .scoring import Scored, first_tool_turn, step_scores
 
+STEP_KEYS = ("step1_tool", "step1_args", "step2_tool", "step2_args", "step2_fed", "final_call")  # multi-step cases
 SCENARIO_RATES = ("awareness", "refusal", "clarification_recall", "over_clarification", "unsafe_execution",
-                  "above_q_star", "acc", "ftr", "tar")
+                  "above_q_star", "acc", "ftr", "tar", *STEP_KEYS)
 SCENARIO_KEYS = ("acc", "ftr", "tar", "awareness", "refusal", "clarification_recall", "over_clarification",
-                 "unsafe_execution", "questions", "redundancy", "above_q_star")
+                 "unsafe_execution", "questions", "redundancy", "above_q_star", *STEP_KEYS)
 
 
 class ScenarioScore(BaseModel):
@@ -64,6 +70,12 @@ class ScenarioScore(BaseModel):
     unsafe_execution: int | None = None
     redundancy: int | None = None
     above_q_star: int | None = None
+    step1_tool: int | None = None           # multi-step cases (`scoring.step_scores`)
+    step1_args: int | None = None
+    step2_tool: int | None = None
+    step2_args: int | None = None
+    step2_fed: int | None = None
+    final_call: int | None = None
 
 
 def _before_first_call(messages: Sequence[Message]) -> tuple[list[Message], list[ToolCall]]:
@@ -147,6 +159,9 @@ def scenario_score(case: Case, result: CaseResult) -> ScenarioScore:
     if case.q_star is not None:
         out.redundancy = questions - case.q_star
         out.above_q_star = int(questions > case.q_star)
+    for key, value in step_scores(case, result).items():
+        if key in STEP_KEYS:
+            setattr(out, key, value)
     return out
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from ..core.records import Message, Tool, ToolCall
 from ..core.text import word_tokens
-from ..dialogue.arguments import OPTIONAL, accepts, correct_arguments, same_arguments
-from .cases import AcceptedCall, Case, CaseResult
+from ..dialogue.arguments import OPTIONAL, accepts, correct_arguments, equal, same_arguments
+from .cases import AcceptedCall, Case, CaseResult, Step
 
 
 def first_tool_turn(messages: Sequence[Message]) -> list[ToolCall]:
@@ -30,8 +30,52 @@ def first_tool_turn(messages: Sequence[Message]) -> list[ToolCall]:
 
 
 def prediction(result: CaseResult) -> list[ToolCall]:
-    """The calls c(d) is made of: `first_calls` when the runner recorded them, else from the messages."""
+    """The calls c(d) is made of: `first_calls` when the runner recorded them, else from the messages; a
+    multi-step case's are its last step's (τ* and V* are that step's)."""
+    if result.steps is not None:
+        return list(result.steps[-1]) if result.steps else []
     return list(result.first_calls) or first_tool_turn(result.messages)
+
+
+def _right(calls: Sequence[ToolCall], tool: Tool, gold: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    """(whether the turn calls `tool` alone, the one argument map it gives `tool`: None when it does not call
+    it or gives it two different maps)."""
+    mine = [c.arguments for c in calls if c.name == tool.name]
+    one = bool(mine) and all(same_arguments(mine[0], other, tool) for other in mine[1:])
+    return int({c.name for c in calls} == {tool.name}), (mine[0] if one else None)
+
+
+def _fed(given: dict[str, Any], key: str, value: Any, step: Step) -> bool:
+    """Whether the call passes `key` as the first result returned it (or as V* spells that value)."""
+    schema = step.tool.properties.get(key) or {}
+    return key in given and any(equal(given[key], v, schema) for v in (value, step.gold.get(key, value)))
+
+
+def step_scores(case: Case, result: CaseResult) -> dict[str, int | None]:
+    """A multi-step case, step by step (k = 1, 2): `stepk_tool` 1 when the step's tool-bearing turn calls
+    that step's tool alone; `stepk_args` (None when the step's tool was not called) 1 when its arguments are
+    right (`arguments.correct_arguments`, the fed values included); `step2_fed` (None likewise) 1 when every
+    value the first result gave is passed as it was returned; `final_call` 1 when the dialogue's last
+    tool-bearing turn calls the last step's tool alone with its values. {} for a case of one call, or a
+    result not played step by step."""
+    out: dict[str, int | None] = {}
+    if result.steps is None:
+        return out  # not played step by step (a dynamic run)
+    steps = result.steps
+    for k, step in enumerate(case.steps, 1):
+        tool_right, given = _right(steps[k - 1] if k <= len(steps) else [], step.tool, step.gold)
+        out[f"step{k}_tool"] = tool_right
+        out[f"step{k}_args"] = None if given is None else int(correct_arguments(given, step.gold, step.tool))
+        if step.fed:
+            out[f"step{k}_fed"] = None if given is None else int(all(
+                _fed(given, key, value, step) for key, value in step.fed.items()))
+    if case.steps:
+        last = case.steps[-1]
+        calls = next((m.tool_calls for m in reversed(result.messages) if m.role == "assistant" and m.tool_calls), [])
+        tool_right, given = _right(calls, last.tool, last.gold)
+        out["final_call"] = int(bool(tool_right) and given is not None
+                                and correct_arguments(given, last.gold, last.tool))
+    return out
 
 
 @dataclass

@@ -7,7 +7,9 @@ values, so it infers the tool from the conversation, as the generation assistant
 selection (weighted word overlap of what the user said with each candidate), writes the
 choice into its thought ("Settled on `name`"), reads it back on later turns, asks for the
 required values it cannot find in the user's words, and calls the tool once it has them all.
-One phase, as an evaluated model: its first call ends the dialogue.
+One phase, as an evaluated model: its first call ends the dialogue. In a multi-step case a result
+comes back: it says what the result holds, and the user's next request starts afresh (its own
+choice among the candidates), a required reference nobody said taken from that result.
 
 `voter` picks the best of several user-proxy candidates (App. C.3), deterministically, from
 what its prompt shows (persona, goal, transcript, drafts; never the tools): a candidate that
@@ -25,10 +27,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
+from ..core.records import Tool
 from ..dialogue.parameter_labels import label
-from ..llm.requests import RubricRequest, UnderTestRequest, VoterRequest
-from .assistant import COMMIT_MARGIN, stated_arguments
+from ..llm.requests import RubricRequest, Said, UnderTestRequest, VoterRequest
+from . import answering
+from .assistant import COMMIT_MARGIN, known_arguments
 from .dispatch import policy
 from .selection import scores
 from .wording import reply_json, tokens, wish
@@ -41,13 +46,15 @@ SETTLED = re.compile(r"Settled on `([^`]+)`")
 @policy("under_test")
 def under_test(request: UnderTestRequest, messages: list[dict]) -> str:
     """One assistant turn in the JSON reply protocol (the gateway re-expresses it natively when asked)."""
-    candidates, history = request.candidates, request.history
+    candidates = request.candidates
     by_name = {c.name: c for c in candidates}
-    tool = None
-    for m in reversed(history):
-        if m.role == "assistant" and (found := SETTLED.search(m.thought or "")):
-            tool = by_name.get(found.group(1))
-            break
+    tool = _settled(request.history, by_name)
+    if answering.last_result(request.history) is not None and tool is not None:
+        return answering.answer(tool, request.history, 0)  # what the result holds; the next request starts afresh
+    _, found = answering.current_task(request.history)  # the last successful result, if any
+    last = max((i for i, m in enumerate(request.history) if m.role == "tool"), default=-1)
+    history = request.history[last + 1:]  # the request under way: after the last result, success or not
+    tool = _settled(history, by_name)
     if tool is None:
         user_turns = [m for m in history if m.role == "user"]
         ranked = scores(candidates, " ".join(m.content for m in user_turns))
@@ -66,7 +73,7 @@ def under_test(request: UnderTestRequest, messages: list[dict]) -> str:
                      "Sorry to ask again: which of these matches: {}?"]
             return reply_json(thought, forms[asked % len(forms)].format(listed))
     required = tool.required
-    known = stated_arguments(tool, history)
+    known = known_arguments(tool, history, found)
     missing = [k for k in required if k not in known]
     settled = f"Settled on `{tool.name}`."
     if not missing:
@@ -76,6 +83,14 @@ def under_test(request: UnderTestRequest, messages: list[dict]) -> str:
     spoken = [label(k, props.get(k)) for k in missing[:3]]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
     return reply_json(f"{settled} Still missing: {', '.join(missing)}.", f"Could you give me the {listed}?")
+
+
+def _settled(history: Sequence[Said], by_name: dict[str, Tool]) -> Tool | None:
+    """The tool the model's last thought in `history` (its own turns carry them) settled on, if any."""
+    for m in reversed(history):
+        if m.role == "assistant" and (found := SETTLED.search(getattr(m, "thought", None) or "")):
+            return by_name.get(found.group(1))
+    return None
 
 
 # ---- the voter ----------------------------------------------------------------------------------------

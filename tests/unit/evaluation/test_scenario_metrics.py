@@ -12,14 +12,15 @@ import pytest
 
 from tests.support.factories import default_gold, make_distractors, make_persona, make_tool
 from utcgen.pipeline.core.errors import InputError
-from utcgen.pipeline.core.records import InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
+from utcgen.pipeline.core.records import ChainInfo, InfeasibleValue, InputFault, Message, ScenarioInfo, ToolCall
 from utcgen.pipeline.evaluation.cases import CASES_FILE, Case, CaseResult, read_cases
 from utcgen.pipeline.evaluation.intervals import wilson
 from utcgen.pipeline.evaluation.metrics import compute_metrics
 from utcgen.pipeline.evaluation.scenario_metrics import scenario_score
-from utcgen.pipeline.scenarios import names
+from utcgen.pipeline.scenarios import get, names
 
 SCENARIOS = names()  # every registered scenario type
+RUN_SCENARIOS = [n for n in SCENARIOS if not get(n).chained]  # what the session's mixed run plays
 
 
 # ---------------------------------------------------------------------------------------- hand-built cases
@@ -61,6 +62,15 @@ MASK = ScenarioInfo(masked_arg="quantity")
 BAD = ScenarioInfo(infeasible=InfeasibleValue(arg="quantity", value=-5, why="below the minimum"))
 DECOY = ScenarioInfo(fault=InputFault(kind="parameter", original="o", faulted="f", arg="plant_code", decoy="FR02"))
 PREMISE = ScenarioInfo(fault=InputFault(kind="premise", original="o", faulted="do it like last time"))
+FINDER = make_tool("find_material", "Find a material by its name.", {"material_name": {"type": "string"}}, ["material_name"])
+CHAIN = ScenarioInfo(chain=ChainInfo(tool=FINDER, gold={"material_name": "bolts"}, distractors=[], candidates=[FINDER],
+                                     parameter="material_id", fed={"material_id": GOLD["material_id"]}))
+
+
+def _stepped(case: Case, *messages: Message) -> CaseResult:
+    """A multi-step result: each tool-bearing turn is a step."""
+    steps = [list(m.tool_calls) for m in messages if m.tool_calls]
+    return _result(case, *messages).model_copy(update={"steps": steps})
 
 
 def _hand_run() -> tuple[list[Case], list[CaseResult]]:
@@ -93,7 +103,13 @@ def _hand_run() -> tuple[list[Case], list[CaseResult]]:
         (_case("d1", near_duplicate=True, q_star=1), [_user("vague"), _call()]),
         (_case("d2", q_star=1), [_user("vague"), _ask("Which tool?"), _user("create"), _call()]),
     ]
-    return [c for c, _ in pairs], [_result(c, *m) for c, m in pairs]
+    found = [_user("find bolts"), _call(FINDER.name, material_name="bolts"),
+             Message(role="tool", tool_call_id="call_1_0", content='{"material_id": "MAT-10442"}'), _user("order")]
+    results = [_result(c, *m) for c, m in pairs]
+    # multi-step: both steps right; the second passes a made-up id
+    pairs += [(_case("s1", "multi_step", CHAIN), [*found, _call()]),
+              (_case("s2", "multi_step", CHAIN), [*found, _call(**{**GOLD, "material_id": "MAT-1"})])]
+    return [c for c, _ in pairs], [*results, *(_stepped(c, *m) for c, m in pairs[len(results):])]
 
 
 def _values(metrics: dict, scenario: str) -> dict[str, float | None]:
@@ -129,7 +145,11 @@ def test_per_scenario_metrics_by_hand() -> None:
         for key, metric in metrics.items():
             assert metric.low is not None and metric.low <= metric.value <= metric.high, key
     # unavailable cases stay out of the C.1 metrics: 11 of 14 scored, the look-alike call is no FTR
-    assert report.counts["awareness_only"] == 3 and report.metrics["acc"].n == 11
+    assert report.counts["awareness_only"] == 3 and report.metrics["acc"].n == 13
+    ms = _values(s, "multi_step")  # step 1 right twice; step 2's tool right twice, its made-up id once
+    assert (ms["step1_tool"], ms["step1_args"], ms["step2_tool"]) == (1.0, 1.0, 1.0)
+    assert (ms["step2_args"], ms["step2_fed"], ms["final_call"], ms["acc"]) == (0.5, 0.5, 0.5, 0.5)
+    assert all("step1_tool" not in metrics for name, metrics in s.items() if name != "multi_step")
     assert report.metrics["ftr"].value == 0.0
     assert {sc.case_id: sc.questions for sc in report.scenario_scores}["i2"] == 2
 
@@ -203,8 +223,8 @@ def bench(tmp_path_factory, embedder, scenario_run) -> dict[str, Any]:
 
 def test_builder_keeps_every_scenario_and_reports_the_mix(bench) -> None:
     cases, summary = bench["cases"], bench["summary"]
-    assert {c.scenario for c in cases} == set(SCENARIOS)
-    assert summary.scenarios == {n: sum(c.scenario == n for c in cases) for n in SCENARIOS}
+    assert {c.scenario for c in cases} == set(RUN_SCENARIOS)
+    assert summary.scenarios == {n: sum(c.scenario == n for c in cases) for n in RUN_SCENARIOS}
     assert sum(summary.source_scenarios.values()) == summary.accepted
     assert "scenarios (cases / accepted): disambiguation " in summary.to_text()
     card = (bench["bench"] / "README.md").read_text()
@@ -279,7 +299,7 @@ def test_offline_model_runs_every_scenario_static_and_dynamic(bench, tmp_path: P
         results, report = _run(settings, tmp_path / mode)
         assert len(results) == len(bench["cases"]) and all(r.error is None for r in results)
         data = json.loads((tmp_path / mode / "metrics.json").read_text())
-        assert set(data["scenarios"]) == set(SCENARIOS)
+        assert set(data["scenarios"]) == set(RUN_SCENARIOS)
         assert report.counts["awareness_only"] == sum(c.scenario == "unavailable_tool" for c in bench["cases"])
         by_id = {c.id: c for c in bench["cases"]}
         if mode == "static":  # the reference user turns, replayed whatever the scenario
@@ -311,7 +331,7 @@ def test_dynamic_proxy_plays_the_scenario_and_answers_faithfully(bench, tmp_path
         if case.scenario == "infeasible_arguments":
             assert _stated(info.infeasible.value, users[0].casefold())  # starts with the wrong value
         seen.add(case.scenario)
-    assert seen == set(SCENARIOS)
+    assert seen == set(RUN_SCENARIOS)
 
 
 # ---------------------------------------------------------------------------------------- runner follow-ups
