@@ -77,6 +77,39 @@ def results(messages: Sequence[Message]) -> list[Result]:
                    parse(m.content)) for i, m in enumerate(messages) if m.role == "tool"]
 
 
+def fed_by_results(messages: Sequence[Message]) -> bool:
+    """Whether a call takes a value (a code, id or name of three characters or more, or a number) that an
+    earlier successful result returned and no user turn before it said: a call chained to another's result."""
+    seen: set[str] = set()
+    said = ""
+    for m in messages:
+        if m.role == "user":
+            said += f"\n{m.content}"
+        elif m.role == "tool":
+            value = parse(m.content)
+            if not (isinstance(value, dict) and isinstance(value.get("error"), dict)):
+                seen |= {str(v) for _, v in leaves(value) if not isinstance(v, bool) and len(str(v)) >= 3}
+        elif m.role == "assistant" and seen:
+            for call in m.tool_calls:
+                for _, v in leaves(call.arguments):
+                    if str(v) in seen and str(v) not in said:
+                        return True
+    return False
+
+
+def transcript(messages: Sequence[Message], width: int = 240) -> list[dict[str, str]]:
+    """The dialogue as a reader skims it: each turn's role and text, a call as `name(arguments)`, a result
+    cut to `width` characters."""
+    out = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        calls = "; ".join(f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in m.tool_calls)
+        text = " ".join(part for part in (m.content, calls) if part)
+        out.append({"role": m.role, "text": text if len(text) <= width else text[: width - 1] + "…"})
+    return out
+
+
 def has_results(messages: Sequence[Message]) -> bool:
     """Whether any turn is a tool result: only then is there an answer after a call to judge."""
     return any(m.role == "tool" for m in messages)

@@ -9,7 +9,7 @@ from ...validators.cascade import AFTER_RESULTS, LLM_STAGES, RULE_STAGES, STAGES
 from .. import scenarios
 from ..core.records import Dialogue, Usage
 from ..dialogue.labels import label_turn
-from ..dialogue.results import results
+from ..dialogue.results import fed_by_results, results, transcript
 from .flatten import num_turns
 from .run_info import RunInfo
 
@@ -133,12 +133,18 @@ class _Results:
         self.errors: Counter[str] = Counter()
         self.calls: Counter[int] = Counter()
         self.after: Counter[int] = Counter()
+        self.chained = 0
+        self.sample: tuple[bool, list[dict[str, str]]] | None = None
 
     def add(self, d: Dialogue) -> None:
         found = results(d.messages)
         if not found:
             return
         self.dialogues += 1
+        chained = fed_by_results(d.messages)
+        self.chained += chained
+        if self.sample is None or (chained and not self.sample[0]):  # the first chained dialogue, else the first
+            self.sample = (chained, transcript(d.messages))
         self.results += len(found)
         self.errors.update(str(r.error.get("type")) for r in found if r.error is not None)
         self.calls[sum(len(m.tool_calls) for m in d.assistant_turns)] += 1
@@ -147,12 +153,16 @@ class _Results:
     def result(self) -> dict[str, Any]:
         return {
             "note": "Over accepted dialogues holding a tool result. `turns_per_dialogue` counts every assistant "
-                    "turn, those after a result included; `turns_after_first_result` counts those.",
+                    "turn, those after a result included; `turns_after_first_result` counts those; "
+                    "`chained_dialogues` those whose later call uses a value an earlier result returned and no "
+                    "user turn said; `sample` is the first of those, else the first dialogue with a result.",
             "dialogues": self.dialogues,
             "results": self.results,
             "error_results": dict(self.errors.most_common()),
             "calls_per_dialogue": _counted_distribution(self.calls),
             "turns_after_first_result": _counted_distribution(self.after),
+            "chained_dialogues": self.chained,
+            "sample": self.sample[1] if self.sample else [],
         }
 
 

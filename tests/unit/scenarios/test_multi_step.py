@@ -124,3 +124,31 @@ def test_a_reader_takes_the_nearest_field_named_for_the_parameter():
     assert read_field({"owner": {"login": "okada"}, "name": "ledger"}, "repo") == "ledger"
     assert read_field({"number": 12, "title": "Bug"}, "issue_number") == 12
     assert read_field({"status": "ok"}, "order_id") is None
+
+
+def test_stats_count_chained_dialogues_and_the_card_shows_one(run):
+    stats = json.loads((run["out"] / "stats.json").read_text())
+    assert stats["results"]["chained_dialogues"] >= len(_chained(run))
+    sample = stats["results"]["sample"]
+    assert [t["role"] for t in sample].count("tool") >= 2  # the chained one: two calls, two results
+    card = (run["out"] / "README.md").read_text()
+    assert "A sample dialogue of this dataset" in card and "*multi-step* task" in card
+    assert sample[-1]["text"] in card.replace("\\|", "|")
+
+
+def test_a_call_is_chained_only_by_a_value_no_user_said():
+    from utcgen.pipeline.core.records import Message
+    from utcgen.pipeline.dialogue.results import fed_by_results
+
+    def dialogue(user: str, result: str) -> list[Message]:
+        return [Message(role="user", content=user),
+                Message(role="assistant", content="", tool_calls=[ToolCall(name="list_orders", arguments={})]),
+                Message(role="tool", content=result, tool_call_id="call_1_0"),
+                Message(role="assistant", content="You have one open order."),
+                Message(role="user", content="Cancel it, please."),
+                Message(role="assistant", content="", tool_calls=[ToolCall(name="cancel_order",
+                                                                           arguments={"order_id": "ORD-5521"})])]
+
+    assert fed_by_results(dialogue("Show my orders.", '{"orders": [{"id": "ORD-5521"}]}'))
+    assert not fed_by_results(dialogue("Show my orders, ORD-5521 included.", '{"orders": [{"id": "ORD-5521"}]}'))
+    assert not fed_by_results(dialogue("Show my orders.", '{"error": {"type": "not_found", "message": "ORD-5521"}}'))
