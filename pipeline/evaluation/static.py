@@ -47,9 +47,15 @@ async def _replay(case: Case, model: ModelUnderTest, users: list[Message], messa
     return []
 
 
-def _results(case: Case, calls: list[ToolCall], at: int, result: str) -> list[Message]:
-    """A `tool` turn for each call of the turn at `at`: the recorded result for the first step's tool."""
-    first = case.steps[0].tool.name
+def result_boundary(case: Case) -> int:
+    """Where a multi-step case's reference holds its first step's (successful) result."""
+    return max(i for i, m in enumerate(case.reference) if m.role == "tool")
+
+
+def tool_turns(case: Case, calls: list[ToolCall], at: int) -> list[Message]:
+    """A `tool` turn for each call of the model's turn at `at` in its transcript: a call of the first step's
+    tool gets the reference's result, any other call an error result saying it was not run."""
+    first, result = case.steps[0].tool.name, case.reference[result_boundary(case)].content
     return [Message(role="tool", tool_call_id=call_id(at, j),
                     content=result if c.name == first else json.dumps(NOT_RUN)) for j, c in enumerate(calls)]
 
@@ -57,14 +63,14 @@ def _results(case: Case, calls: list[ToolCall], at: int, result: str) -> list[Me
 async def _replay_steps(case: Case, model: ModelUnderTest, messages: list[Message],
                         usage: Usage) -> list[list[ToolCall]]:
     """A multi-step case (see the module docstring): each step's calls."""
-    boundary = max(i for i, m in enumerate(case.reference) if m.role == "tool")  # the first step's result
+    boundary = result_boundary(case)
     users = [m for m in case.reference if m.role == "user"]
     before = [m for m in case.reference[:boundary] if m.role == "user"]
     after = users[len(before):]
     first = await _replay(case, model, before, messages, usage)
     second: list[ToolCall] = []
     if first:
-        messages.extend(_results(case, first, len(messages) - 1, case.reference[boundary].content))
+        messages.extend(tool_turns(case, first, len(messages) - 1))
         second = await _turn(case, model, messages, usage)
     if not second:
         second = await _replay(case, model, after, messages, usage)

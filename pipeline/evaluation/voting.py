@@ -94,8 +94,10 @@ class UserProxy:
     usage: Usage = field(default_factory=Usage)
     ballots: list[dict] = field(default_factory=list)  # per voted turn: drafts, votes and the winner
 
-    async def utter(self, case: Case, phase: str, history: list[Message], turn: int) -> str:
-        context = scenario_context(case)
+    async def utter(self, case: Case, phase: str, history: list[Message], turn: int,
+                    context: dict | None = None) -> str:
+        """The next user turn; `context` (what the user role is told of the scenario) defaults to the case's."""
+        context = context or scenario_context(case)
         fault = case.scenario_info.fault
         if turn == 0 and not history and fault is not None and fault.faulted:
             return fault.faulted  # the recorded faulted opening: every model faces the same fault

@@ -65,12 +65,13 @@ def test_a_case_keeps_both_steps_and_the_first_result(built: dict[str, Any]) -> 
         assert [c.name for c in case.reference[-1].tool_calls] == [second.tool.name]
 
 
-def _run(bench: Path, model: str, out: Path) -> dict[str, Any]:
+def _run(bench: Path, model: str, out: Path, mode: str = "static") -> dict[str, Any]:
     from utcgen.pipeline.evaluation.run import EvalSettings, Evaluator
     from utcgen.pipeline.llm.gateway import shutdown
 
     async def go() -> None:
-        evaluator = Evaluator(EvalSettings(benchmark=str(bench), model=model, mode="static", rubric_model=None), out)
+        settings = EvalSettings(benchmark=str(bench), model=model, mode=mode, rubric_model=None, votes=None)
+        evaluator = Evaluator(settings, out)
         try:
             evaluator.report(await evaluator.run(), 0.0)
         finally:
@@ -132,3 +133,26 @@ def test_a_made_up_second_argument_fails_step_two_only(built: dict[str, Any], tm
     assert (got["step2_args"], got["step2_fed"], got["final_call"], got["acc"]) == (0.0, 0.0, 0.0, 0.0)
     fed = sum(len(c.steps[1].fed) for c in built["cases"])  # each made-up value is one wrong value, nothing else
     assert data["patterns"]["wrong_argument_value"] == fed and data["patterns"]["insufficient_calls"] == 0
+
+
+def test_dynamic_plays_each_step_with_the_proxy(built: dict[str, Any], tmp_path: Path) -> None:
+    from utcgen.pipeline.evaluation.cases import CaseResult
+    from utcgen.pipeline.evaluation.scenario_metrics import stated
+
+    data = _run(built["bench"], "utcgen-offline/default", tmp_path / "dyn", mode="dynamic")
+    scored = data["counts"]["scored"]
+    assert scored and all(data["scenarios"]["multi_step"][k]["n"] == scored for k in ("step1_tool", "final_call"))
+    by_id = {c.id: c for c in built["cases"]}
+    followed = 0
+    for path in (tmp_path / "dyn" / "results").glob("*.json"):
+        result = CaseResult.model_validate_json(path.read_text())
+        assert result.steps is not None and len(result.steps) == 2
+        roles = [m.role for m in result.messages]
+        if "tool" not in roles:
+            continue
+        # after the first result the proxy asks for the next thing, and never says what the result fed
+        after = [m.content.casefold() for m in result.messages[roles.index("tool"):] if m.role == "user"]
+        fed = by_id[result.case_id].steps[1].fed
+        assert not any(stated(v, text) for v in fed.values() for text in after)
+        followed += bool(after)
+    assert followed
