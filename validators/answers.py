@@ -90,7 +90,8 @@ def _contradictions(text: str, fields: dict[str, list[Any]]) -> list[str]:
     low = text.casefold()
     out: list[str] = []
     for key, values in fields.items():
-        pattern = rf"\b{re.escape(key)}\b(?:\s+of\s+[\w#/.-]+)?\s*(?:\bis\b|\bwas\b|\bare\b|\bwere\b|=|:)\s*{_FILLER}(.*)"
+        # a colon says a value only before a space: 'spotify:track:...' is one code, not 'spotify' said to be 'track'
+        pattern = rf"\b{re.escape(key)}\b(?:\s+of\s+[\w#/.-]+)?\s*(?:\bis\b|\bwas\b|\bare\b|\bwere\b|=|:(?=\s))\s*{_FILLER}(.*)"
         longer = [k for k in fields if k != key and k.endswith(f" {key}")]  # 'media type' holds 'type'
         for m in re.finditer(pattern, low):
             if any(low[:m.start() + len(key)].endswith(k) for k in longer):

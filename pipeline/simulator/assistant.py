@@ -86,16 +86,18 @@ def _select(candidates: list[Tool], history: Sequence[Said], seed: int, found: A
 def _fill(tool: Tool, history: Sequence[Said], found: Any = None) -> str:
     required = tool.required
     known = known_arguments(tool, history, found)
+    taken = [k for k in known if k not in stated_arguments(tool, history)]  # read from the earlier result
     missing = [k for k in required if k not in known]
+    source = f" The earlier result gave {', '.join(taken)}." if taken else ""
     if not missing:
-        thought = (f"I have every required argument for {tool.name}: {', '.join(required) or 'none needed'}. "
-                   "Calling it now.")
+        thought = (f"I have every required argument for {tool.name}: {', '.join(required) or 'none needed'}."
+                   f"{source} Calling it now.")
         return reply_json(thought, "", [{"name": tool.name, "arguments": known}])
     ask = missing[:3]
     props = tool.properties
     spoken = [label(k, props.get(k)) for k in ask]
     listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
-    thought = f"{tool.name} needs {', '.join(required)}. Still missing: {', '.join(missing)}."
+    thought = f"{tool.name} needs {', '.join(required)}.{source} Still missing: {', '.join(missing)}."
     return reply_json(thought, ask_for(listed, history, tool.name))
 
 

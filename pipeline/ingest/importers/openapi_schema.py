@@ -148,7 +148,8 @@ def fit_output(schema: dict[str, Any]) -> dict[str, Any]:
 
 def trim_output(schema: Any, level: int = 1, depth: int = OUTPUT_DEPTH) -> Any:
     """A response schema cut to `OUTPUT_DEPTH`, `OUTPUT_PROPERTIES` and `OUTPUT_DESCRIPTION` (see above),
-    `allOf` parts merged (titled by the first titled part when the whole has no title)."""
+    `allOf` parts merged (titled by the first titled part when the whole has no title), `oneOf` read as
+    `anyOf`."""
     if not isinstance(schema, dict):
         return schema
     node = dict(schema)
@@ -179,4 +180,8 @@ def trim_output(schema: Any, level: int = 1, depth: int = OUTPUT_DEPTH) -> Any:
     for key in _SUBSCHEMA_LISTS:
         if isinstance(node.get(key), list):
             node[key] = [trim_output(sub, level, depth) for sub in node[key]]
+    if isinstance(node.get("oneOf"), list) and "anyOf" not in node:
+        # alternatives cut shallower may no longer tell a value apart (a track and an episode cut to objects
+        # both fit {}), which `oneOf` refuses: a result of either alternative is a result of the response
+        node["anyOf"] = node.pop("oneOf")
     return node

@@ -99,6 +99,21 @@ def test_wide_and_large_responses_are_cut(tmp_path: Path) -> None:
     assert list(cut["properties"]) == [f"g{i}" for i in range(20)]  # shallower, never narrower
 
 
+def test_a_one_of_becomes_any_of_since_cut_alternatives_may_overlap(tmp_path: Path) -> None:
+    """Spotify's queue holds tracks or episodes: cut to bare objects, both fit any object, which `oneOf` refuses."""
+    import jsonschema
+
+    deep = {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "object",
+            "properties": {"c": {"type": "string"}}}}}}}
+    queue = {"type": "object", "properties": {"playing": {"type": "object", "properties": {"item": {"oneOf": [
+        {"title": "Track", **deep}, {"title": "Episode", **deep}]}}}}}
+    schema = read(tmp_path, music_api({"200": {"description": "ok", "content": {
+        "application/json": {"schema": queue}}}})).tools[0].output_schema
+    item = schema["properties"]["playing"]["properties"]["item"]
+    assert "oneOf" not in item and [s["title"] for s in item["anyOf"]] == ["Track", "Episode"]
+    jsonschema.validate({"playing": {"item": {}}}, schema)
+
+
 def test_parameters_are_the_same_as_before(tmp_path: Path) -> None:
     """Reading responses changes nothing of the arguments: no titles from $ref names there."""
     doc = music_api({"200": {"$ref": "#/components/responses/OneAlbum"}})

@@ -247,6 +247,14 @@ def test_a_status_said_with_filler_or_negation_is_not_a_contradiction() -> None:
         assert codes(exchange(ASK_TICKET, [GET_TICKET], text)) == [], text
 
 
+def test_a_code_holding_a_field_name_is_no_statement_of_that_field() -> None:
+    step: Step = ("add_to_queue", {"uri": "spotify:track:10ZFJOg7rjKyPSO8H73Cqg"},
+                  {"status": "created", "uri": "spotify:track:10ZFJOg7rjKyPSO8H73Cqg", "spotify": "open"})
+    good = exchange("Queue that track.", [step], "Done: the uri is spotify:track:10ZFJOg7rjKyPSO8H73Cqg.")
+    assert codes(good) == []
+    assert codes(exchange("Queue that track.", [step], "Done. Spotify: closed.")) == ["contradicted_value"]
+
+
 def test_a_wrong_count_is_rejected() -> None:
     bad = exchange(ASK_ISSUES, [LIST_ISSUES], "There are 4 open issues: #412, #415 and #420.")
     assert "wrong_count" in codes(bad) and "'4 open issues'" not in check_answers(bad).reason
