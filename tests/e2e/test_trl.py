@@ -260,3 +260,36 @@ def test_reward_function_drives_grpo(folder: Path, tmp_path: Path) -> None:
     logs = [h for h in trainer.state.log_history if "reward" in h]
     print("grpo rewards per step:", [h["reward"] for h in logs], "scores seen:", seen)
     assert len(logs) == 2 and seen and all(isinstance(x, float) for batch in seen for x in batch)
+
+
+def test_sft_trains_on_multi_step_rows(tmp_path_factory: pytest.TempPathFactory, embedder: Any, tmp_path: Path) -> None:
+    """A multi-step task's rows train as any: the row that makes the second call holds the first call, its
+    result and the answer in its prompt, offers both steps' tools, and TRL trains on it unchanged."""
+    from datasets import load_dataset
+    from trl import SFTConfig, SFTTrainer
+
+    from tests.support.runs import scenario_lines_run
+
+    run = scenario_lines_run(tmp_path_factory.mktemp("trl-multi-step"), embedder, {
+        "num_dialogues": 2, "seed": 5, "scenarios": {"multi_step": 1.0},
+        "execution": {"results": True, "error_share": 0.2}})
+    chained = {d.id: d for d in run["accepted"] if d.scenario == "multi_step"}
+    assert chained, "no accepted multi-step dialogue"
+    train = load_dataset(str(run["out"]), "sft", split="train", cache_dir=str(tmp_path / "hf"))
+    second = train.filter(lambda r: r["dialogue_id"] in chained and bool(r["gold_call"])
+                          and r["gold_call"]["name"] == chained[r["dialogue_id"]].seed_tool.name)
+    assert second.num_rows >= 1
+    row = second[0]
+    d = chained[row["dialogue_id"]]
+    assert [m["role"] for m in row["prompt"]].count("tool") == 1  # the first step's result, before the second call
+    assert {t["function"]["name"] for t in row["tools"]} >= {d.seed_tool.name, d.scenario_info.chain.tool.name}
+
+    tok = build_tokenizer(_texts(train))
+    args = SFTConfig(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=1,
+                     learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
+                     max_length=None, dataloader_num_workers=0, seed=0)
+    trainer = SFTTrainer(model=build_model(tok), args=args, train_dataset=train.filter(
+        lambda r: r["dialogue_id"] in chained), processing_class=tok)
+    trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    assert len(losses) == 2 and all(loss == loss and loss > 0 for loss in losses)
