@@ -15,8 +15,10 @@ from functools import lru_cache
 from typing import Any
 
 from ..core.records import Tool
+from ..core.text import key_words
 from ..dialogue.parameter_labels import copula, label
 from . import gold_values as values
+from .value_kinds import string_kind
 
 SEP = "; "  # between two statements in one sentence (never inside an unquoted value)
 AND = " and "  # between the two statements of a pair ("the A is x and the B is y")
@@ -26,7 +28,15 @@ _NEXT = r"(?:the|for|use)\s"  # how a statement that follows 'and' begins
 AFTERWORDS = (", thank you for your help", ", and let me know if you need anything else", ", if that helps",
               ", and that should be everything you need", ", I hope that helps", ", thanks for checking",
               ", so you should have what you need now", ", and thanks for your patience")
-_AFTER = "|".join(re.escape(a) for a in AFTERWORDS)
+# what a person may say of the value they just stated, by what it holds (`value_kinds.string_kind`): the
+# project it lives in, where they found an id ("The repo is ledger-api, which is the one I'm working on.")
+REMARKS = {"handle_org": (", which is the account we use for work", ", which is where our team keeps its work"),
+           "repo": (", which is the one I'm working on", ", that's the one our team uses",
+                    ", which is the project I look after"),
+           "branch": (", which is where my changes are", ", that's the branch I've been working on"),
+           "identifier": (", it's the one I was looking at earlier", ", that's the one I mean",
+                          ", I copied it from the page I had open")}
+_AFTER = "|".join(re.escape(a) for a in (*AFTERWORDS, *(r for rs in REMARKS.values() for r in rs)))
 _QUOTE_NEEDED = re.compile(rf"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,?\sand\s{_NEXT}|,$|\s{{2}}|{_AFTER}", re.IGNORECASE)
 _QUOTE_ITEM = re.compile(rf"[;\"\n?!]|\.\s|\.$|\s\(|\sas the\s|,|\sand\s|^{_NEXT}", re.IGNORECASE)
 
@@ -77,6 +87,17 @@ def state(name: str, value: Any, rng: random.Random, form: str | None = None) ->
     if form == "for":
         return f"for the {name}, {rng.choice(['', 'it is ', 'go with '])}{said}"
     return f"the {name} {verb(name)} {said}"
+
+
+def remark(key: str, schema: dict, value: Any, rng: random.Random) -> str | None:
+    """A word on the value of `key` just stated, said after it in the same sentence (`REMARKS`), or None
+    when nothing fits its kind or the value is a list (the remarks speak of one thing)."""
+    if isinstance(value, (list, bool, dict)):
+        return None
+    kind = string_kind(key, schema) if isinstance(value, str) else \
+        "identifier" if {"id", "number"} & set(key_words(key, schema)) else None
+    options = REMARKS.get(kind or "")
+    return rng.choice(options) if options else None
 
 
 def sentence(pairs: list[tuple[str, Any]], rng: random.Random) -> str:

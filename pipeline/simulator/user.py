@@ -84,8 +84,9 @@ def user_text(request: UserRequest) -> str:
         options: list[str] = list(dict.fromkeys([*drafts, *([need] if need else []), *picks]))
         fresh = [o for o in options if o not in before and not said_before(history, o)]
         said = _nearest(request, fresh or options)  # a person rephrases, not repeats
-        if gold and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
-            value = values_sentence(tool, gold, [rng.choice(sorted(gold))], rng)
+        unsaid = sorted(set(gold) - revealed(history, tool, gold))  # a value said once is not said again
+        if unsaid and rng.random() < EARLY_VALUE:  # sometimes a value comes early, as real users do
+            value = values_sentence(tool, gold, [rng.choice(unsaid)], rng)
             joined = said.endswith(".") and value.startswith("The ")  # one sentence: '..., and the date is ...'
             early = f"{said[:-1]}, and {value[:1].lower()}{value[1:]}" if joined else f"{said} {value}"
             said = early if safe(request, early) == early else said
@@ -142,7 +143,9 @@ def _values_answer(request: UserRequest, rng: random.Random, voice: Voice) -> st
     if lead and body.startswith(("The ", "For ")):
         body = finish(voice, lead) + body[:1].lower() + body[1:]
     if rng.random() < 0.8 and body.endswith("."):  # a word more, in the same sentence, as people add
-        body = body[:-1] + rng.choice(phrasing.AFTERWORDS) + ("!" if voice.upbeat else ".")
+        last = chosen[-1]
+        said = phrasing.remark(last, tool.properties.get(last) or {}, gold[last], rng) if rng.random() < 0.6 else None
+        body = body[:-1] + (said or rng.choice(phrasing.AFTERWORDS)) + ("!" if voice.upbeat else ".")
     tail = ""
     if voice.anxious and rng.random() < 0.5:
         tail = rng.choice([f"I double-checked the {names[chosen[0]]}.", f"Tell me if the {names[chosen[0]]} looks wrong.",

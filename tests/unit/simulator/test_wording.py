@@ -41,7 +41,7 @@ TOOL = Tool(name="t", description="d", parameters={"type": "object", "required":
                                                                   "tags": {"type": "array", "items": {"type": "string"}}}})
 
 
-@pytest.mark.parametrize("after", ["", *phrasing.AFTERWORDS])
+@pytest.mark.parametrize("after", ["", *phrasing.AFTERWORDS, *(r for rs in phrasing.REMARKS.values() for r in rs)])
 def test_values_said_two_to_a_sentence_with_a_word_more_read_back_whole(after: str) -> None:
     cases: list[dict[str, Any]] = [
         {"cost_center": "CC-1", "fiscal_year": 2024, "title": "Salt and the sea", "tags": ["the Beatles", "rock"]},
