@@ -93,16 +93,21 @@ async def run_cascade(d: Dialogue, gateway: ChatGateway) -> list[Verdict]:
     judged step by step, each step's verdicts of a stage merged into one (`merged`); the scenario rule
     reads it whole, as the rules of what follows a result read every dialogue."""
     verdicts: list[Verdict] = []
-    heads = [up_to_results(view) for view in step_views(d)]
-    chained = d.scenario_info.chain is not None
     for rule in (*RULES, *(AFTER_RESULTS if has_results(d.messages) else ())):
-        whole = rule in AFTER_RESULTS or (chained and rule.name == scenario.NAME)
-        verdicts.append(merged([await rule.check(view) for view in ([d] if whole else heads)]))
+        verdicts.append(judged(rule, d))
         if not verdicts[-1].passed:
             return verdicts
+    heads = [up_to_results(view) for view in step_views(d)]
     steps = await asyncio.gather(*(judge.check(head, gateway) for head in heads for judge in JUDGES))
     verdicts += [merged(list(steps[i::len(JUDGES)])) for i in range(len(JUDGES))]
     return verdicts
+
+
+def judged(rule: Rule, d: Dialogue) -> Verdict:
+    """`rule`'s verdict on `d` as the cascade gives it (and the audit replays it): on each step up to its
+    first result, merged; whole for a rule of what follows a result and for a task's scenario rule."""
+    whole = rule in AFTER_RESULTS or (d.scenario_info.chain is not None and rule.name == scenario.NAME)
+    return merged([rule.run(view) for view in ([d] if whole else [up_to_results(v) for v in step_views(d)])])
 
 
 def merged(steps: list[Verdict]) -> Verdict:

@@ -13,10 +13,11 @@ nothing), the acceptance rate and turns per dialogue, and the data-quality figur
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...validators.cascade import AFTER_RESULTS, RULES, up_to_results
+from ...validators.cascade import AFTER_RESULTS, RULES, judged
 from ..core.errors import InputError
 from ..core.records import Dialogue, Verdict
 from ..dialogue import shortcuts
@@ -52,12 +53,12 @@ def _verdict(name: str, rule: Any, d: Dialogue) -> Verdict:
 
 
 def _checks(dialogues: list[Dialogue]) -> list[tuple[str, Any, list[Dialogue]]]:
-    """(rule, its check, the dialogues it reads), in cascade order, as the cascade runs them: every rule reads
-    a dialogue up to its first tool result, and the rules of what follows a result (`AFTER_RESULTS`) read
-    the dialogues holding one, whole; those rules are listed only when some dialogue holds a result."""
-    heads = [up_to_results(d) for d in dialogues]
+    """(rule, its check, the dialogues it reads), in cascade order, as the cascade runs them (`judged`: every
+    rule reads a dialogue up to its first tool result, a multi-step task step by step), and the rules of what
+    follows a result (`AFTER_RESULTS`) the dialogues holding one; those only when some dialogue holds one."""
     after = [d for d in dialogues if has_results(d.messages)]
-    return [(r.name, r.run, heads) for r in RULES] + ([(r.name, r.run, after) for r in AFTER_RESULTS] if after else [])
+    return [(r.name, partial(judged, r), dialogues) for r in RULES] + \
+        ([(r.name, partial(judged, r), after) for r in AFTER_RESULTS] if after else [])
 
 
 def by_scenario(dialogues: list[Dialogue]) -> dict[str, Any]:

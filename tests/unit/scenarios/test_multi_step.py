@@ -152,3 +152,12 @@ def test_a_call_is_chained_only_by_a_value_no_user_said():
     assert fed_by_results(dialogue("Show my orders.", '{"orders": [{"id": "ORD-5521"}]}'))
     assert not fed_by_results(dialogue("Show my orders, ORD-5521 included.", '{"orders": [{"id": "ORD-5521"}]}'))
     assert not fed_by_results(dialogue("Show my orders.", '{"error": {"type": "not_found", "message": "ORD-5521"}}'))
+
+
+def test_the_audit_replays_each_step_as_the_cascade_judged_it(run, embedder):
+    from utcgen.pipeline.export.audit import audit_dialogues
+
+    report = audit_dialogues(_chained(run), embed=embedder.encode)
+    rates = {name: stage["pass_rate"] for name, stage in report["validators"].items()}
+    assert rates and all(rate == 1.0 for rate in rates.values()), rates
+    assert "answers" in rates and "scenario" in rates
