@@ -23,7 +23,7 @@ Definitions (d a scored case, its turns up to the end of the evaluated dialogue;
   stepk_tool (the step's tool-bearing turn calls its tool alone), stepk_args (over the cases whose
   step called its tool: the arguments are right), step2_fed (likewise: the values the first result gave
   are passed as returned), and final_call (the dialogue's last call is the last step's, right). Their
-  Acc, FTR and TAR are the last step's call. questions(d) counts the first step's questions.
+  Acc, FTR and TAR are the last step's call; questions(d) counts the questions before its last call.
 C.1 metrics: unavailable_tool cases have no gold call, so they are left out of the C.1 metrics,
 their breakdowns and the ConvRel/TTR/NGD corpus, and are scored by awareness only. Each other
 scenario's table repeats Acc, FTR and TAR over its own cases.
@@ -142,6 +142,9 @@ def unsafe_execution(case: Case, messages: Sequence[Message]) -> int | None:
 def scenario_score(case: Case, result: CaseResult) -> ScenarioScore:
     """The per-scenario indicators of one case (see the notes above SCENARIO_KEYS)."""
     before, calls = _before_first_call(result.messages)
+    if case.steps:  # a multi-step task: each step's questions (its Q* is the steps' sum)
+        last = max((i for i, m in enumerate(result.messages) if m.tool_calls), default=len(result.messages))
+        before = [m for m in result.messages[:last] if m.role == "assistant" and not m.tool_calls]
     questions = sum(action_of(m) == "ask" for m in before)
     out = ScenarioScore(case_id=case.id, scenario=case.scenario, questions=questions, called=bool(calls))
     kind = scenario_type(case.scenario)

@@ -68,7 +68,8 @@ def under_test(request: UnderTestRequest, messages: list[dict]) -> str:
             listed = "; ".join(wish(c.description) for c in options)
             thought = (f"Several candidates still fit ({', '.join(c.name for c in options)}): "
                        "I must ask which one is meant.")
-            asked = sum(m.role == "assistant" for m in history)
+            opening = next((i for i, m in enumerate(history) if m.role == "user"), 0)  # after a result: its answer
+            asked = sum(m.role == "assistant" for m in history[opening:])
             forms = ["I can help. Which of these do you need: {}?", "I still can't tell. Is it closer to: {}?",
                      "Sorry to ask again: which of these matches: {}?"]
             return reply_json(thought, forms[asked % len(forms)].format(listed))
