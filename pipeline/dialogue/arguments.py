@@ -329,6 +329,15 @@ def _validator(schema_json: str) -> Draft202012Validator:
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
+def value_fits(value: Any, schema: Schema) -> bool:
+    """Whether one value is valid under its parameter's JSON Schema (as `schema_errors` checks a call's); a
+    broken schema fits nothing."""
+    try:
+        return _validator(json.dumps(schema, sort_keys=True)).is_valid(value)
+    except jsonschema.SchemaError:
+        return False
+
+
 def schema_errors(arguments: Any, tool: Tool) -> list[str]:
     """Every JSON Schema (Draft 2020-12, with date/date-time/email format checks) violation.
 

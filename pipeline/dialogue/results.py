@@ -30,6 +30,7 @@ from typing import Any
 
 from ..core.records import Message, Tool, ToolCall
 from ..core.text import ID_WORDS, LABELS, key_words, split_words, spoken
+from .arguments import value_fits
 from .mentions import date_spans, mentioned, month_day_spans, number_spans
 from .stated import Stated, times_in
 
@@ -155,8 +156,8 @@ def keys(value: Any) -> Iterator[str]:
 def read_field(value: Any, key: str, schema: object = None) -> Any:
     """The scalar of a result a reader takes for parameter `key`: a field of that very name, else for a
     reference (`album_id`, `ids`) its id word (`id`) and for a named thing (`owner`) a label (`login`,
-    `name`) of an object called after it or of the result's own object (or its first listed item); a field
-    whose path names the key's thing is preferred, then the shallowest, then the first in reading order. None when the result holds no such field."""
+    `name`) of an object called after it; a field whose path names the key's thing is preferred, then the
+    shallowest, then the first in reading order. None when the result holds no such field."""
     words = key_words(key, schema)
     ref = bool(words) and words[-1] in ID_WORDS
     thing = {w.rstrip("s") for w in words[:-1]} if ref else {key.lower().rstrip("s")}
@@ -168,8 +169,8 @@ def read_field(value: Any, key: str, schema: object = None) -> Any:
             continue
         about = {w.rstrip("s") for part in path[:-1] for w in split_words(part)}
         exact = name == key.lower()
-        if not exact and not ref and not about & thing and len(path) > 2:
-            continue  # a named thing's label: of an object called after it, or of the result's own object
+        if not exact and not ref and not about & thing:
+            continue  # a named thing's label only inside an object called after it (`owner.login`)
         rank = (0 if exact else 1, 0 if about & thing else 1, len(path))
         if best is None or rank < best[0]:
             best = (rank, leaf)
@@ -178,13 +179,18 @@ def read_field(value: Any, key: str, schema: object = None) -> Any:
 
 def read_argument(result: Any, key: str, schema: dict[str, Any]) -> Any:
     """`read_field` in the type the parameter's `schema` asks for (a list for an array); None when the
-    result holds no such field or its value cannot take that type."""
+    result holds no such field or its value does not fit the schema (another thing's id: `SUP-26351` for
+    an `rfq_id` written `RFQ-` and six digits)."""
     value, kind = read_field(result, key, schema), schema.get("type")
-    if value is None or kind == "array":
-        return None if value is None else [value]
-    if kind == "integer":
-        return value if isinstance(value, int) else int(value) if str(value).isdigit() else None
-    return str(value) if kind == "string" and not isinstance(value, str) else value
+    if value is None:
+        return None
+    if kind == "array":
+        value = [value]
+    elif kind == "integer":
+        value = value if isinstance(value, int) else int(value) if str(value).isdigit() else None
+    elif kind == "string" and not isinstance(value, str):
+        value = str(value)
+    return value if value is not None and value_fits(value, schema) else None
 
 
 def _paths(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:

@@ -121,9 +121,19 @@ def test_a_reader_takes_the_nearest_field_named_for_the_parameter():
     album = {"items": [{"artists": [{"id": "art-1", "name": "X"}], "id": "alb-1", "name": "Y"}], "total": 3}
     assert read_field(album, "album_id") == "alb-1"  # the item's own id, not a nested artist's
     assert read_field({"owner": {"login": "okada"}, "name": "ledger"}, "owner") == "okada"
-    assert read_field({"owner": {"login": "okada"}, "name": "ledger"}, "repo") == "ledger"
+    assert read_field({"owner": {"login": "okada"}, "name": "ledger"}, "repo") is None  # whose name, unsaid
     assert read_field({"number": 12, "title": "Bug"}, "issue_number") == 12
     assert read_field({"status": "ok"}, "order_id") is None
+    assert read_field({"id": "TRA-93516", "name": "Transfer 12"}, "sku") is None  # a transfer's id is no sku
+
+
+def test_a_value_that_does_not_fit_the_parameter_is_not_read():
+    from utcgen.pipeline.dialogue.results import read_argument
+
+    rfq = {"type": "string", "pattern": "^RFQ-[0-9]{6}$"}
+    assert read_argument({"rfq_id": "RFQ-204518"}, "rfq_id", rfq) == "RFQ-204518"
+    assert read_argument({"id": "SUP-26351"}, "rfq_id", rfq) is None
+    assert read_argument({"items": [{"id": "ITM-1"}]}, "item_ids", {"type": "array", "items": {"type": "string"}}) == ["ITM-1"]
 
 
 def test_stats_count_chained_dialogues_and_the_card_shows_one(run):
