@@ -22,7 +22,8 @@ PHRASE_FILLER = DESCRIPTION_FILLER | frozenset(
     "itself later lets lists makes many marks moves much needs never not once opens provide provides "
     "pulls raises rather reach reduces registers rejects retrieves same says searches send sends sets "
     "since stands starts stops submits take takes themselves then unknown until updates used uses wants "
-    "when whenever where wherever while whom ".split()
+    "when whenever where wherever while whom exist exists fails confirms otherwise modify through unless "
+    "null no-op choice ".split()
 )
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
@@ -40,7 +41,8 @@ def _ok(word: str) -> bool:
 _ADJECTIVES = set("technical internal external annual current final manual actual general additional individual "
                   "optional available relevant related remaining existing multiple several various overall same "
                   "full partial own different whole corporate recent prepaid old new due open closed upcoming valid "
-                  "invalid possible unique public private active inactive primary secondary latest".split())
+                  "invalid possible unique public private active inactive primary secondary latest relative default "
+                  "conceptual native precise accessible pending likely certain".split())
 
 
 def _nounish(word: str) -> bool:
@@ -72,7 +74,9 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
             verbish = i == 0 or words[i - 1].lower() in _VERB_AFTER or (w.endswith("s") and i == 1 and
                                                                      words[0].lower() in ("it", "this")) \
                 or (w in BASE_VERBS and words[i - 1].lower() in ("and", "or"))
-            if _ok(w) and not verbish and shortcuts.stem(w) not in banned and not w.endswith("'s") and raw.isascii():
+            code = bool(re.match(r"[a-z]+[A-Z]", raw))  # 'endCursor', 'perPage': a field of the API, no thing one names
+            if _ok(w) and not verbish and not code and shortcuts.stem(w) not in banned and not w.endswith("'s") \
+                    and raw.isascii():
                 run.append(raw.strip("'-") if raw[:1].isupper() and i > 0 else w)  # a proper noun keeps its capital
                 continue
             _close(run, out)
@@ -123,6 +127,8 @@ def _close(run: list[str], out: list[str]) -> None:
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run[-3:])
+    if phrase.lower() == "least":
+        return  # 'at least one': no thing
     if phrase and phrase.lower() not in {p.lower() for p in out}:  # 'Saved Albums' and 'saved albums' are one
         out.append(phrase)
 
@@ -130,7 +136,8 @@ def _close(run: list[str], out: list[str]) -> None:
 # verbs of a description's clauses that the phrase cutter can take for nouns ('triggers order creation')
 THIRD_PERSON = frozenset("triggers returns includes contains allows requires indicates represents specifies shows "
                          "records tracks logs stores links enables supports handles manages controls defines "
-                         "describes identifies determines affects matches replaces".split())
+                         "describes identifies determines affects matches replaces exists defaults blocks fails "
+                         "confirms".split())
 BLAND = set("number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "

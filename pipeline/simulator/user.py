@@ -196,12 +196,14 @@ _LEADS = {"plain": ["", "Sure, ", "Of course, ", "Sure, I can give you that: ", 
 def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     """An answer that does not single out a tool: the subject every candidate shares, no more."""
     topic = topic_phrase(request)
-    about = f"the {spoken_phrase(topic)}" if topic else f"the {work_area(request)} side"
+    said = spoken_phrase(topic) if topic else ""
+    name = " " not in said and said[:1].isupper()  # a product's name ('GitHub') takes no 'the'
+    about = said if name else f"the {said}" if topic else f"the {work_area(request)} side"
     if voice.terse:
-        return rng.choice([f"Not sure, the usual thing with {about}.", f"Don't know the name, it's {about}."])
-    said = rng.choice([f"Hard to say, it's a routine thing with {about}.",
+        return rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."])
+    said = rng.choice([f"Hard to say, it's something to do with {about}.",
                        f"I'm not sure what it's called, but it's about {about}.",
-                       f"Whatever fits best, honestly, as long as it deals with {about}.",
+                       f"Whatever fits best, honestly, as long as it has to do with {about}.",
                        f"Good question, I've never had to name it, but it has to do with {about}.",
                        f"I don't know the technical term, sorry, it's something with {about}.",
                        f"I'm not sure how you would call it, but it concerns {about}."])

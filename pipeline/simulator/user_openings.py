@@ -130,9 +130,9 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
 
 # the need said as an act on its object, or as the thing wanted; {v}: verb, {a}: the first phrase
 _DO = ["I need to {v} {a}", "I want to {v} {a}", "I'm trying to {v} {a}", "I'd like to {v} {a}",
-       "I have to {v} {a} today", "I need you to {v} {a}", "can you {v} {a}", "I was hoping to {v} {a}"]
-_WANT = ["I'm looking for {a}", "I need {a}", "it's about {a}", "I'm after {a}", "it has to do with {a}",
-         "I'm interested in {a}", "it's {a} I need", "I need to see {a}"]
+       "I have to {v} {a}", "I need you to {v} {a}", "can you {v} {a}", "I was hoping to {v} {a}"]
+_WANT = ["I'm looking for {a}", "I need {a}", "I'm looking into {a}", "I'm after {a}", "it has to do with {a}",
+         "I'm interested in {a}", "what I need is {a}", "I need to see {a}"]
 # what the answer is for, in the same sentence: a reason a person gives when asked to say more
 _FOR = [", so I can report back to my team", ", since that's what my manager asked me to do this morning",
         " for a customer who called this morning", ", because I need it for a meeting later today",
@@ -144,7 +144,7 @@ _FOR = [", so I can report back to my team", ", since that's what my manager ask
         ", because I'm covering for a colleague who is away", ", so that nothing is missed at month-end",
         " as part of a request from my manager", ", since I want to get it right the first time",
         ", because it has been on my list since Monday"]
-_MORE = [", especially {r}", ", including {r}", " and {r}", ", mainly {r}", ", together with {r}", " and also {r}"]
+_MORE = [", along with {r}", ", including {r}", " and {r}", ", and {r} too", ", together with {r}", " and also {r}"]
 _DETAIL_LEADS = {"plain": ["", "", "Sure, ", "Right, ", "Good question, ", "Sorry, I should have said, ", "Oh, ",
                            "Let me be clearer, ", "Ah, "],
                  "formal": ["Certainly, ", "To be precise, ", "Of course, ", ""]}

@@ -170,8 +170,9 @@ def answers_to_options(request: UserRequest, rng: random.Random, voice: Voice) -
     for _, option in sorted(picks, key=lambda p: -p[0])[:2]:
         noun = option.lower().startswith(_ARTICLES)
         frames = (["{p}.", "{p}, please."] if voice.terse else
-                  ["I need {p}.", "It's {p} I need.", "I'm looking for {p}.", "I'd go with {p}.", "Oh, I need {p}.",
-                   "Right, {p} is what I need.", "Good question, it's {p}."] if noun else
+                  ["I'm looking for {p}.", "Yes, I think it's {p} I'm after.", "Oh, it's {p} I'm interested in.",
+                   "Right, I'm looking for {p}.", "I'm looking for {p}, I think.", "I'd say {p}, that's what I need.",
+                   "It's {p} I'm interested in."] if noun else
                   ["I want to {p}.", "I need to {p}.", "I'm trying to {p}.", "I'd like to {p}.", "Right, I need to {p}."])
         reply = rng.choice(frames).format(p=option)
         said.append(finish(voice, reply[:1].upper() + reply[1:]))

@@ -10,6 +10,7 @@ import pytest
 
 from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.simulator import phrasing, questions
+from utcgen.pipeline.simulator.nounphrases import noun_phrases
 from utcgen.pipeline.simulator.user import sentences, values_sentence
 from utcgen.pipeline.simulator.user_words import offered
 
@@ -65,3 +66,26 @@ def test_no_speaker_says_a_sentence_twice_in_a_dialogue(scenario_run: dict[str, 
             assert len(said) == len(set(said)), (d.id, role, said)
             checked += len(said)
     assert checked > 50
+
+
+def test_a_remark_on_a_value_fits_what_it_holds_and_is_read_back_apart_from_it() -> None:
+    tool = Tool(name="t", description="d", parameters={"type": "object", "required": ["owner", "repo", "issue_number", "labels"],
+                                                       "properties": {"owner": {"type": "string", "description": "Repository owner"},
+                                                                      "repo": {"type": "string", "description": "Repository name"},
+                                                                      "issue_number": {"type": "integer"},
+                                                                      "labels": {"type": "array", "items": {"type": "string"}}}})
+    gold: dict[str, Any] = {"owner": "okada-platform", "repo": "ledger-api", "issue_number": 1020, "labels": ["bug"]}
+    rng = random.Random(0)
+    assert phrasing.remark("labels", tool.properties["labels"], gold["labels"], rng) is None  # a list is no one thing
+    for key in ("owner", "repo", "issue_number"):
+        said = phrasing.remark(key, tool.properties[key], gold[key], rng)
+        assert said in phrasing.REMARKS[{"owner": "handle_org", "repo": "repo"}.get(key, "identifier")]
+        text = values_sentence(tool, gold, [key], rng)[:-1] + said + "."
+        assert phrasing.read_values(text, tool, keys=[key]) == {key: gold[key]}, text
+
+
+def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thing() -> None:
+    said = noun_phrases("List issues. For pagination, use the 'endCursor' from the previous response's 'pageInfo'.", set())
+    assert "pagination" in said and not any("cursor" in p.lower() or "pageinfo" in p.lower() for p in said), said
+    assert noun_phrases("Reprioritize (reorder) a sub-issue relative to other sub-issues.", set()) == ["sub-issue", "sub-issues"]
+    assert "exist" not in noun_phrases("Add a review comment to a pending review, which must already exist.", set())
