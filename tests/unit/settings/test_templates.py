@@ -31,8 +31,10 @@ def test_prompt_versions_cover_every_shipped_prompt_file_and_variant() -> None:
         assert dict(load_prompt(name).versions) == mine, name
         declared |= mine
     from_types = {n: v for t in scenarios.all() for n, v in t.prompt_versions}
-    # a switched feature's templates are listed only by runs that switch it on
-    switched = {n for stem in SWITCHED_PROMPTS for n, _ in load_prompt(stem).versions}
+    # a switched feature's templates are listed only by runs that switch it on, and so are the sections of a
+    # chained scenario type (it needs tool results)
+    switched = {n for stem in SWITCHED_PROMPTS for n, _ in load_prompt(stem).versions} | \
+        {n for t in scenarios.all() if t.chained for n, _ in t.prompt_versions}
     assert switched and not switched & set(versions)
     assert versions == dict(sorted((n, v) for n, v in {**declared, **from_types}.items() if n not in switched))
     assert prompt_versions(switched_on=set(SWITCHED_PROMPTS.values())) == dict(sorted({**declared, **from_types}.items()))
