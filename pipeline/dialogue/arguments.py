@@ -1,37 +1,30 @@
 """Argument values: the one schema-aware comparison, and the schema check.
 
-Every place that asks whether two argument values are "the same" uses `equal` (or
-`diff_arguments` / `same_arguments`, built on it): the engine's stopping criterion, the
-toolargs validator, Acc and every other evaluation metric, and the error patterns. A
-dialogue the validators accept as correct is therefore never scored wrong, and the reverse.
+Every place that asks whether two argument values are "the same" uses `equal` (or `diff_arguments` / `same_arguments`,
+built on it): the engine's stopping criterion, the toolargs validator, Acc and every other evaluation metric, and the
+error patterns. A dialogue the validators accept as correct is therefore never scored wrong, and the reverse.
 
 Normalisation (`normalise`) maps a value to a canonical form driven by its JSON Schema:
 
 * integer: 42, 42.0, "42", " 42 " -> 42 (booleans are never numbers; 4.5 stays 4.5)
 * number: 1, 1.0, "1.0" -> 1.0
 * boolean: True, "true", " TRUE " -> True (nothing else: "yes" is not a boolean literal)
-* string with format date: the calendar date it denotes, read by `date.fromisoformat`
-  (ISO 8601, extended or basic: "2025-01-05" and "20250105" are the same date) -> "YYYY-MM-DD"
+* string with format date: the calendar date it denotes, read by `date.fromisoformat` (ISO 8601, extended
+  or basic: "2025-01-05" and "20250105" are the same date) -> "YYYY-MM-DD"
 * string with format date-time: ISO 8601 -> isoformat, converted to UTC when it has an offset
 * string with format email: stripped, domain lower-cased (domains are case-insensitive)
-* other strings: stripped, case kept. A JSON number given for a string becomes its text
-  (5 and 5.0 -> "5"), but two strings are compared as text: "5" != "5.0". The schema says
-  the API receives text, and text that looks numeric is often a code whose spelling is the
-  value ("02134" is not "2134", version "1.10" is not "1.1"); a parameter that means a
-  quantity declares `type: number` or `integer`, and is then compared by value.
-  Case is kept for the same reason: "CC-17" and "cc-17" may be different records.
-* enum: the value maps to the enum's own spelling of a member when it is that member
-  stripped, or differs from it only in case AND the enum's string members stay distinct
-  under case-folding ("eur" -> "EUR" for ["EUR", "USD"]); for ["team", "Team"] case decides,
-  so it is kept. A value that matches no member is normalised by the schema's type.
-  A member is a code the schema spells out, so a reader who sees "eur" knows which member
-  was meant; where two members differ only in case, it cannot.
+* other strings: stripped, case kept. A JSON number given for a string becomes its text (5 and 5.0 -> "5"), but two
+  strings are compared as text: "5" != "5.0". The schema says the API receives text, and text that looks numeric is
+  often a code whose spelling is the value ("02134" is not "2134", version "1.10" is not "1.1"); a parameter that means
+  a quantity declares `type: number` or `integer`, and is then compared by value. Case is kept for the same reason.
+* enum: the value maps to the enum's own spelling of a member when it is that member stripped, or differs from it only
+  in case AND the enum's string members stay distinct under case-folding ("eur" -> "EUR" for ["EUR", "USD"]); for
+  ["team", "Team"] case decides, so it is kept. A value that matches no member is normalised by the schema's type.
 * array: element-wise with `items`; object: key-wise with `properties`
 
 A value that cannot be converted is returned unchanged, so it simply fails to compare equal.
-Whether the raw value is what a strict API accepts ("eur" is not in ["EUR", "USD"],
-"20250105" is not an RFC 3339 full-date) is a different question, answered by
-`schema_errors` and reported by the toolargs validator as a schema problem of its own.
+Whether the raw value is what a strict API accepts ("eur" is not in ["EUR", "USD"], "20250105" is not
+an RFC 3339 full-date) is another question: `schema_errors` (toolargs' schema problem), `value_fits`.
 """
 
 from __future__ import annotations
@@ -330,11 +323,10 @@ def _validator(schema_json: str) -> Draft202012Validator:
 
 
 def value_fits(value: Any, schema: Schema) -> bool:
-    """Whether one value is valid under its parameter's JSON Schema (as `schema_errors` checks a call's); a
-    broken schema fits nothing."""
+    """Whether one value is valid under its parameter's JSON Schema, as `schema_errors` checks a call's."""
     try:
         return _validator(json.dumps(schema, sort_keys=True)).is_valid(value)
-    except jsonschema.SchemaError:
+    except jsonschema.SchemaError:  # a broken schema fits nothing
         return False
 
 
