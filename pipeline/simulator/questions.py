@@ -66,9 +66,13 @@ UNSURE_DO = ["No problem, let me put it another way: do you want to {o}?",
              "No worries, we can narrow it down together, so would you like to {o}?"]
 # an open question's courtesy, by mood, in the same sentence
 OPEN_LEADS = {"first": ["Sure, I can help with that, but ", "Happy to help, so ", "I can look into that for you, but ",
-                        "Of course, and to find the right option, "],
-              "again": ["Thanks, and ", "Got it, so ", "Thank you, and to narrow it down, ", "Okay, so "],
-              "unsure": ["No problem, so ", "That's fine, and ", "No worries, so ", "That's okay, so "]}
+                        "Of course, and to find the right option, ", "Glad to help, and first, ",
+                        "I can do that, but to pick the right one, ", "Certainly, and so I get it right, ",
+                        "Sure thing, but before I start, "],
+              "again": ["Thanks, and ", "Got it, so ", "Thank you, and to narrow it down, ", "Okay, so ",
+                        "Thanks for that, and ", "Understood, so ", "That helps, and ", "Right, so "],
+              "unsure": ["No problem, so ", "That's fine, and ", "No worries, so ", "That's okay, so ",
+                         "Not to worry, so ", "That's alright, and ", "Fair enough, so ", "No trouble, and "]}
 OPEN = ["Could you tell me one concrete thing you expect to get out of this?",
         "What is the one detail that matters most to you here?",
         "What should be different once this is done, in one concrete example?",
