@@ -13,7 +13,7 @@ from tests.support.paths import REPO
 from utcgen.pipeline.core.records import Dialogue, Message, ScenarioInfo, ToolCall
 from utcgen.pipeline.scenarios import get, names
 
-SCENARIOS = tuple(n for n in names() if not get(n).chained)  # every registered one-call scenario type (multi-step: test_multi_step)
+SCENARIOS = tuple(n for n in names() if not get(n).chained)  # every registered one-call scenario type (multi-step: test_chained_tasks)
 MIX = {name: 1.0 for name in SCENARIOS}
 
 
