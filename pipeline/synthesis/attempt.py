@@ -69,7 +69,7 @@ class Seed:
     role_fit: float | None = None  # share of reference roles closer to the tool (retrieval/rolefit), as "role_fit"
     scenario: str = DEFAULT_SCENARIO  # drawn per job (draw.draw_scenario); may fall back in `prepare`
     decision_style: str | None = None
-    chain: ChainInfo | None = None  # multi_step: the first step (`chain.Chains.first_step`), its values not yet drawn
+    chain: ChainInfo | None = None  # multi_step: the first step (`chain.Chains.plan`), its values not yet drawn
 
 
 def dialogue_id(fingerprint: str, job: int, attempt: int) -> str:

@@ -12,6 +12,7 @@ tool does. When no tool near the seed is in a pair, the job plays the default sc
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,17 +26,22 @@ class Chains:
     """The catalog's chain pairs, planned once on first use (a run without multi-step tasks never plans them)."""
 
     def __init__(self, tools: Sequence[Tool], index: ToolIndex) -> None:
-        self.tools, self.index = list(tools), index
+        self.named, self.index = {t.name: t for t in tools}, index
         self._pairs: list[ChainPair] | None = None
+        self._fed: dict[str, list[ChainPair]] = defaultdict(list)  # by consumer
+        self._feeding: dict[str, list[ChainPair]] = defaultdict(list)  # by producer
 
     def pairs(self) -> list[ChainPair]:
         if self._pairs is None:
-            self._pairs = plan_chains(self.tools, embed=self.index.embedder.encode)
+            self._pairs = plan_chains(list(self.named.values()), embed=self.index.embedder.encode)
+            for pair in self._pairs:
+                self._fed[pair.consumer].append(pair)
+                self._feeding[pair.producer].append(pair)
         return self._pairs
 
     def _around(self, tool: Tool) -> list[ChainPair]:
-        return [p for p in self.pairs() if p.consumer == tool.name] or \
-            [p for p in self.pairs() if p.producer == tool.name]
+        self.pairs()
+        return self._fed.get(tool.name) or self._feeding.get(tool.name) or []
 
     def plan(self, tool: Tool, k: int, rng: random.Random) -> tuple[Tool, ChainInfo] | None:
         """(the second step's tool, the first step) of a task around seed tool `tool`: a producer that feeds
@@ -50,8 +56,7 @@ class Chains:
             return None
         best = max(_rank(p) for p in pairs)
         pair = rng.choice([p for p in pairs if _rank(p) == best])
-        named = {t.name: t for t in self.tools}
-        producer, consumer = named[pair.producer], named[pair.consumer]
+        producer, consumer = self.named[pair.producer], self.named[pair.consumer]
         distractors = [n.tool for n in self.index.distractors(producer, k)]
         pool = [producer, *distractors]
         rng.shuffle(pool)
