@@ -23,7 +23,7 @@ PHRASE_FILLER = DESCRIPTION_FILLER | frozenset(
     "pulls raises rather reach reduces registers rejects retrieves same says searches send sends sets "
     "since stands starts stops submits take takes themselves then unknown until updates used uses wants "
     "when whenever where wherever while whom exist exists fails confirms otherwise modify through unless "
-    "null no-op choice ".split()
+    "null no-op choice together ".split()
 )
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
@@ -75,14 +75,27 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
                                                                      words[0].lower() in ("it", "this")) \
                 or (w in BASE_VERBS and words[i - 1].lower() in ("and", "or"))
             code = bool(re.match(r"[a-z]+[A-Z]", raw))  # 'endCursor', 'perPage': a field of the API, no thing one names
-            if _ok(w) and not verbish and not code and shortcuts.stem(w) not in banned and not w.endswith("'s") \
+            if _ok(w) and not verbish and not code and shortcuts.stem(w) not in banned and "'" not in w \
                     and raw.isascii():
                 run.append(raw.strip("'-") if raw[:1].isupper() and i > 0 else w)  # a proper noun keeps its capital
                 continue
+            if run and _modifies(raw, w):
+                run = []  # 'the authenticated GitHub user', 'the Spotify ID': the run only qualifies the next word
             _close(run, out)
             run = []
         _close(run, out)
     return out
+
+
+# short heads a description puts after a qualifier ('Spotify ID', 'playlist URI'): the run before them is no thing
+_HEADS = frozenset("id ids uri uris url urls key keys".split())
+
+
+def _modifies(raw: str, word: str) -> bool:
+    """Whether `raw`, the word that ended a run, is the noun that run qualifies: an acronym ('ID',
+    'URI'), a short head, or a generic noun ('user', 'data') the cutter leaves out."""
+    return (raw.isupper() and raw.isalpha() and len(raw) <= 4) or word in _HEADS or \
+        (word in shortcuts.GENERIC and word not in BASE_VERBS and word not in {"all", "by", "for", "do"}) or word == "user"
 
 
 _DETERMINERS = r"(?:a|an|the|your|each|every|this|that|its|their|my|our|all|any|one|some|new)"
@@ -101,18 +114,24 @@ def thing(phrase: str) -> bool:
     market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
     words = phrase.lower().split()
     return bool(words) and _nounish(words[-1]) and words[-1] not in _NOT_THINGS and \
+        not (len(words) == 1 and words[0] in BASE_VERBS | _LEAD_VERBS) and \
         not (words[-1].endswith("ing") and words[-1] not in GERUND_NOUNS)  # 'the containing
 
 
 # words a label or an option can end in that name no thing ('order by', 'failed only', 'none')
 _NOT_THINGS = frozenset("of by at to for in on with from after before since until such how all none other only any "
-                        "sort".split())
+                        "sort done read sent seen".split())
 
 
 # quantities and references a description puts before a noun ('several episodes', 'the provided repository'):
 # the user says the noun
 _QUANTIFIERS = frozenset("several multiple various many single specific specified given certain provided requested "
-                         "supplied existing current".split())
+                         "supplied existing current unique particular forbidden obscure".split())
+# verbs that end a clause's subject ('the response includes') and are never a plural noun ('tracks', 'logs' are)
+_CLAUSE_VERBS = frozenset("includes contains blocks returns allows requires indicates represents specifies defaults "
+                          "matches exists fails confirms depending".split())
+# verbs that open a clause in descriptions and that the cutter can take for a noun's modifier
+_LEAD_VERBS = frozenset("manage configure enable disable trigger reorder".split())
 
 
 def _close(run: list[str], out: list[str]) -> None:
@@ -122,8 +141,14 @@ def _close(run: list[str], out: list[str]) -> None:
         run = run[1:]
     while run and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
         run = run[1:]  # 'choosing', 'refunding': a verb, not a thing
-    while len(run) > 1 and run[0].lower() in THIRD_PERSON:
-        run = run[1:]  # 'triggers order creation': the verb of a clause, then its object
+    while len(run) > 1 and run[0].lower() in THIRD_PERSON | _LEAD_VERBS:
+        run = run[1:]  # 'triggers order creation', 'manage GitHub Projects': the verb of a clause, then its object
+    while run and run[-1] in _CLAUSE_VERBS:
+        run = run[:-1]  # 'the response includes': a clause's subject and verb, not a thing
+        while run and not _nounish(run[-1]):
+            run = run[:-1]
+    if len(run) == 1 and run[0].lower() in BASE_VERBS | _LEAD_VERBS:
+        return  # 'create' alone is an act, never 'the create'
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run[-3:])

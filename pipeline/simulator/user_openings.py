@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dialogue import shortcuts
-from ..dialogue.parameter_labels import is_plural
+from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
 from . import phrasing
 from .nounphrases import UNCOUNTABLE
@@ -144,6 +144,8 @@ _FOR = [", so I can report back to my team", ", since that's what my manager ask
         ", because I'm covering for a colleague who is away", ", so that nothing is missed at month-end",
         " as part of a request from my manager", ", since I want to get it right the first time",
         ", because it has been on my list since Monday"]
+# the parameters the user can give, said after the need ("..., and I can give you the country")
+_HELD = [", and I can give you {r}", ", and I have {r} ready", ", and I know {r}", ", and I can tell you {r}"]
 _MORE = [", along with {r}", ", including {r}", " and {r}", ", and {r} too", ", together with {r}", " and also {r}"]
 _DETAIL_LEADS = {"plain": ["", "", "Sure, ", "Right, ", "Good question, ", "Sorry, I should have said, ", "Oh, ",
                            "Let me be clearer, ", "Ah, "],
@@ -155,18 +157,27 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     """What singles the need out, in its own words, never a tool name's word nor a run of a description
     (`params`: its parameters' labels may serve too; `most`: phrases said at most): one sentence, a
     verb and its object or the thing wanted, with any further detail after it."""
-    picked = [spoken_phrase(p) for p in separators(request, rng, vague, params, most)]
-    if not picked:
+    found = separators(request, rng, vague, params, most)
+    if not found:
         return finish(voice, "It's the usual one we use, I'm afraid I can't put it any better.")
-    things = [f"the {p}" for p in picked]
+    taken = {label(k, s or {}) for k, s in request.tool.properties.items()}
+    # a parameter's label or an option is no thing the user is after: they say they have it, or narrow by it
+    subjects = [spoken_phrase(p) for p in found if p not in taken and not p.endswith(" ones")] or \
+        [spoken_phrase(p) for p in found if not p.endswith(" ones")] or [spoken_phrase(found[0])]
+    held = [p for p in found if p in taken and spoken_phrase(p) not in subjects]
+    only = [p for p in found if p.endswith(" ones")]
     act = action_verb(request)
     if act and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then what it is about
-        core = rng.choice(_DO).format(v=act, a=things[0])
+        core = rng.choice(_DO).format(v=act, a=f"the {subjects[0]}")
     else:
-        core = rng.choice(_WANT).format(a=things[0])
-    if things[1:]:
-        core += rng.choice(_MORE).format(r=listing(picked[1:]))
-    if rng.random() < 0.8:
+        core = rng.choice(_WANT).format(a=f"the {subjects[0]}")
+    if only:
+        core += f", only the {only[0].removesuffix(' ones')} ones"
+    if subjects[1:]:
+        core += rng.choice(_MORE).format(r=listing(subjects[1:3]))
+    if held:
+        core += rng.choice(_HELD).format(r=listing(held[:2]))
+    elif rng.random() < 0.8:
         core += rng.choice(_FOR)
     stop = "?" if core.startswith("can you") else "."
     if voice.terse:

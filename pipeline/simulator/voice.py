@@ -125,8 +125,8 @@ def emoji(topic: str, rng: random.Random) -> str:
 
 def finish(voice: Voice, text: str) -> str:
     """Punctuation and case of the framing (never of stated values: callers style framing only)."""
-    if voice.upbeat:
-        text = re.sub(r"\.(\s|$)", r"!\1", text)
+    if voice.upbeat:  # one exclamation, at the end: a sentence after sentence of them reads as shouting
+        text = re.sub(r"\.$", "!", text.rstrip())
     if voice.lower or voice.phone:
         text = text.lower()
     return text
