@@ -137,6 +137,7 @@ _LEAD_VERBS = frozenset("manage configure enable disable trigger reorder".split(
 def _close(run: list[str], out: list[str]) -> None:
     while run and not _nounish(run[-1]):
         run = run[:-1]
+    run = run[-3:]  # at most three words, cut before the checks of how a phrase may start
     while len(run) > 1 and run[0].lower() in _QUANTIFIERS:
         run = run[1:]
     while run and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
@@ -151,7 +152,7 @@ def _close(run: list[str], out: list[str]) -> None:
         return  # 'create' alone is an act, never 'the create'
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
-    phrase = " ".join(run[-3:])
+    phrase = " ".join(run)
     if phrase.lower() == "least":
         return  # 'at least one': no thing
     if phrase and phrase.lower() not in {p.lower() for p in out}:  # 'Saved Albums' and 'saved albums' are one
@@ -166,7 +167,7 @@ THIRD_PERSON = frozenset("triggers returns includes contains allows requires ind
 BLAND = set("number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "
-             "resources endpoint endpoints item items".split())
+             "resources endpoint endpoints item items metadata subject operation operations content".split())
 # nouns that take no 'a': "some information", never "an information"
 UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
                "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")

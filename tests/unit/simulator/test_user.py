@@ -114,6 +114,23 @@ def test_details_separate_the_seed_from_every_distractor(tools, personas):
     assert grounded >= 54  # a distractor may share every word of the seed's description and parameters
 
 
+def test_a_detail_says_a_parameter_as_held_and_an_option_as_a_narrowing(tools, personas):
+    """What the user is after is a thing of the description; a parameter's label is something the user
+    can give ('and I can give you the country'), never a thing wanted ('the tracks, along with the country')."""
+    held = 0
+    for i in range(80):
+        state = _state(tools, personas, i)
+        history = [Said(role="user", content=user.user_text(state)), Said(role="assistant", content="Which one do you need?")]
+        said = user.user_text(state.model_copy(update={"history": history, "seed": i + 500}))
+        labels = [parameter_labels.label(k, s or {}) for k, s in state.tool.properties.items()]
+        for lab in labels:
+            for frame in ("along with the {}", "including the {}", "together with the {}", "I'm after the {}", "I need the {}"):
+                assert frame.format(lab) + "," not in said and not said.endswith(frame.format(lab) + "."), said
+        held += any(f"{verb} the {lab}" in said for lab in labels for verb in ("give you", "ready", "know", "tell you"))
+        held += "ready" in said
+    assert held >= 3
+
+
 def test_styles_are_honoured(tools, personas):
     def styled(style: str) -> str:
         persona = personas[3].model_copy(update={"style": style})
@@ -127,6 +144,9 @@ def test_styles_are_honoured(tools, personas):
     assert any(w in japanese for w in FOREIGN["japanese"][0] + FOREIGN["japanese"][1])
     upbeat = styled("upbeat, lots of exclamation marks")
     assert upbeat.count("!") >= 12
+    turns = [user.user_text(_state(tools, personas, i, persona=personas[3].model_copy(
+        update={"style": "upbeat, lots of exclamation marks"}))) for i in range(12)]
+    assert all(t.count("!") <= 2 for t in turns), turns  # exclaimed at the end, not after every sentence
     plain = styled("direct and businesslike")
     assert plain != emoji and "!" not in plain.replace("Thank you!", "")
     assert Voice.of(Persona(id="", text="", style="terse, uses PO, PR and RFQ numbers")).terse

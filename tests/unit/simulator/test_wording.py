@@ -10,7 +10,7 @@ import pytest
 
 from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.simulator import phrasing, questions
-from utcgen.pipeline.simulator.nounphrases import noun_phrases
+from utcgen.pipeline.simulator.nounphrases import noun_phrases, thing
 from utcgen.pipeline.simulator.user import sentences, values_sentence
 from utcgen.pipeline.simulator.user_words import offered
 
@@ -89,3 +89,21 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
     assert "pagination" in said and not any("cursor" in p.lower() or "pageinfo" in p.lower() for p in said), said
     assert noun_phrases("Reprioritize (reorder) a sub-issue relative to other sub-issues.", set()) == ["sub-issue", "sub-issues"]
     assert "exist" not in noun_phrases("Add a review comment to a pending review, which must already exist.", set())
+
+
+@pytest.mark.parametrize(("description", "kept", "dropped"), [
+    ("Get details of the authenticated GitHub user.", [], ["authenticated GitHub"]),  # a qualifier cut from its head
+    ("Get an episode by its unique Spotify ID.", ["episode"], ["Spotify", "unique Spotify"]),
+    ("List collaborators; the response includes paging fields.", ["collaborators", "paging fields"],
+     ["response includes", "includes paging fields"]),
+    ("Create and manage GitHub Projects: create projects.", ["GitHub Projects", "projects"], ["manage GitHub Projects"]),
+    ("Replace items. Both operations can't be applied together.", ["operations"], ["operations can't", "applied together"]),
+])
+def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
+    said = noun_phrases(description, set())
+    assert all(k in said for k in kept) and not any(d in said for d in dropped), said
+
+
+def test_an_option_or_a_lone_verb_is_no_thing() -> None:
+    assert thing("market") and thing("playlist")
+    assert not any(thing(w) for w in ("create", "done", "read", "manage"))
