@@ -20,7 +20,7 @@ from ..dialogue.said import user_said
 from ..llm.requests import AssistantRequest, Said
 from ..retrieval.chains import is_reference
 from . import answering, phrasing, selection
-from .wording import reply_json
+from .wording import asked_for, reply_json
 
 COMMIT_MARGIN = 0.5        # weighted-overlap lead the evaluation's model under test needs before it commits
 
@@ -93,10 +93,8 @@ def _fill(tool: Tool, history: Sequence[Said], found: Any = None) -> str:
         thought = (f"I have every required argument for {tool.name}: {', '.join(required) or 'none needed'}."
                    f"{source} Calling it now.")
         return reply_json(thought, "", [{"name": tool.name, "arguments": known}])
-    ask = missing[:3]
     props = tool.properties
-    spoken = [label(k, props.get(k)) for k in ask]
-    listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
+    listed = asked_for([label(k, props.get(k)) for k in missing])
     thought = f"{tool.name} needs {', '.join(required)}.{source} Still missing: {', '.join(missing)}."
     return reply_json(thought, ask_for(listed, history, tool.name))
 

@@ -36,7 +36,7 @@ from . import answering
 from .assistant import COMMIT_MARGIN, known_arguments
 from .dispatch import policy
 from .selection import scores
-from .wording import reply_json, tokens, wish
+from .wording import asked_for, reply_json, tokens, wish
 
 SETTLED = re.compile(r"Settled on `([^`]+)`")
 
@@ -81,8 +81,7 @@ def under_test(request: UnderTestRequest, messages: list[dict]) -> str:
         return reply_json(f"{settled} Every required value is known; calling it.", "",
                       [{"name": tool.name, "arguments": known}])
     props = tool.properties
-    spoken = [label(k, props.get(k)) for k in missing[:3]]
-    listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
+    listed = asked_for([label(k, props.get(k)) for k in missing])
     return reply_json(f"{settled} Still missing: {', '.join(missing)}.", f"Could you give me the {listed}?")
 
 

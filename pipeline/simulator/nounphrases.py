@@ -167,7 +167,7 @@ THIRD_PERSON = frozenset("triggers returns includes contains allows requires ind
 BLAND = set("number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "
-             "resources endpoint endpoints item items metadata subject operation operations content".split())
+             "resources endpoint endpoints item items".split())
 # nouns that take no 'a': "some information", never "an information"
 UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
                "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")

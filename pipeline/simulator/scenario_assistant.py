@@ -16,7 +16,7 @@ from ..llm.requests import AssistantRequest, Said
 from . import gold_values as values
 from . import phrasing, selection
 from .scenario_terms import PREMISE, speaker_tool, spoken_label, stated_scenario_arguments
-from .wording import reply_json, tokens, tool_words
+from .wording import asked_for, reply_json, tokens, tool_words
 
 DETAIL = re.compile(r"What matters is the (.+?)\.", re.IGNORECASE)
 
@@ -128,8 +128,7 @@ def _fill(request: AssistantRequest, history: Sequence[Said]) -> str:
     if not missing:
         thought = f"Every required argument of {tool.name} is known and valid. Calling it now."
         return reply_json(thought, "", [{"name": tool.name, "arguments": known}])
-    spoken = [spoken_label(k, request) for k in missing[:3]]
-    listed = spoken[0] if len(spoken) == 1 else ", ".join(spoken[:-1]) + " and " + spoken[-1]
+    listed = asked_for([spoken_label(k, request) for k in missing])
     lead = ""
     if PREMISE.lower() in _opening(history).lower() and assistant_turns == 0:
         lead = "I don't have access to earlier requests, so I need the details again. "

@@ -38,6 +38,7 @@ from .user_words import (
     work_area,
 )
 from .voice import Voice, emoji, finish
+from .wording import ASKED_AT_ONCE
 
 VAGUE_FIRST_ANSWER = 0.35  # share of users whose first answer does not single out a tool
 VAGUE_DETAIL = 0.1        # share of distinguishing answers that use only words the distractors share
@@ -134,7 +135,7 @@ def _values_answer(request: UserRequest, rng: random.Random, voice: Voice) -> st
                  f"I think {known} are all you need, so go ahead.", f"That's it from my side, {known} are above."])
         return finish(voice, rng.choice(done))
     wanted = [k for k in remaining if names[k].lower() in asked or k.lower() in asked]
-    chosen = wanted[:3] if wanted else remaining[: rng.choice([1, 2])]
+    chosen = wanted[:ASKED_AT_ONCE] if wanted else remaining[: rng.choice([1, 2])]
     body = values_sentence(tool, gold, chosen, rng)
     if voice.terse:
         return _still_pointing(request, body, rng)

@@ -15,7 +15,7 @@ from ..dialogue import shortcuts
 from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
 from . import phrasing
-from .nounphrases import BLAND, UNCOUNTABLE
+from .nounphrases import UNCOUNTABLE
 from .seeding import seeded
 from .user_words import act_separates, action_verb, listing, safe, said_banned, separators, topic_phrase, work_area
 from .voice import Voice, closing, finish, greeting
@@ -164,8 +164,6 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     # a parameter's label or an option is no thing the user is after: they say they have it, or narrow by it
     subjects = [spoken_phrase(p) for p in found if p not in taken and not p.endswith(" ones")] or \
         [spoken_phrase(p) for p in found if not p.endswith(" ones")] or [spoken_phrase(found[0])]
-    # a bland word ('the response', 'the value') is said as the need itself at most, never added to it
-    subjects = subjects[:1] + [p for p in subjects[1:] if p.lower() not in BLAND]
     held = [p for p in found if p in taken and spoken_phrase(p) not in subjects]
     only = [p for p in found if p.endswith(" ones")]
     act = action_verb(request)

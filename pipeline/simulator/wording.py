@@ -76,6 +76,15 @@ def wish(description: str) -> str:
     return "get this done"
 
 
+ASKED_AT_ONCE = 4  # values one question asks for: "a few at a time", as the prompts put it; the user answers all of them
+
+
+def asked_for(spoken: list[str]) -> str:
+    """The first ASKED_AT_ONCE of the missing values' labels, as one question lists them ('owner, repo and title')."""
+    said = spoken[:ASKED_AT_ONCE]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+
 def reply_json(thought: str, content: str, calls: list[dict] | None = None) -> str:
     """An assistant turn in the JSON reply protocol every assistant prompt asks for."""
     return json.dumps({"thought": thought, "content": content, "tool_calls": calls or []}, ensure_ascii=False)

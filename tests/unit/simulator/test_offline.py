@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from tests.support.paths import REPO
+from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.llm.requests import ROLES, AssistantRequest, Said, SlotsRequest, UserRequest
 from utcgen.pipeline.retrieval.personas import load_personas
@@ -76,6 +77,30 @@ def test_user_reveals_only_gold_values_and_assistant_extracts_them(tools, person
         history.append(Said(role="user", content=json.loads(conversation.user(answering, []))["message"]))
     else:
         pytest.fail("the assistant never called the tool")
+
+
+def test_four_missing_values_are_asked_in_one_question_and_given_in_one_answer(personas):
+    """A tool needing four values takes one question and one answer, not a question per leftover value."""
+    tool = Tool(name="open_pull_request", description="Open a pull request in a repository.",
+                parameters={"type": "object", "required": ["owner", "repo", "title", "head"],
+                            "properties": {"owner": {"type": "string", "description": "Repository owner"},
+                                           "repo": {"type": "string", "description": "Repository name"},
+                                           "title": {"type": "string", "description": "Pull request title"},
+                                           "head": {"type": "string", "description": "Branch with the changes"}}})
+    gold = json.loads(writers.slots(SlotsRequest(tool=tool, persona=personas[0], required=tool.required), []))["arguments"]
+    history: list[Said] = []
+    for _ in range(2):
+        reply = json.loads(conversation.assistant(AssistantRequest(phase="argument_filling", candidates=[], tool=tool,
+                                                                   history=history), []))
+        history.append(Said(role="assistant", content=reply["content"]))
+        if reply["tool_calls"]:
+            break
+        assert all(w in reply["content"] for w in ("owner", "repo", "title")), reply["content"]
+        answering = UserRequest(phase="argument_filling", tool=tool, persona=personas[0], goal="", distractors=[],
+                                gold_arguments=gold, history=history)
+        history.append(Said(role="user", content=json.loads(conversation.user(answering, []))["message"]))
+    assert reply["tool_calls"] == [{"name": tool.name, "arguments": gold}], history
+    assert sum(m.role == "user" for m in history) == 1
 
 
 def test_assistant_in_tool_selection_does_not_see_the_seed_tool(tools):
