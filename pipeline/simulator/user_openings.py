@@ -79,6 +79,9 @@ def spoken_phrase(phrase: str) -> str:
 def _about(topic: str | None, area: str, rng: random.Random) -> str:
     """What the opening is about: the topic the candidates share, with the article a person would use."""
     if topic is None:
+        if area == "day-to-day":  # no subject the candidates share, no line of business: what any worker says
+            return rng.choice(["a day-to-day matter", "a routine task", "a work task", "an everyday task",
+                               "a routine request", "a small job for this week"])
         return rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"])
     topic = spoken_phrase(topic)
     if " " not in topic and topic[:1].isupper():  # a product's name: 'Spotify', 'GitHub'
