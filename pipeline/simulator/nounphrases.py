@@ -88,14 +88,14 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
 
 
 # short heads a description puts after a qualifier ('Spotify ID', 'playlist URI'): the run before them is no thing
-_HEADS = frozenset("id ids uri uris url urls key keys".split())
+_HEADS = frozenset("id ids uri uris url urls key keys user".split())
 
 
 def _modifies(raw: str, word: str) -> bool:
     """Whether `raw`, the word that ended a run, is the noun that run qualifies: an acronym ('ID',
     'URI'), a short head, or a generic noun ('user', 'data') the cutter leaves out."""
     return (raw.isupper() and raw.isalpha() and len(raw) <= 4) or word in _HEADS or \
-        (word in shortcuts.GENERIC and word not in BASE_VERBS and word not in {"all", "by", "for", "do"}) or word == "user"
+        (word in shortcuts.GENERIC and word not in BASE_VERBS and word not in {"all", "by", "for", "do"})
 
 
 _DETERMINERS = r"(?:a|an|the|your|each|every|this|that|its|their|my|our|all|any|one|some|new)"
@@ -114,7 +114,7 @@ def thing(phrase: str) -> bool:
     market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
     words = phrase.lower().split()
     return bool(words) and _nounish(words[-1]) and words[-1] not in _NOT_THINGS and \
-        not (len(words) == 1 and words[0] in BASE_VERBS | _LEAD_VERBS) and \
+        not (len(words) == 1 and words[0] in _ACTS) and \
         not (words[-1].endswith("ing") and words[-1] not in GERUND_NOUNS)  # 'the containing
 
 
@@ -132,6 +132,7 @@ _CLAUSE_VERBS = frozenset("includes contains blocks returns allows requires indi
                           "matches exists fails confirms depending".split())
 # verbs that open a clause in descriptions and that the cutter can take for a noun's modifier
 _LEAD_VERBS = frozenset("manage configure enable disable trigger reorder".split())
+_ACTS = BASE_VERBS | _LEAD_VERBS  # a lone word of these is an act, never a thing
 
 
 def _close(run: list[str], out: list[str]) -> None:
@@ -142,13 +143,13 @@ def _close(run: list[str], out: list[str]) -> None:
         run = run[1:]
     while run and run[0].endswith("ing") and run[0].lower() not in GERUND_NOUNS:
         run = run[1:]  # 'choosing', 'refunding': a verb, not a thing
-    while len(run) > 1 and run[0].lower() in THIRD_PERSON | _LEAD_VERBS:
+    while len(run) > 1 and run[0].lower() in _CLAUSE_OPENERS:
         run = run[1:]  # 'triggers order creation', 'manage GitHub Projects': the verb of a clause, then its object
     while run and run[-1] in _CLAUSE_VERBS:
         run = run[:-1]  # 'the response includes': a clause's subject and verb, not a thing
         while run and not _nounish(run[-1]):
             run = run[:-1]
-    if len(run) == 1 and run[0].lower() in BASE_VERBS | _LEAD_VERBS:
+    if len(run) == 1 and run[0].lower() in _ACTS:
         return  # 'create' alone is an act, never 'the create'
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
@@ -164,6 +165,7 @@ THIRD_PERSON = frozenset("triggers returns includes contains allows requires ind
                          "records tracks logs stores links enables supports handles manages controls defines "
                          "describes identifies determines affects matches replaces exists defaults blocks fails "
                          "confirms".split())
+_CLAUSE_OPENERS = THIRD_PERSON | _LEAD_VERBS  # a clause's verb before its object ('triggers order creation')
 BLAND = set("number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "

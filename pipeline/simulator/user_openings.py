@@ -175,7 +175,7 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     else:
         core = rng.choice(_WANT).format(a=f"the {subjects[0]}")
     if only:
-        core += f", only the {only[0].removesuffix(' ones')} ones"
+        core += f", only the {only[0]}"
     if subjects[1:]:
         core += rng.choice(_MORE).format(r=listing(subjects[1:3]))
     if held:
