@@ -14,8 +14,11 @@ stop words and JUDGE_STOP dropped, words under 3 letters dropped, stemmed and cu
 letters (create, created, creation; list, lists). Relevant iff
 * the final call is to the seed tool;
 * the need covers at least MIN_TOPIC of the seed's description words that are not name
-  words (users describe the need; naming the tool is a shortcut), and at least
-  MIN_FUNCTION_WORDS of them are function words (argument talk such as "the plant code
+  words (users describe the need; naming the tool is a shortcut), or of all its description
+  words when fewer than MIN_BEYOND_NAME are not name words (a description that only restates
+  the name leaves the user no other words), and at least
+  MIN_FUNCTION_WORDS of them (or all the seed has, when it has fewer) are function words
+  (argument talk such as "the plant code
   is DE01" names inputs, not the need: it must not make any dialogue that collected
   the right values look on-topic);
 * no distractor fits better: for each distractor, the need's words among the seed's
@@ -59,6 +62,7 @@ from .dispatch import policy
 
 MIN_TOPIC = 0.15
 MIN_FUNCTION_WORDS = 2
+MIN_BEYOND_NAME = 2  # a description with fewer words its name lacks is measured on all its words
 
 # the judge's own vocabulary on top of the shared stop words: words every tool description uses
 JUDGE_STOP = text.STOP | set("shall help used using given specific get gets eg etc existing".split())
@@ -92,6 +96,15 @@ def _final_call_name(d: Dialogue) -> str | None:
     return last.tool_calls[-1].name
 
 
+def described(tool: Tool) -> set[str]:
+    """The description's words the need is measured on: those its name lacks, or, when the description
+    says no more than the name ('Delete a pending pull request review.'), all of them, since the user
+    can then state the need in no other words."""
+    words = judge_stems(tool.description)
+    beyond = words - judge_stems(tool.name)
+    return beyond if len(beyond) >= MIN_BEYOND_NAME else words
+
+
 def _function_words(tool: Tool) -> set[str]:
     """Topic words that are not parameter names: what the tool does, not what it takes."""
     return topic_words(tool) - parameter_words(tool)
@@ -105,7 +118,7 @@ def relevancy(request: RelevancyRequest, messages: list[dict]) -> str:
     need = judge_stems(user_said(d.messages, until="argument_filling"))
     # coverage of what the tool does in the user's words: its description's words, not its name's
     # (a user who names the tool is a shortcut the name_leak rule rejects, so the need cannot rely on it)
-    seed_score = _share(need, judge_stems(seed.description) - judge_stems(seed.name)) if judge_stems(seed.description) - judge_stems(seed.name) else 0.0
+    seed_score = _share(need, described(seed))
     functional = need & _function_words(seed)
     # Against each distractor, count the need's words that only one of the two tools has.
     rivals: dict[str, tuple[int, int]] = {}
@@ -124,7 +137,7 @@ def relevancy(request: RelevancyRequest, messages: list[dict]) -> str:
     )
     if _final_call_name(d) != seed.name and scenarios.get(d.scenario).expects_call:  # else it ends without a call
         relevant, why = False, f"the conversation does not end by calling {seed.name}"
-    elif seed_score < MIN_TOPIC or len(functional) < MIN_FUNCTION_WORDS:
+    elif seed_score < MIN_TOPIC or len(functional) < min(MIN_FUNCTION_WORDS, len(_function_words(seed))):
         relevant, why = False, f"the user's need barely touches what {seed.name} does"
     elif beaten:
         relevant, why = False, f"the conversation is more about {beaten[0]} than {seed.name}"

@@ -594,6 +594,27 @@ def test_offline_relevancy_counts_parameter_words_only_beside_functional_ones() 
     assert "barely touches" in judge_relevancy(off)["reason"]
 
 
+def test_offline_relevancy_measures_a_description_that_restates_the_name_on_its_own_words() -> None:
+    """'Delete a pending pull request review.' has no word its name lacks: the need is measured on the
+    description's words, so a user who says what the tool does is on topic and one who talks of
+    something else is not."""
+    tool = make_tool(name="delete_pending_pull_request_review", description="Delete a pending pull request review.",
+                     properties={"pullNumber": {"type": "number", "description": "Pull request number"}})
+    d = make_dialogue(seed_tool=tool, gold_arguments={"pullNumber": 12})
+    d = say(say(d, 0, "Hi, can you help me with something in our repository?"), 2,
+            "I want to delete the review I started on a pull request, it is still pending.")
+    assert judge_relevancy(d)["relevant"] is True, judge_relevancy(d)["reason"]
+    off = say(d, 2, "I want to rename the branch the pull request comes from.")
+    assert "barely touches" in judge_relevancy(off)["reason"]
+    # 'request' is its one word no parameter names ('pullNumber', 'reviewers'): one function word is all it can take
+    tool = make_tool(name="request_pull_request_reviewers", description="Request reviewers for a pull request.",
+                     properties={"pullNumber": {"type": "number"}, "reviewers": {"type": "array", "items": {"type": "string"}}})
+    d = make_dialogue(seed_tool=tool, gold_arguments={"pullNumber": 12, "reviewers": ["ana"]})
+    d = say(say(d, 0, "Hi, can you help me with something in our repository?"), 2,
+            "I'd like to request a couple of reviewers on my pull request.")
+    assert judge_relevancy(d)["relevant"] is True, judge_relevancy(d)["reason"]
+
+
 def test_offline_relevancy_ignores_assistant_listings_of_candidates() -> None:
     """The assistant names every candidate while clarifying; that must not make a distractor win."""
     listing = "Do you want to update, approve, cancel or list an existing purchase requisition, or create one?"
