@@ -20,6 +20,7 @@ import faiss
 import numpy as np
 
 from ..core.records import Tool
+from ..dialogue import grounding
 from .model import index_text
 from .similarity import composite_similarities
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the encoder a ToolIndex is given (`embeddings` picks the ba
 
 EXACT_UP_TO = 50_000  # the default of synthesis.exact_search_up_to
 IVF_PROBES = 8  # clusters scanned per query
+SPARE = 5  # neighbours past the k nearest that may stand in for look-alikes no word tells apart (`distractors`)
 IVF_TRAINING_PER_CLUSTER = 40  # k-means sample: this many vectors per cluster (faiss asks for 39 or more)
 
 
@@ -107,15 +109,21 @@ class ToolIndex:
         return self._neighbours
 
     def distractors(self, tool: Tool, k: int = 5) -> list[Neighbour]:
-        """The k nearest other tools of `tool` (which need not be in the catalog)."""
+        """The k nearest other tools of `tool` (which need not be in the catalog) that it can be told
+        apart from in words: a neighbour whose vocabulary holds every word of the tool's
+        (`grounding.distinct` finds none), such as a consolidated tool that does all this one does
+        and more, is passed over for the next, since no request could ground a choice between them.
+        Among the SPARE next nearest; fewer than k when the rest are all such look-alikes."""
         i = self.position.get(tool.name)
         if i is not None and self.tools[i] == tool:
-            cos, ids = self.all_neighbours(k)
+            cos, ids = self.all_neighbours(k + SPARE)
             pairs = zip(ids[i], cos[i])
         else:
-            found_cos, found_ids = self.index.search(self.vector(tool)[None, :], k + 1)
-            pairs = ((j, c) for j, c in zip(found_ids[0], found_cos[0]) if self.tools[j].name != tool.name)
-        return [Neighbour(self.tools[j], float(c)) for j, c in list(pairs)[:k] if j >= 0]
+            found_cos, found_ids = self.index.search(self.vector(tool)[None, :], k + SPARE + 1)
+            pairs = ((j, c) for j, c in zip(found_ids[0], found_cos[0]) if j >= 0 and self.tools[j].name != tool.name)
+        mine = grounding.vocab(tool)
+        near = [Neighbour(self.tools[j], float(c)) for j, c in pairs if j >= 0]
+        return [n for n in near if grounding.distinct(mine, [grounding.vocab(n.tool)])][:k]
 
     def neighbour_similarities(self, k: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(cosines, ids, composite A.4 scores) of every tool's k retrieved distractors.

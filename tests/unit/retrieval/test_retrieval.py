@@ -50,6 +50,24 @@ def test_distractors_exclude_self_sorted_and_k_sized(embedder):
         assert all(-1.0 <= c <= 1.0001 for c in cos)
 
 
+def test_a_look_alike_that_says_all_the_tool_says_is_passed_over(embedder):
+    """GitHub's catalog holds `update_issue_body` beside `issue_write`, whose description and
+    parameters hold every word of it: no request could set the first apart, so the next nearest
+    tool stands in for it, for a seed in the catalog and for one outside it alike."""
+    seed = t("update_issue_body", "Update the body of an issue.", "owner", "repo", "issue_number", "body")
+    superset = t("issue_write", "Create or update an issue: its title, body, labels and state.",
+                 "owner", "repo", "issue_number", "body", "title", "labels", "state")
+    tools = [seed, superset, *CATALOG]
+    index = ToolIndex(tools, embedder)
+    found = names(index.distractors(seed, k=3))
+    assert "issue_write" not in found and len(found) == 3
+    assert "update_issue_body" in names(index.distractors(superset, k=3))  # the other way, its own words set it apart
+    outside = t("update_issue_body", "Update an issue's body.", "owner", "repo", "issue_number", "body")  # not the catalog's
+    assert "issue_write" not in names(index.distractors(outside, k=3))
+    cos, ids = index.all_neighbours(3)
+    assert tools[ids[0][0]].name == "issue_write"  # it is the nearest: only the distractors pass it over
+
+
 def test_distractors_for_tool_outside_catalog(embedder):
     index = ToolIndex(CATALOG, embedder)
     probe = t("approve_training_request", "Approve a training request for an employee.", "request_id")
