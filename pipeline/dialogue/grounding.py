@@ -78,6 +78,19 @@ def vocab_words(tool: ToolLike) -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _told(name: str, description: str) -> frozenset[str]:
+    codes = code_words(description)
+    return frozenset(s for text in (description, name) for s, w in _stem_words(text) if w not in codes)
+
+
+def told(tool: ToolLike) -> frozenset[str]:
+    """The stems of what a tool says it does: its description's and name's words, not its
+    parameters' (a part of vocab(tool)). A tool whose told stems all fit another's vocab does
+    nothing the other does not say it does."""
+    return _told(tool_name(tool), tool_description(tool))
+
+
 _VOCABS: dict[str, frozenset[str]] = {}
 
 

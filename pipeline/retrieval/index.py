@@ -110,9 +110,10 @@ class ToolIndex:
 
     def distractors(self, tool: Tool, k: int = 5) -> list[Neighbour]:
         """The k nearest other tools of `tool` (which need not be in the catalog) that it can be told
-        apart from in words: a neighbour whose vocabulary holds every word of the tool's
-        (`grounding.distinct` finds none), such as a consolidated tool that does all this one does
-        and more, is passed over for the next, since no request could ground a choice between them.
+        apart from by what it does: a neighbour whose vocabulary holds every word of the tool's
+        description and name (`grounding.told`), such as a consolidated tool that does all this one
+        does and more (GitHub's update_pull_request beside update_pull_request_state), is passed
+        over for the next, since only a parameter's small print could ground a choice between them.
         Among the SPARE next nearest; fewer than k when the rest are all such look-alikes."""
         i = self.position.get(tool.name)
         if i is not None and self.tools[i] == tool:
@@ -121,7 +122,7 @@ class ToolIndex:
         else:
             found_cos, found_ids = self.index.search(self.vector(tool)[None, :], k + SPARE + 1)
             pairs = ((j, c) for j, c in zip(found_ids[0], found_cos[0]) if j >= 0 and self.tools[j].name != tool.name)
-        mine = grounding.vocab(tool)
+        mine = grounding.told(tool)
         near = [Neighbour(self.tools[j], float(c)) for j, c in pairs if j >= 0]
         return [n for n in near if grounding.distinct(mine, [grounding.vocab(n.tool)])][:k]
 

@@ -52,9 +52,10 @@ def test_distractors_exclude_self_sorted_and_k_sized(embedder):
 
 def test_a_look_alike_that_says_all_the_tool_says_is_passed_over(embedder):
     """GitHub's catalog holds `update_issue_body` beside `issue_write`, whose description and
-    parameters hold every word of it: no request could set the first apart, so the next nearest
-    tool stands in for it, for a seed in the catalog and for one outside it alike."""
-    seed = t("update_issue_body", "Update the body of an issue.", "owner", "repo", "issue_number", "body")
+    parameters hold every word of what the first does: only a parameter's small print could set it
+    apart, so the next nearest tool stands in, for a seed in the catalog and for one outside it alike."""
+    seed = t("update_issue_body", "Update the body of an issue.", "owner", "repo", "issue_number", "body", "login")
+    # 'login' is a parameter issue_write lacks: small print, not what the tool does, so it sets nothing apart
     superset = t("issue_write", "Create or update an issue: its title, body, labels and state.",
                  "owner", "repo", "issue_number", "body", "title", "labels", "state")
     tools = [seed, superset, *CATALOG]
