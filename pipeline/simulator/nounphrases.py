@@ -23,7 +23,7 @@ PHRASE_FILLER = DESCRIPTION_FILLER | frozenset(
     "pulls raises rather reach reduces registers rejects retrieves same says searches send sends sets "
     "since stands starts stops submits take takes themselves then unknown until updates used uses wants "
     "when whenever where wherever while whom exist exists fails confirms otherwise modify through unless "
-    "null no-op choice together ".split()
+    "null no-op choice together neither nor".split()
 )
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
@@ -101,6 +101,32 @@ def _modifies(raw: str, word: str) -> bool:
 _DETERMINERS = r"(?:a|an|the|your|each|every|this|that|its|their|my|our|all|any|one|some|new)"
 
 
+# words before a noun that may be all that tells two tools apart ('a single album' / 'several albums',
+# 'the previous track' / 'the next track'), with the determiner a person says them with
+QUALIFIERS = {"single": "a", "several": "", "multiple": "", "previous": "the", "next": "the", "current": "the",
+              "first": "the", "last": "the"}
+
+
+def qualified(description: str, phrases: list[str]) -> list[str]:
+    """Each of `phrases` the description puts right after a qualifier (`QUALIFIERS`), with it:
+    'single album' from 'information for a single album'. The phrase cutter drops such words, as
+    they say nothing on their own; before a noun they may be the whole difference."""
+    out: list[str] = []
+    for phrase in phrases:
+        words = r"\s+".join(re.escape(w) for w in phrase.split())
+        for found in re.finditer(rf"\b({'|'.join(QUALIFIERS)})\s+{words}\b", description, re.IGNORECASE):
+            said = " ".join([found.group(1).lower(), *found.group(0).split()[1:]])  # as the description has it
+            if said not in out:
+                out.append(said)
+    return out
+
+
+def the(phrase: str) -> str:
+    """`phrase` with the determiner it is said with: 'the album', 'a single album', 'several albums'."""
+    det = QUALIFIERS.get(phrase.split()[0].lower(), "the") if phrase else "the"
+    return f"{det} {phrase}".strip()
+
+
 def determined(description: str, phrase: str) -> bool:
     """Whether `phrase` follows a determiner in `description` ('for a cost center', 'the saved
     albums', 'each open ticket'), perhaps after an adjective or two: then it is surely a noun phrase,
@@ -164,7 +190,7 @@ def _close(run: list[str], out: list[str]) -> None:
 THIRD_PERSON = frozenset("triggers returns includes contains allows requires indicates represents specifies shows "
                          "records tracks logs stores links enables supports handles manages controls defines "
                          "describes identifies determines affects matches replaces exists defaults blocks fails "
-                         "confirms".split())
+                         "confirms follows".split())
 _CLAUSE_OPENERS = THIRD_PERSON | _LEAD_VERBS  # a clause's verb before its object ('triggers order creation')
 BLAND = set("number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "

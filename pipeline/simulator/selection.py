@@ -33,7 +33,7 @@ from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
 from ..llm.requests import Said
 from ..retrieval import nearness
-from .nounphrases import META, determined, noun_phrases, thing
+from .nounphrases import META, QUALIFIERS, determined, noun_phrases, qualified, thing
 from .questions import (
     AGAIN,
     AGAIN_DO,
@@ -53,6 +53,7 @@ from .wording import USER_CHATTER, tokens, tool_words
 MAX_OPTIONS = 3
 WORDS_PER_OPTION = 2
 MAX_RUN = 4  # at most this many consecutive words of a description in a question
+CHECKS = 2  # questions asked, at most, when a word sets a candidate apart but the request reads nearer another
 NEAR_MARGIN = 0.015  # how much nearer (cosine) the user's words must be to the best candidate than to any other
 
 # words that describe no difference a user could recognise
@@ -197,13 +198,15 @@ def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng
     theirs = [grounding.vocab(o) for o in others]
     coarse = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
 
-    def own(word: str) -> bool:
+    def own(word: str) -> bool:  # a qualifier ('single', 'previous') is vague alone, yet may be all that differs
         s = shortcuts.stem(word)
-        return word.lower() not in VAGUE and _coarse(word) not in coarse and not any(grounding.fits(s, t) for t in theirs)
+        return (word.lower() not in VAGUE or word.lower() in QUALIFIERS) and _coarse(word) not in coarse \
+            and not any(grounding.fits(s, t) for t in theirs)
 
     called = {shortcuts.stem(w) for w in shortcuts.split_words(option.name)}
     ranked: list[tuple[int, int, int, bool, int, int, str]] = []
-    for i, phrase in enumerate(noun_phrases(description, set())):
+    phrases = noun_phrases(description, set())
+    for i, phrase in enumerate([*phrases, *qualified(description, phrases)]):
         words = phrase.split()
         mine = [w for w in words if own(w)]
         if mine and len(words) <= 3:
@@ -279,6 +282,16 @@ def _nearer(candidates: list[Tool], history: Sequence[Said], best: Tool) -> list
     return [c.name for c, score in zip(others, scores[1:]) if score > scores[0] - NEAR_MARGIN]
 
 
+def _checked(candidates: list[Tool], history: Sequence[Said], best: Tool) -> bool:
+    """Whether `best` was already set apart before the user's last CHECKS answers, so the questions
+    they replied to were checks (`_nearer`): a careful listener checks, then acts on the replies."""
+    users = [i for i, m in enumerate(history) if m.role == "user"]
+    if len(users) < CHECKS + 1:
+        return False
+    before = history[: users[-CHECKS]]
+    return ranked(candidates, before)[0].name == best.name and not _rivals(candidates, before, best)
+
+
 def _option_lists(play: list[Tool], unsure: bool) -> list[list[Tool]]:
     """Option lists to try, preferred first: the best candidate with its closest rivals (three, then
     two; two only when the user was unsure), then the best with each other rival, then any pair."""
@@ -345,7 +358,7 @@ def _decide(candidates: list[Tool], history: Sequence[Said], seed: int, earlier:
     best = order[0]
     rivals = _rivals(candidates, history, best)
     asked_before = any(m.role == "assistant" for m in history)
-    nearer = [] if rivals or not near else _nearer(candidates, history, best)  # grounded by a word, read as another
+    nearer = [] if rivals or not near or _checked(candidates, history, best) else _nearer(candidates, history, best)
     rivals = rivals or nearer
     if not rivals and (asked_before or not ask_first or len(candidates) < 2):
         thought = (f"What the user said sets {best.name} apart from every other candidate. I will use it."

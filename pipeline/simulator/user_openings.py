@@ -15,9 +15,19 @@ from ..dialogue import shortcuts
 from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
 from . import phrasing
-from .nounphrases import UNCOUNTABLE
+from .nounphrases import UNCOUNTABLE, the
 from .seeding import seeded
-from .user_words import act_separates, action_verb, listing, safe, said_banned, separators, topic_phrase, work_area
+from .user_words import (
+    act_separates,
+    action_verb,
+    listing,
+    neutral,
+    safe,
+    said_banned,
+    separators,
+    topic_phrase,
+    work_area,
+)
 from .voice import Voice, closing, finish, greeting
 
 # why it matters, said after the request in the same sentence ("..., because my manager is waiting on it")
@@ -126,7 +136,7 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     if who:
         frame = f"{who}, {'so' if kind == 'Q' else 'and'} {frame}"
     why = rng.random() < (0.9 if voice.chatty else 0.6) and kind == "S"
-    body = frame + (f", {rng.choice(_WHY)}" if why else "") + ("?" if kind == "Q" else ".")
+    body = frame + (f", {rng.choice(neutral(request, _WHY))}" if why else "") + ("?" if kind == "Q" else ".")
     said = _joined(greeting(voice, rng), body[:1].upper() + body[1:], request.persona.role)
     return f"{finish(voice, said)} {end}".strip()
 
@@ -171,9 +181,9 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     only = [p for p in found if p.endswith(" ones")]
     act = action_verb(request)
     if act and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then what it is about
-        core = rng.choice(_DO).format(v=act, a=f"the {subjects[0]}")
+        core = rng.choice(_DO).format(v=act, a=the(subjects[0]))
     else:
-        core = rng.choice(_WANT).format(a=f"the {subjects[0]}")
+        core = rng.choice(_WANT).format(a=the(subjects[0]))
     if only:
         core += f", only the {only[0]}"
     if subjects[1:]:
@@ -181,7 +191,7 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     if held:
         core += rng.choice(_HELD).format(r=listing(held[:2]))
     elif rng.random() < 0.8:
-        core += rng.choice(_FOR)
+        core += rng.choice(neutral(request, _FOR))
     stop = "?" if core.startswith("can you") else "."
     if voice.terse:
         return core[:1].upper() + core[1:] + stop

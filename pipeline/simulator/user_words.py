@@ -10,13 +10,14 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..core import text
 from ..core.records import Tool
 from ..dialogue import grounding, shortcuts
 from ..dialogue.parameter_labels import label
 from ..llm.requests import Said, UserRequest
-from .nounphrases import BASE_VERBS, BLAND, about, determined, noun_phrases, thing
+from .nounphrases import BASE_VERBS, BLAND, about, determined, noun_phrases, qualified, the, thing
 from .selection import CHATTER_STEMS
 from .voice import Voice, finish
 from .wording import USER_CHATTER, imperative
@@ -55,6 +56,7 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     banned = said_banned(request, answering=bool(request.history))  # an opening says no name word
     bags = [grounding.vocab(d) for d in distractors]
     pool = noun_phrases(tool.description, banned)
+    pool += [p for p in qualified(tool.description, pool) if shortcuts.stem(p.split()[0]) not in banned]
     # phrases the description puts an article before first (surely nouns: 'the saved albums'), bland ones last
     pool = sorted(pool, key=lambda p: (p.lower() in BLAND, not determined(tool.description, p)))
     extra = [label(k, s or {}) for k, s in tool.properties.items()]
@@ -98,7 +100,9 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
             break
         if phrase not in chosen and covers(phrase):
             chosen.append(phrase)
-    return chosen
+    # a phrase inside another said ('album' beside 'single album') says nothing more: said once
+    words = [set(p.lower().split()) for p in chosen]
+    return [p for p, w in zip(chosen, words) if not any(w < other for other in words)]
 
 
 # a description's wording, as a person says the same about their own need
@@ -130,7 +134,7 @@ _ASKED_WITH = re.compile(r"(?:\b(?:whether|if) you (?:need to|want to|need|are l
                          r"|\bis it|\bare you (?:after|looking for|trying to)|\bwould you like to|\bwhether it is"
                          r"|\bwhat is it closest to|:)\s+", re.IGNORECASE)
 _OPTION_SPLIT = re.compile(r",\s*or\s+(?:to\s+)?|,\s+|\s+or\s+(?:to\s+)?")
-_ARTICLES = ("the ", "a ", "an ", "your ", "my ")
+_ARTICLES = ("the ", "a ", "an ", "your ", "my ", "several ")
 
 
 def offered(question: str) -> list[str]:
@@ -198,8 +202,22 @@ def topic_phrase(request: UserRequest) -> str | None:
     return sorted(scored)[0][2] if scored else None
 
 
+def neutral(request: UserRequest, phrases: list[str]) -> list[str]:
+    """The `phrases` (reasons, deadlines) that hold no word of any tool offered: a reason is small
+    talk, and a tool's word in it ('the first time' beside 'the index of the first item') would
+    count as a word about the need. All of them when none is free of such words."""
+    bags = [grounding.vocab(t) for t in [request.tool, *request.distractors]]
+    kept = [p for p in phrases if not any(grounding.fits(s, bag) for s in _said(p) for bag in bags)]
+    return kept or phrases
+
+
+@lru_cache(maxsize=256)
+def _said(phrase: str) -> frozenset[str]:
+    return grounding.said_stems([{"role": "user", "content": phrase}])
+
+
 def listing(phrases: list[str]) -> str:
-    items = [f"the {p}" for p in phrases]
+    items = [the(p) for p in phrases]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 

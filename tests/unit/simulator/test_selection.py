@@ -160,3 +160,36 @@ def test_on_the_shipped_catalog_questions_never_recite() -> None:
         d = selection.decide(pool, [user("I have a task for today, can you help?")], 0, ask_first=True)
         assert d.tool is None
         assert not selection.recites(d.question, pool), d.question
+
+
+ALBUMS = [
+    tool("get_album", "Get Album. Get catalog information for a single album.",
+         id={"type": "string", "description": "The ID of the album."}),
+    tool("get_albums", "Get Several Albums. Get catalog information for multiple albums identified by their IDs.",
+         ids={"type": "string", "description": "A comma-separated list of the IDs for the albums."}),
+]
+
+
+def test_a_qualifier_that_is_all_two_candidates_differ_by_is_asked_and_heard() -> None:
+    """'a single album' and 'several albums' differ by a word the phrase cutter drops alone: the question
+    offers it with its determiner, and the user's choice of it grounds the call."""
+    reply = turn([user("Hi, I need something about an album.")], ALBUMS)
+    assert "a single album" in reply["content"] and ("multiple albums" in reply["content"] or "several albums" in reply["content"])
+    history = [user("Hi, I need something about an album."), said_by_assistant(reply["content"]),
+               user("I need a single album.")]
+    assert [c["name"] for c in turn(history, ALBUMS)["tool_calls"]] == ["get_album"]
+
+
+def test_a_choice_checked_is_acted_on() -> None:
+    """A word set the best candidate apart but the request read nearer another: the assistant checks
+    (`_nearer`) up to CHECKS times, then acts on the user's replies rather than asking on and on."""
+    opening, asked = user("Hi, I need something about an album."), said_by_assistant("Which one do you need?")
+    chosen = [opening, asked, user("I need a single album.")]
+    checks = [said_by_assistant("Is there anything else I should know?"), user("It's for a single album."),
+              said_by_assistant("What would you look at first?"), user("The one album, a single album.")]
+    assert selection.CHECKS == 2
+    assert not selection._checked(ALBUMS, chosen, ALBUMS[0])  # set apart only now: the checks are still to come
+    assert not selection._checked(ALBUMS, [*chosen, *checks[:2]], ALBUMS[0])  # one check answered, one to come
+    assert selection._checked(ALBUMS, [*chosen, *checks], ALBUMS[0])  # set apart before both replies
+    assert not selection._checked(ALBUMS, [opening, asked, user("Several albums, in fact."), *checks], ALBUMS[0])
+    assert [c["name"] for c in turn([*chosen, *checks], ALBUMS)["tool_calls"]] == ["get_album"]

@@ -128,7 +128,7 @@ def test_a_detail_says_a_parameter_as_held_and_an_option_as_a_narrowing(tools, p
                 assert frame.format(lab) + "," not in said and not said.endswith(frame.format(lab) + "."), said
         held += any(f"{verb} the {lab}" in said for lab in labels for verb in ("give you", "ready", "know", "tell you"))
         held += "ready" in said
-    assert held >= 3
+    assert held >= 2  # a label inside a phrase already said ('country' in 'country code') is not said again
 
 
 def test_styles_are_honoured(tools, personas):

@@ -10,7 +10,7 @@ import pytest
 
 from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.simulator import phrasing, questions
-from utcgen.pipeline.simulator.nounphrases import noun_phrases, thing
+from utcgen.pipeline.simulator.nounphrases import noun_phrases, qualified, the, thing
 from utcgen.pipeline.simulator.user import sentences, values_sentence
 from utcgen.pipeline.simulator.user_words import offered
 
@@ -107,3 +107,16 @@ def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str,
 def test_an_option_or_a_lone_verb_is_no_thing() -> None:
     assert thing("market") and thing("playlist")
     assert not any(thing(w) for w in ("create", "done", "read", "manage"))
+
+
+@pytest.mark.parametrize("description,said", [
+    ("Get Album. Get Spotify catalog information for a single album.", "a single album"),
+    ("Skips to previous track in the user's queue.", "the previous track"),
+    ("Get catalog information for several episodes based on their IDs.", "several episodes"),
+])
+def test_a_qualifier_before_a_phrase_is_kept_with_its_determiner(description: str, said: str) -> None:
+    """'single', 'previous' and 'several' say nothing alone and the cutter drops them, yet before a noun
+    they may be all that tells two tools apart: the phrase is also offered with them, said as a person would."""
+    phrases = noun_phrases(description, set())
+    assert said.split()[-1] in [p.lower() for p in phrases]  # the bare phrase, as before
+    assert said in [the(p) for p in qualified(description, phrases)]
