@@ -90,7 +90,7 @@ _ORDINALS = {"1": "first", "2": "second", "3": "third", "4": "fourth", "5": "fif
 
 def label(key: str, schema: dict | None = None) -> str:
     """How people refer to a parameter (rules in the module docstring): never the raw key."""
-    title = str((schema or {}).get("title") or "").strip()
+    title = re.sub(r"\s*\([^)]*\)", "", str((schema or {}).get("title") or "")).strip()  # '(single, album, ...)'
     if title and title.split()[0].lower() in _OPERATION_VERBS:
         title = ""  # an operation's title copied onto its parameter ("Get an Episode" on an `id`)
     if title:

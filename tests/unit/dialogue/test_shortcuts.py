@@ -133,6 +133,14 @@ def test_offline_values_are_plausible_and_fit_the_persona() -> None:
     assert shortcuts.key_hits("the " + parameter_labels.label("cost_center_code"), ["cost_center_code"]) == []
 
 
+def test_a_title_is_said_without_its_bracketed_list() -> None:
+    """Spotify titles a parameter 'Groups to include (single, album, appears_on, compilation)': a person
+    says 'the groups to include', never the list of codes after it."""
+    schema = {"type": "string", "title": "Groups to include (single, album, appears_on, compilation)"}
+    assert parameter_labels.label("include_groups", schema) == "groups to include"
+    assert parameter_labels.label("id", {"type": "string", "title": "Spotify Artist ID"}) == "spotify artist ID"
+
+
 def _user_text(request: UserRequest) -> str:
     """The offline user's message (its reply's text, whichever reply format the policy uses)."""
     text = conversation.user(request, [])
