@@ -42,7 +42,7 @@ _ADJECTIVES = set("technical internal external annual current final manual actua
                   "optional available relevant related remaining existing multiple several various overall same "
                   "full partial own different whole corporate recent prepaid old new due open closed upcoming valid "
                   "invalid possible unique public private active inactive primary secondary latest relative default "
-                  "conceptual native precise accessible pending likely certain".split())
+                  "conceptual native precise accessible pending likely certain obscure".split())
 
 
 def _nounish(word: str) -> bool:
@@ -94,6 +94,7 @@ _HEADS = frozenset("id ids uri uris url urls key keys user".split())
 def _modifies(raw: str, word: str) -> bool:
     """Whether `raw`, the word that ended a run, is the noun that run qualifies: an acronym ('ID',
     'URI'), a short head, or a generic noun ('user', 'data') the cutter leaves out."""
+    word = re.sub(r"['’]s?$", "", word)  # "the Spotify user's albums": 'user' is the head 'Spotify' qualifies
     return (raw.isupper() and raw.isalpha() and len(raw) <= 4) or word in _HEADS or \
         (word in shortcuts.GENERIC and word not in BASE_VERBS and word not in {"all", "by", "for", "do"})
 
@@ -112,12 +113,19 @@ def qualified(description: str, phrases: list[str]) -> list[str]:
     'single album' from 'information for a single album'. The phrase cutter drops such words, as
     they say nothing on their own; before a noun they may be the whole difference."""
     out: list[str] = []
+    heads: set[str] = set()
     for phrase in phrases:
+        if phrase.lower() in heads:
+            continue  # one qualified form a head ('several albums', not also 'multiple Albums')
         words = r"\s+".join(re.escape(w) for w in phrase.split())
-        for found in re.finditer(rf"\b({'|'.join(QUALIFIERS)})\s+{words}\b", description, re.IGNORECASE):
-            said = " ".join([found.group(1).lower(), *found.group(0).split()[1:]])  # as the description has it
-            if said not in out:
-                out.append(said)
+        # the phrase must end there: 'the current Spotify user' qualifies the user, not 'Spotify'
+        for found in re.finditer(rf"\b({'|'.join(QUALIFIERS)})\s+{words}\b(?!\s+(?:{'|'.join(_HEADS)})\b)(?!\s+(?-i:[A-Z]{{2,4}})\b)",
+                                 description, re.IGNORECASE):
+            rest = [w.lower() if re.search(rf"\b{re.escape(w.lower())}\b", description) else w  # a heading's 'Albums'
+                    for w in found.group(0).split()[1:]]
+            out.append(" ".join([found.group(1).lower(), *rest]))  # as the description has it
+            heads.add(phrase.lower())
+            break
     return out
 
 

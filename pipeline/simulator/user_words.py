@@ -101,8 +101,9 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
         if phrase not in chosen and covers(phrase):
             chosen.append(phrase)
     # a phrase inside another said ('album' beside 'single album') says nothing more: said once
-    words = [set(p.lower().split()) for p in chosen]
-    return [p for p, w in zip(chosen, words) if not any(w < other for other in words)]
+    words = [frozenset(p.lower().split()) for p in chosen]
+    return [p for i, (p, w) in enumerate(zip(chosen, words)) if not any(w < other for other in words)
+            and w not in words[:i]]  # 'several Artists' after 'several artists' neither
 
 
 # a description's wording, as a person says the same about their own need

@@ -120,3 +120,12 @@ def test_a_qualifier_before_a_phrase_is_kept_with_its_determiner(description: st
     phrases = noun_phrases(description, set())
     assert said.split()[-1] in [p.lower() for p in phrases]  # the bare phrase, as before
     assert said in [the(p) for p in qualified(description, phrases)]
+
+
+def test_a_qualifier_is_kept_only_before_the_thing_it_qualifies() -> None:
+    """'the current Spotify user's albums' and 'a single album ID' qualify the user and the ID, not 'Spotify'
+    or 'album'; 'Several Albums' and 'multiple albums' are one thing, said once."""
+    description = "Get Several Albums. Get the current Spotify user's saved albums, or multiple albums, or a single album ID."
+    phrases = noun_phrases(description, set())
+    assert "Spotify" not in phrases
+    assert qualified(description, phrases) == ["several albums"]
