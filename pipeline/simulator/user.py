@@ -188,8 +188,8 @@ def sentences(said: str) -> list[str]:
 
 # how a statement of values starts, in the same sentence ("Sure, the due date is ..."), and what may follow it
 _LEADS = {"plain": ["", "Sure, ", "Of course, ", "Sure, I can give you that: ", "Yes, I have it here: ",
-                    "Of course, here it is: ", "Right, "],
-          "formal": ["Certainly, ", "Of course, ", ""],
+                    "Of course, here it is: ", "Sure, here you go: ", "Sure, I have that here: "],
+          "formal": ["Of course, ", "", "Certainly, here it is: ", "Of course, I have it here: "],
           "anxious": ["I think ", "If I'm reading my notes right, ", ""],
           "upbeat": ["Sure thing, ", "Absolutely, ", "Of course, "]}
 
@@ -202,9 +202,9 @@ def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     about = said if name else f"the {said}" if topic else f"the {work_area(request)} side"
     if voice.terse:
         return rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."])
-    said = rng.choice([f"Hard to say, it's something to do with {about}.",
+    said = rng.choice([f"I'm not sure, it's just something to do with {about}.",
                        f"I'm not sure what it's called, but it's about {about}.",
-                       f"Whatever fits best, honestly, as long as it has to do with {about}.",
+                       f"Honestly, I don't know, it's something about {about}.",
                        f"Good question, I've never had to name it, but it has to do with {about}.",
                        f"I don't know the technical term, sorry, it's something with {about}.",
                        f"I'm not sure how you would call it, but it concerns {about}."])

@@ -35,7 +35,7 @@ _WHY = ["because it's for a review later this week", "because a colleague asked 
         "because it's holding up the rest of the team", "since we need it sorted before month-end",
         "because it landed on my desk this morning", "because my manager is waiting on it",
         "since it's been on my list since Monday", "because a customer is waiting on it",
-        "because I promised an answer by tonight", "since the deadline is tomorrow morning",
+        "since the deadline is tomorrow morning",
         "because it came up in this morning's meeting", "since I've been putting it off",
         "because someone flagged it yesterday", "since it's blocking the next thing on my list",
         "because I'd rather get it right the first time", "since I'm covering for a colleague this week",
@@ -70,7 +70,8 @@ def _role_in_sentence(role: str) -> str:
 
 def _joined(lead: str, rest: str, role: str | None = None) -> str:
     """`lead` then `rest`, whose first letter follows the lead's punctuation ('Hey, could you...')."""
-    if lead.endswith(", ") and not re.match(r"I\b|I'|[A-Z]{2}", rest) and not (role and rest.startswith(role)):
+    if re.search(r"(?:,|\bso|\band|\bbut) $", lead) and not re.match(r"I\b|I'|[A-Z]{2}", rest) \
+            and not (role and rest.startswith(role)):  # 'Hey, could you...', 'Right, so it has to do with...'
         rest = rest[:1].lower() + rest[1:]
     return lead + rest
 
@@ -143,26 +144,24 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
 
 # the need said as an act on its object, or as the thing wanted; {v}: verb, {a}: the first phrase
 _DO = ["I need to {v} {a}", "I want to {v} {a}", "I'm trying to {v} {a}", "I'd like to {v} {a}",
-       "I have to {v} {a}", "I need you to {v} {a}", "can you {v} {a}", "I was hoping to {v} {a}"]
-_WANT = ["I'm looking for {a}", "I need {a}", "I'm looking into {a}", "I'm after {a}", "it has to do with {a}",
-         "I'm interested in {a}", "what I need is {a}", "I need to see {a}"]
+       "I need you to {v} {a}", "I'd like you to {v} {a}", "I'd like to be able to {v} {a}"]
+_WANT = ["I'm looking for {a}", "I'm looking into {a}", "it has to do with {a}", "I'm interested in {a}",
+         "I need to see {a}", "I'd like to see {a}", "I'm trying to find {a}", "I'm trying to get {a}",
+         "I'd like some help with {a}"]
 # what the answer is for, in the same sentence: a reason a person gives when asked to say more
 _FOR = [", so I can report back to my team", ", since that's what my manager asked me to do this morning",
         " for a customer who called this morning", ", because I need it for a meeting later today",
-        " before the end of the day", ", so I can close this out today", ", because a colleague is waiting on me",
-        ", since it's part of a request I got this week", " for the review we have on Friday",
-        ", so we can move on with the rest of the work", ", because I promised to sort it out by tonight",
-        " for a report I'm putting together", ", because it came up in our weekly meeting",
-        ", since the team needs it before tomorrow", " for a client I'm working with this week",
-        ", because I'm covering for a colleague who is away", ", so that nothing is missed at month-end",
+        " before the end of the day", ", since it's part of a request I got this week",
+        ", so we can move on with the rest of the work", " for a report I'm putting together",
+        " for a client I'm working with this week", ", because I'm covering for a colleague who is away",
         " as part of a request from my manager", ", since I want to get it right the first time",
-        ", because it has been on my list since Monday"]
+        ", because it has been on my list since Monday", " for the review we have on Friday"]
 # the parameters the user can give, said after the need ("..., and I can give you the country")
-_HELD = [", and I can give you {r}", ", and I have {r} ready", ", and I know {r}", ", and I can tell you {r}"]
-_MORE = [", along with {r}", ", including {r}", " and {r}", ", and {r} too", ", together with {r}", " and also {r}"]
-_DETAIL_LEADS = {"plain": ["", "", "Sure, ", "Right, ", "Good question, ", "Sorry, I should have said, ", "Oh, ",
-                           "Let me be clearer, ", "Ah, "],
-                 "formal": ["Certainly, ", "To be precise, ", "Of course, ", ""]}
+_HELD = [", and I can give you {r}", ", and I can tell you {r}", ", and I can give you {r} as well"]
+_MORE = [", along with {r}", ", including {r}", ", together with {r}"]
+_DETAIL_LEADS = {"plain": ["", "", "Sure, ", "Right, so ", "Okay, so ", "To clarify, ", "Sorry, I should have said, ",
+                           "Sorry, I should have been clearer, ", "Sorry, I wasn't clear, ", "Sorry, I meant to say, "],
+                 "formal": ["To be precise, ", "Of course, ", "", "To clarify, ", "Apologies, I should have been clearer, "]}
 
 
 def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool = False, params: bool = True,

@@ -195,12 +195,15 @@ def topic_phrase(request: UserRequest) -> str | None:
     tool, distractors = request.tool, request.distractors
     bags = [grounding.vocab(d) for d in distractors]
     scored = []
+    # what the description leads with is its subject; a later sentence's phrase is a detail ('Australia markets')
+    lead = re.split(r"(?<=[.!?])\s+", about(tool.description).strip())
+    first = " ".join(lead[:2]).lower()
     for phrase in noun_phrases(tool.description, said_banned(request)):
         said = text.stems(phrase)
         shared = sum(all(grounding.fits(s, bag) for s in said) for bag in bags)
         if shared and (len(said) > 1 or phrase.lower() not in BLAND):
-            scored.append((-shared - (len(said) > 1), len(phrase), phrase))
-    return sorted(scored)[0][2] if scored else None
+            scored.append((-shared - (len(said) > 1), phrase.lower() not in first, len(phrase), phrase))
+    return sorted(scored)[0][3] if scored else None
 
 
 def neutral(request: UserRequest, phrases: list[str]) -> list[str]:
