@@ -65,7 +65,7 @@ def test_a_look_alike_that_says_all_the_tool_says_is_passed_over(embedder):
     assert "update_issue_body" in names(index.distractors(superset, k=3))  # the other way, its own words set it apart
     outside = t("update_issue_body", "Update an issue's body.", "owner", "repo", "issue_number", "body")  # not the catalog's
     assert "issue_write" not in names(index.distractors(outside, k=3))
-    cos, ids = index.all_neighbours(3)
+    _cos, ids = index.all_neighbours(3)
     assert tools[ids[0][0]].name == "issue_write"  # it is the nearest: only the distractors pass it over
 
 
