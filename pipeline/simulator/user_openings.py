@@ -179,8 +179,9 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     held = [p for p in found if p in taken and spoken_phrase(p) not in subjects]
     only = [p for p in found if p.endswith(" ones")]
     act = action_verb(request)
-    if act and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then what it is about
-        core = rng.choice(_DO).format(v=act, a=the(subjects[0]))
+    place = _place(request.tool.description, act, subjects[0]) if act else None
+    if act and place is not None and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then to what
+        core = rng.choice(_DO).format(v=act, a=f"something {place} {the(subjects[0])}" if place else the(subjects[0]))
     else:
         core = rng.choice(_WANT).format(a=the(subjects[0]))
     if only:
@@ -199,6 +200,19 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     said += ", if that helps." if voice.anxious and stop == "." and rng.random() < 0.5 else stop
     end = closing(voice, rng, request.tool.description) if rng.random() < 0.3 else ""
     return f"{finish(voice, said)} {end}".strip()
+
+
+def _place(description: str, verb: str, phrase: str) -> str | None:
+    """How `phrase` stands to the description's `verb`: '' when it is the verb's object ('Create a new pull
+    request'), a preposition when the verb acts on something there ('... in a GitHub repository': 'in'),
+    None when neither ('create the GitHub repository' would say another act)."""
+    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    det = r"(?:(?:a|an|the|one|new|your|my|its|their|this|that|each|every|all|any|some|single|several|multiple)\s+)*"
+    if re.search(rf"\b{re.escape(verb)}\w*\s+{det}(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE):
+        return ""
+    found = re.search(rf"\b(in|on|to|from|within|into)\s+{det}(?:[\w'-]+\s+){{0,1}}?{words}\b", description,
+                      re.IGNORECASE)  # a place the act happens in, not what it is for ('for a single album')
+    return found.group(1).lower() if found else None
 
 
 def composed(request: UserRequest, make: Callable[[random.Random], str], *parts: Any) -> str:

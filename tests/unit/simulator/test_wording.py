@@ -129,3 +129,16 @@ def test_a_qualifier_is_kept_only_before_the_thing_it_qualifies() -> None:
     phrases = noun_phrases(description, set())
     assert "Spotify" not in phrases
     assert qualified(description, phrases) == ["several albums"]
+
+
+def test_a_verb_is_said_with_its_own_object_or_the_place_it_acts_in() -> None:
+    """'Create a new pull request in a GitHub repository.': the user creates the pull request, or creates
+    something in the repository, never 'the GitHub repository' itself; a phrase the verb does not reach
+    ('for a single album') takes no verb at all."""
+    from utcgen.pipeline.simulator.user_openings import _place
+
+    description = "Create a new pull request in a GitHub repository."
+    assert _place(description, "create", "pull request") == ""
+    assert _place(description, "create", "GitHub repository") == "in"
+    assert _place("Add one or more items to a user's playlist.", "add", "playlist") == "to"
+    assert _place("Get Spotify catalog information for a single album.", "get", "single album") is None
