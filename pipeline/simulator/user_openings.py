@@ -39,7 +39,9 @@ _WHY = ["because it's for a review later this week", "because a colleague asked 
         "because it came up in this morning's meeting", "since I've been putting it off",
         "because someone flagged it yesterday", "since it's blocking the next thing on my list",
         "because I'd rather get it right the first time", "since I'm covering for a colleague this week",
-        "because it has to be done before the weekend", "since we're short-handed today"]
+        "because it has to be done before the weekend", "since we're short-handed today",
+        "since I'm new to this", "because I'd like to finish it before lunch", "because I'm off tomorrow",
+        "since I only have a few minutes", "because I keep getting stuck on it"]
 # the request, as a statement (S) or a question (Q), by voice; {a}: what it is about
 _ASKS = {"plain": {"S": ["I need a hand with {a}", "I've got a question about {a}", "I need some help with {a}",
                          "I'm trying to sort out {a}", "I have to deal with {a} today", "I'd like some help with {a}",
