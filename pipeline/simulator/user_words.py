@@ -17,7 +17,7 @@ from ..core.records import Tool
 from ..dialogue import grounding, shortcuts
 from ..dialogue.parameter_labels import label
 from ..llm.requests import Said, UserRequest
-from .nounphrases import BASE_VERBS, BLAND, about, determined, noun_phrases, qualified, the, thing
+from .nounphrases import BASE_VERBS, BLAND, QUALIFIERS, about, determined, noun_phrases, qualified, the, thing
 from .selection import CHATTER_STEMS
 from .voice import Voice, finish
 from .wording import USER_CHATTER, imperative
@@ -135,7 +135,8 @@ _ASKED_WITH = re.compile(r"(?:\b(?:whether|if) you (?:need to|want to|need|are l
                          r"|\bis it|\bare you (?:after|looking for|trying to)|\bwould you like to|\bwhether it is"
                          r"|\bwhat is it closest to|:)\s+", re.IGNORECASE)
 _OPTION_SPLIT = re.compile(r",\s*or\s+(?:to\s+)?|,\s+|\s+or\s+(?:to\s+)?")
-_ARTICLES = ("the ", "a ", "an ", "your ", "my ", "several ")
+# a qualifier said with no article ('several albums', 'multiple albums') opens a noun option too
+_ARTICLES = ("the ", "a ", "an ", "your ", "my ", *(f"{q} " for q, det in QUALIFIERS.items() if not det))
 
 
 def offered(question: str) -> list[str]:

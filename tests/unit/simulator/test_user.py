@@ -190,3 +190,20 @@ def test_later_statement_wins_and_short_label_does_not_read_a_longer_one():
                                                       "required": ["date", "due_date"]})
     said = "The due date is 2026-05-01. Date: 2026-01-02.\nSorry, use 2026-06-30 as the due date."
     assert phrasing.read_values(said, tool) == {"date": "2026-01-02", "due_date": "2026-06-30"}
+
+
+def test_an_option_said_with_a_bare_qualifier_is_picked_as_a_thing() -> None:
+    """'multiple albums' and 'several albums' take no article, yet are things: the user picks them
+    as such ('I'm looking for multiple albums'), never as an act ('I want to multiple albums')."""
+    def tool(name: str, description: str) -> Tool:
+        return Tool(name=name, description=description, parameters={"type": "object", "properties": {}})
+
+    seed = tool("get_albums", "Get catalog information for multiple albums.")
+    other = tool("get_album", "Get catalog information for a single album.")
+    persona = Persona(id="p1", text="Sam collects records.", role="Record collector")
+    request = UserRequest(phase="tool_selection", tool=seed, persona=persona, goal="See some albums.",
+                          distractors=[other], gold_arguments={}, seed=1,
+                          history=[Said(role="user", content="Hi, something about albums."),
+                                   Said(role="assistant", content="Sure, do you need a single album, or multiple albums?")])
+    picks = user_words.answers_to_options(request, random.Random(0), Voice.of(persona))
+    assert picks and all("multiple albums" in p and "to multiple" not in p for p in picks), picks
