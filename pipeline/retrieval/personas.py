@@ -215,44 +215,54 @@ class PersonaSampler:
         self._roles = np.array([bool((p.role or "").strip()) for p in personas])
         self._role_vectors = self.judge.role_vectors([((p.role or "").strip(), p.line_of_business or None)
                                                      for p in personas])
+        self._role_lines = [p.line_of_business for p in personas]
 
-    def role_scores(self, tool: Tool, tool_vector: np.ndarray | None = None) -> np.ndarray:
-        """Per persona: its role's fit to the tool (`rolefit`: agrees up to MAX_SCORE; NaN: no role). The
-        judgement embeds the tool's index text, so the index's vector serves."""
-        scores = self.judge.scores(self._role_vectors, self._vector(tool, tool_vector))
+    def role_scores(self, tool: Tool, tool_vector: np.ndarray | None = None,
+                    neighbours: np.ndarray | None = None) -> np.ndarray:
+        """Per persona: its role's fit to the tool (`rolefit`: agrees up to MAX_SCORE; NaN: no role), the
+        tool read with `neighbours`, its distractors' vectors. The judgement embeds the tools' index
+        texts, so the index's vectors serve."""
+        scores = self.judge.judged(self._role_vectors, self._role_lines, self._vector(tool, tool_vector), neighbours)
         return np.where(self._roles, scores, np.nan)
 
-    def role_fit(self, persona: Persona, tool: Tool, tool_vector: np.ndarray | None = None) -> float | None:
+    def role_fit(self, persona: Persona, tool: Tool, tool_vector: np.ndarray | None = None,
+                 neighbours: np.ndarray | None = None) -> float | None:
         """The score `role_scores` gives the persona's role (None: a persona without a role)."""
         if not (persona.role or "").strip():
             return None
         row = self._row.get(persona.id)
-        if row is not None and self.personas[row].role == persona.role:
-            return float(self.role_scores(tool, tool_vector)[row])
-        return self.judge.score(persona.role or "", persona.line_of_business, tool)
+        if row is None or self.personas[row].role != persona.role:
+            vector = self.judge.role_vectors([((persona.role or "").strip(), persona.line_of_business)])
+            return float(self.judge.judged(vector, [persona.line_of_business], self._vector(tool, tool_vector),
+                                           neighbours)[0])
+        return float(self.role_scores(tool, tool_vector, neighbours)[row])
 
-    def _agreeing(self, tool: Tool, tool_vector: np.ndarray | None = None) -> np.ndarray:
+    def _agreeing(self, tool: Tool, tool_vector: np.ndarray | None = None,
+                  neighbours: np.ndarray | None = None) -> np.ndarray:
         """Per persona: whether its role agrees with the tool (a persona without a role does)."""
-        return ~self._roles | (np.nan_to_num(self.role_scores(tool, tool_vector), nan=np.inf) <= MAX_SCORE)
+        scores = self.role_scores(tool, tool_vector, neighbours)
+        return ~self._roles | (np.nan_to_num(scores, nan=np.inf) <= MAX_SCORE)
 
     def _vector(self, tool: Tool, tool_vector: np.ndarray | None) -> np.ndarray:
         return tool_vector if tool_vector is not None else self.embedder.encode([index_text(tool)])[0]
 
-    def ranked(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[tuple[Persona, float]]:
+    def ranked(self, tool: Tool, tool_vector: np.ndarray | None = None,
+               neighbours: np.ndarray | None = None) -> list[tuple[Persona, float]]:
         """The k personas closest to the tool of those whose role agrees with it (of all, when none
         does), best first, with their fit (personas of the tool's line of business ranked LINE_BONUS
         higher than their fit)."""
         scores = self.vectors @ self._vector(tool, tool_vector)
         rank = scores + LINE_BONUS * (self._lines == tool.line_of_business) if tool.line_of_business else scores
-        agreeing = self._agreeing(tool, tool_vector)
+        agreeing = self._agreeing(tool, tool_vector, neighbours)
         if agreeing.any():
             rank = np.where(agreeing, rank, -np.inf)
         top = np.argsort(-rank, kind="stable")[: min(self.k, int(agreeing.sum()) or self.k)]
         return [(self.personas[i], float(scores[i])) for i in top]
 
-    def top_k(self, tool: Tool, tool_vector: np.ndarray | None = None) -> list[Persona]:
+    def top_k(self, tool: Tool, tool_vector: np.ndarray | None = None,
+              neighbours: np.ndarray | None = None) -> list[Persona]:
         """The personas `sample` draws from: the top k that reach `min_fit` (all top k when none does)."""
-        ranked = self.ranked(tool, tool_vector)
+        ranked = self.ranked(tool, tool_vector, neighbours)
         fitting = [p for p, score in ranked if score >= self.min_fit]
         return fitting or [p for p, _ in ranked]
 
@@ -262,17 +272,19 @@ class PersonaSampler:
         vector = self.vectors[row] if row is not None else self.embedder.encode([persona.text])[0]
         return float(vector @ self._vector(tool, tool_vector))
 
-    def sample(self, tool: Tool, tool_vector: np.ndarray | None = None, attempt: int = 0) -> Persona:
+    def sample(self, tool: Tool, tool_vector: np.ndarray | None = None, attempt: int = 0,
+               neighbours: np.ndarray | None = None) -> Persona:
+        """A persona for the tool (`neighbours`: its distractors' vectors, which the role judgement reads)."""
         rng = random.Random(f"{self.seed}:{tool.name}:{attempt}:persona")
-        ranked = self.ranked(tool, tool_vector)
-        if self.compose_missing and not self._agreeing(tool, tool_vector).any():
+        ranked = self.ranked(tool, tool_vector, neighbours)
+        if self.compose_missing and not self._agreeing(tool, tool_vector, neighbours).any():
             return compose(tool, rng)  # no role of the pool would use the tool
         if self.compose_missing and ranked[0][1] < self.min_fit:
             composed = compose(tool, rng)
             if self.fit(composed, tool, tool_vector) > ranked[0][1]:
                 log.debug("%s: no persona reaches fit %.2f; composed one", tool.name, self.min_fit)
                 return composed
-        return rng.choice(self.top_k(tool, tool_vector))
+        return rng.choice(self.top_k(tool, tool_vector, neighbours))
 
 
 _NEEDS = ("keeps needing answers about", "regularly has to deal with", "often has questions on",

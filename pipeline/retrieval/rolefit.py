@@ -16,7 +16,17 @@ near everything), so the judgement is relative, both ways:
 
 Either share alone is noisy (a tool near many roles, a role far from every shipped tool); their
 geometric mean must stay within MAX_SHARE. The score is that mean divided by MAX_SHARE: the role
-agrees up to 1. Both references ship with the package, so a score means the same in every run and on
+agrees up to 1.
+
+A word can pull a role towards a tool of another trade: a Complaints Handler is near GitHub's issue
+tools. So the tool is read in its catalog neighbourhood (its vector plus NEIGHBOUR_WEIGHT times the
+mean of its distractors', the nearest tools of its catalog, which every dialogue records), and it has
+lines of business: those of the reference lines whose roles' mean vector is within LINE_MARGIN of the
+nearest, each line's distance taken relative to its mean over the reference tools (a line whose roles
+are near every tool, as customer support's are, is not every tool's). A role of a reference line the
+tool does not have disagrees: its score grows by how far its line is behind, in LINE_MARGINs. A role of
+another line, or of none, is judged by the shares alone, and so is any role for a tool read alone.
+Both references ship with the package, so a score means the same in every run and on
 data made elsewhere. One home for the judgement: the persona sampler draws only agreeing roles,
 synthesis records the score in the persona's attributes (`ROLE_FIT_ATTRIBUTE`) for the persona-fit
 validator, and the audit measures the share of dialogues whose role disagrees (`role_mismatch`).
@@ -36,18 +46,20 @@ from ..ingest.reader import load_catalog
 from .model import index_text
 from .nearness import Embed, default_embed, unit
 
-# Measured on the shipped catalog and GitHub's MCP, Spotify's OpenAPI and BFCL catalogs. On the shipped
-# catalog, whose tools and roles have lines of business, a role of the tool's own line agrees 53% of the
-# time, a consumer with an employee's tool 5.0%, a role of another line 4.3%; of the roles agreeing with
-# GitHub's tools 77% are developers', with Spotify's 95% consumers' or developers'; every tool of the
-# four catalogs has agreeing roles (BFCL's median 17). Requiring each share within a limit instead (10%
-# of roles, 25% of tools) agreed as often within a line but left 19 tools with no agreeing role and
-# GitHub's agreeing roles 64% developers'. By eye: Facilities Coordinator and a work-order tool, a backend
-# developer and GitHub's pull-request tools, a vinyl hobbyist and a playlist agree; Employment Counsel
-# and work orders (mean 0.15-0.46), a Sustainability Coordinator and GitHub Projects (0.15), Employment
-# Counsel and a playlist do not.
+# Measured on the shipped catalog and GitHub's MCP, Spotify's OpenAPI and BFCL catalogs. With the shares
+# alone, a role of a shipped tool's own line agreed 53% of the time; of the roles agreeing with GitHub's
+# tools 77% were developers', with Spotify's 80% consumers'; Complaints and Claims Handlers agreed with 39
+# and 29 GitHub tools. Read in its neighbourhood and its lines: own line 58%, GitHub 96% developers',
+# Spotify 91% consumers', the two handlers 13 tools each (pull-request review comments); every shipped,
+# GitHub and Spotify tool keeps agreeing roles, 5 of BFCL's 443 have none (the sampler composes a persona
+# for them). Taking each line's raw distance instead made customer support the nearest line of 42
+# GitHub tools. By eye: Facilities Coordinator and a work-order tool, a backend developer and GitHub's
+# pull-request tools, a vinyl hobbyist and a playlist agree; Employment Counsel and work orders, a
+# Sustainability Coordinator and GitHub Projects, Employment Counsel and a playlist do not.
 MAX_SHARE = 0.08
 LINE_WEIGHT = 0.5
+NEIGHBOUR_WEIGHT = 1.0  # the tool's neighbours' mean vector counts as much as the tool's own
+LINE_MARGIN = 0.02  # a tool has every reference line within this much of its nearest
 MAX_SCORE = 1.0  # a role agrees with a tool up to this score (the shares' geometric mean within MAX_SHARE)
 
 
@@ -63,6 +75,19 @@ def tool_text(tool: Tool) -> str:
 
 
 Role = tuple[str, str | None]  # (role, line of business)
+
+
+def line_key(line: str | None) -> str:
+    """A line of business as the reference spells it ("Supply chain" -> "supply_chain"; none: "")."""
+    return "_".join((line or "").lower().split())
+
+
+def neighbourhood(tool_vector: np.ndarray, neighbours: np.ndarray | None = None) -> np.ndarray:
+    """The vector a tool is judged by: its own plus NEIGHBOUR_WEIGHT times its neighbours' mean (rows of
+    `neighbours`: its distractors', the nearest tools of its catalog), of length 1."""
+    if neighbours is None or not len(neighbours):
+        return unit(np.asarray(tool_vector)[None, :])[0]
+    return unit((tool_vector + NEIGHBOUR_WEIGHT * np.asarray(neighbours).mean(axis=0))[None, :])[0]
 
 
 @functools.cache
@@ -97,6 +122,11 @@ class RoleJudge:
         self.embed = embed or default_embed
         self.reference = self.role_vectors(reference_roles())
         self.reference_tools = self.tool_vectors(reference_tools())
+        kinds = [line_key(line) for _, line in reference_roles()]
+        self.lines = sorted({k for k in kinds if k})
+        self.line_vectors = unit(np.stack([self.reference[[k == line for k in kinds]].mean(axis=0)
+                                           for line in self.lines]))
+        self.line_offsets = (self.reference_tools @ self.line_vectors.T).mean(axis=0)
 
     def role_vectors(self, roles: Sequence[Role]) -> np.ndarray:
         """Unit vectors of (role, line of business) pairs: the role in its line, drawn LINE_WEIGHT
@@ -110,21 +140,44 @@ class RoleJudge:
     def tool_vectors(self, tools: Sequence[Tool]) -> np.ndarray:
         return unit(self.embed([tool_text(t) for t in tools]))
 
-    def scores(self, role_vectors: np.ndarray, tool_vector: np.ndarray) -> np.ndarray:
+    def behind(self, tool_vector: np.ndarray) -> dict[str, float]:
+        """Per reference line: how far it is behind the tool's nearest line, in LINE_MARGINs (the tool
+        has the lines up to 1)."""
+        near = np.round(self.line_vectors @ tool_vector - self.line_offsets, PLACES)
+        return {line: float(gap) / LINE_MARGIN for line, gap in zip(self.lines, near.max() - near)}
+
+    def scores(self, role_vectors: np.ndarray, tool_vector: np.ndarray,
+               lines: Sequence[str | None] | None = None) -> np.ndarray:
         """For each role vector: the geometric mean of the share of reference roles closer to the tool
-        and of reference tools closer to the role, over MAX_SHARE; the role agrees up to 1."""
+        and of reference tools closer to the role, over MAX_SHARE, plus, for a role of a reference line
+        (`lines`, one per row) the tool does not have, how far that line is behind (`behind`); the role
+        agrees up to 1. `tool_vector` is the tool's `neighbourhood`."""
         # similarities are compared at PLACES decimals: a rank flips on float noise otherwise, and the same
         # tool embedded in another batch (another process, a dask worker) would score differently
         mine = np.round(role_vectors @ tool_vector, PLACES)
         reference = np.sort(np.round(self.reference @ tool_vector, PLACES))
         roles_closer = (len(reference) - np.searchsorted(reference, mine, side="right")) / len(reference)
         tools_closer = (np.round(role_vectors @ self.reference_tools.T, PLACES) > mine[:, None]).mean(axis=1)
-        return np.sqrt(roles_closer * tools_closer) / MAX_SHARE
+        shares = np.sqrt(roles_closer * tools_closer) / MAX_SHARE
+        if lines is None:
+            return shares
+        behind = self.behind(tool_vector)
+        return shares + np.array([gap if (gap := behind.get(line_key(line), 0.0)) > 1 else 0.0 for line in lines])
 
-    def score(self, role: str, line_of_business: str | None, tool: Tool) -> float:
-        """The score of one role for one tool."""
+    def judged(self, role_vectors: np.ndarray, lines: Sequence[str | None], tool_vector: np.ndarray,
+               neighbours: np.ndarray | None = None) -> np.ndarray:
+        """`scores` of roles (their vectors and lines of business) for a tool read with its neighbours'
+        vectors. A tool read alone is judged by the shares only: one tool's words are too few to place
+        it in a line of business (a music app's list_podcast_episodes alone is nearest finance)."""
+        alone = neighbours is None or not len(neighbours)
+        return self.scores(role_vectors, neighbourhood(tool_vector, neighbours), None if alone else lines)
+
+    def score(self, role: str, line_of_business: str | None, tool: Tool,
+              neighbours: Sequence[Tool] = ()) -> float:
+        """The score of one role for one tool whose catalog neighbours (its distractors) are `neighbours`."""
         vector = self.role_vectors([(role, line_of_business)])
-        return float(self.scores(vector, self.tool_vectors([tool])[0])[0])
+        tools = self.tool_vectors([tool, *neighbours])
+        return float(self.judged(vector, [line_of_business], tools[0], tools[1:])[0])
 
 
 def _at_once(embed: Embed, texts: Sequence[str]) -> Embed:
@@ -147,7 +200,7 @@ def role_mismatch(dialogues: Sequence[Dialogue], embed: Embed | None = None,
     if not judged:
         return None, 0, len(dialogues), []
     roles = sorted({_role(d) for d in judged}, key=lambda r: (r[0], r[1] or ""))
-    tools = {d.seed_tool.name: d.seed_tool for d in judged}
+    tools = {t.name: t for d in judged for t in (d.seed_tool, *d.distractor_tools)}
     every = [*reference_roles(), *roles]
     texts = [*(role_text(r, line) for r, line in every), *((line or "").replace("_", " ").strip() for _, line in every),
              *(tool_text(t) for t in [*reference_tools(), *tools.values()])]
@@ -156,7 +209,9 @@ def role_mismatch(dialogues: Sequence[Dialogue], embed: Embed | None = None,
     tool_rows = dict(zip(tools, judge.tool_vectors(list(tools.values()))))
     wrong: list[str] = []
     for d in judged:
-        if not agrees(float(judge.scores(role_rows[_role(d)][None, :], tool_rows[d.seed_tool.name])[0])):
+        neighbours = np.stack([tool_rows[t.name] for t in d.distractor_tools]) if d.distractor_tools else None
+        score = judge.judged(role_rows[_role(d)][None, :], [_role(d)[1]], tool_rows[d.seed_tool.name], neighbours)
+        if not agrees(float(score[0])):
             wrong.append(f"{d.user_persona.role} -> {d.seed_tool.name}")
     examples = list(dict.fromkeys(wrong))[:5]
     return len(wrong) / len(judged), len(judged), len(dialogues) - len(judged), examples

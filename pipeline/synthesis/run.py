@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from .. import __version__, scenarios
 from ..core.errors import InputError
 from ..core.records import DEFAULT_SCENARIO, Dialogue, Usage
@@ -146,14 +148,16 @@ class Engine:
             tool, chain = planned if planned is not None else (tool, None)
             scenario = scenario if chain is not None else DEFAULT_SCENARIO
         # a task of two steps is the second step's: its user is drawn for that tool
-        persona = self.sampler.sample(tool, self.index.vector(tool), attempt=cycle * 100 + attempt)
         distractors = [n.tool for n in self.index.distractors(tool, k)]
+        vector = self.index.vector(tool)
+        neighbours = np.stack([self.index.vector(d) for d in distractors]) if distractors else None
+        persona = self.sampler.sample(tool, vector, attempt=cycle * 100 + attempt, neighbours=neighbours)
         rng = random.Random(f"{self.config.seed}:{job}:{attempt}:pool")
         candidates = scenarios.get(scenario).pool(tool, shuffled_pool(tool, distractors, rng))
         return Seed(job=job, attempt=attempt, tool=tool, persona=persona, distractors=distractors,
                     candidates=candidates, seed=self.config.seed,
-                    persona_fit=self.sampler.fit(persona, tool, self.index.vector(tool)),
-                    role_fit=self.sampler.role_fit(persona, tool, self.index.vector(tool)), scenario=scenario,
+                    persona_fit=self.sampler.fit(persona, tool, vector),
+                    role_fit=self.sampler.role_fit(persona, tool, vector, neighbours), scenario=scenario,
                     decision_style=draw_style(self.config.seed, job, self.config.decision_styles), chain=chain)
 
     async def run_job(self, job: int) -> JobRecord:

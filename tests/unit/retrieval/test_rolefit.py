@@ -4,14 +4,23 @@ disagrees when one agrees, and the audit counts the dialogues whose role disagre
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.support.factories import make_dialogue, make_persona
 from tests.support.paths import REPO
 from utcgen.pipeline.core.records import ROLE_FIT_ATTRIBUTE, Persona, Tool
 from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.retrieval.index import ToolIndex
 from utcgen.pipeline.retrieval.personas import COMPOSED, PersonaSampler, load_personas
-from utcgen.pipeline.retrieval.rolefit import MAX_SCORE, RoleJudge, agrees, reference_roles, role_mismatch
+from utcgen.pipeline.retrieval.rolefit import (
+    MAX_SCORE,
+    RoleJudge,
+    agrees,
+    neighbourhood,
+    reference_roles,
+    role_mismatch,
+)
 from utcgen.validators import personafit
 
 POOL = REPO / "catalog" / "personas.jsonl"
@@ -31,6 +40,24 @@ PROJECTS = Tool(name="projects_list", description=(
     "list project fields, items, views, and status updates for a specific project.\n"),
     parameters=_props("after", "before", "field_names", "fields", "method", "owner", "owner_type", "per_page",
                       "project_number", "query"))
+
+
+# a repository host's tools, in short: the catalog a complaints handler's "issues" are not about
+REPO_TOOLS = [Tool(name=n, description=d, parameters=_props(*p)) for n, d, p in [
+    ("list_issues", "List the issues of a GitHub repository, newest first.", ("owner", "repo", "state", "labels")),
+    ("create_issue", "Open a new issue in a GitHub repository with a title and an optional body.",
+     ("owner", "repo", "title", "body")),
+    ("add_issue_comment", "Comment on an issue or a pull request of a GitHub repository.",
+     ("owner", "repo", "issue_number", "body")),
+    ("update_issue_state", "Close or reopen an issue, giving the reason.",
+     ("owner", "repo", "issue_number", "state", "state_reason")),
+    ("search_issues", "Search the issues of GitHub repositories by what they are about.", ("query", "owner", "repo")),
+    ("list_pull_requests", "List the pull requests of a GitHub repository.", ("owner", "repo", "state", "base")),
+    ("merge_pull_request", "Merge a pull request of a GitHub repository.", ("owner", "repo", "pullNumber")),
+    ("create_branch", "Create a branch in a GitHub repository from another branch.", ("owner", "repo", "branch")),
+    ("list_commits", "List the commits of a branch of a GitHub repository.", ("owner", "repo", "sha", "author")),
+    ("get_file_contents", "Read a file or a directory of a GitHub repository.", ("owner", "repo", "path", "ref")),
+]]
 
 
 @pytest.fixture(scope="module")
@@ -81,18 +108,27 @@ def test_the_judgement_reads_the_role_not_the_text(embedder, shipped_tools):
     assert len(scores) == 1 and not agrees(scores.pop() or 0.0)
 
 
+def _read_in_catalogs(embedder, *catalogs: list[Tool]) -> list[tuple[Tool, np.ndarray | None]]:
+    """Each tool of each catalog with its distractors' vectors, as a run reads it."""
+    read: list[tuple[Tool, np.ndarray | None]] = []
+    for tools in catalogs:
+        index = ToolIndex(tools, embedder)
+        read += [(t, np.stack([index.vector(n.tool) for n in index.distractors(t)])) for t in tools]
+    return read
+
+
 def test_sampler_never_draws_a_disagreeing_role_when_one_agrees(embedder, shipped_tools, music):
     pool = load_personas(POOL)
     sampler = PersonaSampler(pool, embedder)
-    tools = [*list(shipped_tools.values())[::15], *music.values(), PULL_REQUEST, PROJECTS]
-    for tool in tools:
-        scores = sampler.role_scores(tool)
+    read = _read_in_catalogs(embedder, list(shipped_tools.values()), list(music.values()))
+    for tool, neighbours in [*read[::15], *read[len(shipped_tools):], (PULL_REQUEST, None), (PROJECTS, None)]:
+        scores = sampler.role_scores(tool, neighbours=neighbours)
         assert (scores <= MAX_SCORE).any(), tool.name  # every tool has roles of the pool that would use it
         for attempt in range(6):
-            persona = sampler.sample(tool, attempt=attempt)
+            persona = sampler.sample(tool, attempt=attempt, neighbours=neighbours)
             if persona.id.startswith(COMPOSED):
                 continue  # made for the tool: no pooled persona's text fitted it
-            assert agrees(sampler.role_fit(persona, tool) or 0.0), (tool.name, persona.role)
+            assert agrees(sampler.role_fit(persona, tool, neighbours=neighbours) or 0.0), (tool.name, persona.role)
 
 
 def test_a_pool_with_no_agreeing_role_gets_a_composed_persona_or_its_closest(embedder, shipped_tools):
@@ -132,3 +168,20 @@ def test_the_audit_counts_the_dialogues_whose_role_disagrees(embedder, shipped_t
     assert examples == ["Employment Counsel -> create_maintenance_work_order",
                         "Employment Counsel -> create_pull_request"]
     assert role_mismatch(dialogues[-1:], embedder.encode)[:3] == (None, 0, 1)
+
+
+def test_a_tool_read_in_its_catalog_keeps_the_roles_of_its_trade(embedder, judge):
+    """Alone, "close or reopen an issue" is near a complaints handler's work; among a repository's tools
+    it is a developer's, and a role of another line of business disagrees with each of them."""
+    index = ToolIndex(REPO_TOOLS, embedder)
+    outsiders = [("Complaints Handler", "customer_support"), ("Claims Handler", "customer_support"),
+                 ("Chief Human Resources Officer", "human_resources")]
+    vectors = judge.role_vectors([*outsiders, ("Open-source maintainer", "software_development")])
+    lines = [line for _, line in outsiders] + ["software_development"]
+    alone = judge.judged(vectors, lines, index.vector(REPO_TOOLS[3]))
+    assert agrees(float(alone[0])) and agrees(float(alone[1])), alone  # the word "issue" alone misleads
+    for tool in REPO_TOOLS:
+        neighbours = np.stack([index.vector(n.tool) for n in index.distractors(tool)])
+        scores = judge.judged(vectors, lines, index.vector(tool), neighbours)
+        assert not any(agrees(float(x)) for x in scores[:3]) and agrees(float(scores[3])), (tool.name, scores)
+        assert judge.behind(neighbourhood(index.vector(tool), neighbours))["software_development"] <= 1
