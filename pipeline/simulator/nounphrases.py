@@ -7,7 +7,10 @@ an adjective, a preposition or a gerund used as a verb, so 'the X' around it rea
 
 from __future__ import annotations
 
+import functools
 import re
+
+from lemminflect import getAllLemmas
 
 from ..core import text
 from ..core.text import DESCRIPTION_FILLER
@@ -23,7 +26,8 @@ PHRASE_FILLER = DESCRIPTION_FILLER | frozenset(
     "pulls raises rather reach reduces registers rejects retrieves same says searches send sends sets "
     "since stands starts stops submits take takes themselves then unknown until updates used uses wants "
     "when whenever where wherever while whom exist exists fails confirms otherwise modify through unless "
-    "null no-op choice together neither nor".split()
+    "null no-op choice together neither nor someone somebody anyone anybody everyone everybody something "
+    "anything everything nothing nobody".split()
 )
 GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting training parking meeting funding "
                    "housing hiring marketing accounting planning scheduling staffing building listing setting "
@@ -31,8 +35,12 @@ GERUND_NOUNS = set("billing shipping pricing booking onboarding troubleshooting 
 # verbs that follow 'and' or 'or' in a description ("register a supplier and start its checks")
 BASE_VERBS = set("start stop send add make take give keep move mark notify assign attach link remove register approve "
                  "reject cancel close submit apply compare calculate generate upload download create update delete "
-                 "return list fetch retrieve get set find search show view check open change".split())
+                 "return list fetch retrieve get set find search show view check open change know continue decide "
+                 "adjust select replace restore attest".split())
 _VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also"}
+# words that open a verb's object: an '-s' word before them is a verb ('the user knows their password')
+_OBJECT_OPENERS = {"the", "a", "an", "their", "its", "his", "her", "which", "what", "it", "them", "this", "these",
+                   "those", "no", "our", "your", "whether"}
 
 def _ok(word: str) -> bool:
     return len(word) > 3 and word not in USER_CHATTER and word not in shortcuts.GENERIC and word not in PHRASE_FILLER
@@ -42,12 +50,49 @@ _ADJECTIVES = set("technical internal external annual current final manual actua
                   "optional available relevant related remaining existing multiple several various overall same "
                   "full partial own different whole corporate recent prepaid old new due open closed upcoming valid "
                   "invalid possible unique public private active inactive primary secondary latest relative default "
-                  "conceptual native precise accessible pending likely certain obscure".split())
+                  "conceptual native precise accessible pending likely certain obscure initial total decimal "
+                  "binomial temporary custom commercial".split())
 
 
 def _nounish(word: str) -> bool:
     return not word.endswith(("ly", "ed", "ize", "ise", "ical", "ous", "ful", "less")) and word not in PHRASE_FILLER \
         and word not in _ADJECTIVES
+
+
+@functools.lru_cache(maxsize=4096)
+def names_thing(word: str) -> bool:
+    """Whether 'the WORD' can name something by an English lexicon (lemminflect's): not an adjective or
+    adverb alone ('the newest', 'the always', 'the stale') nor a verb's past form ('the lost', 'the
+    known'). The lexicon lacks many nouns ('commit', 'template' are verbs only there), so a verb's base or
+    '-s' form, and any word it lacks ('repo'), pass: the cutter tells those apart by their place."""
+    w = word.lower()
+    if w in GERUND_NOUNS or w in UNCOUNTABLE:
+        return True
+    classes = getAllLemmas(w)
+    if not classes:
+        return True
+    verb = classes.get("VERB", (w,))[0]
+    if verb != w and not w.endswith(("s", "ing")):
+        return False  # 'lost', 'sent', 'known' (which it also lists as a noun)
+    return "NOUN" in classes or set(classes) == {"VERB"}
+
+
+def _verb_only(word: str) -> bool:
+    """A verb's '-s' form the lexicon has no noun reading for ('knows', 'withdraws'; also 'logs')."""
+    return word.endswith("s") and set(getAllLemmas(word)) == {"VERB"}
+
+
+def _gerund_noun(word: str) -> bool:
+    """An '-ing' word that names a thing ('billing', 'the ranking'), not an act or a quality ('the
+    containing', 'the matching')."""
+    classes = getAllLemmas(word)
+    return word in GERUND_NOUNS or ("NOUN" in classes and "ADJ" not in classes)
+
+
+def _adjective(word: str) -> bool:
+    """An adjective with no noun reading ('favorable', 'demographic')."""
+    classes = getAllLemmas(word.lower())
+    return "ADJ" in classes and "NOUN" not in classes
 
 
 # words of a sentence about the API rather than the tool's job ("This endpoint is in beta; please
@@ -73,14 +118,17 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
             w = raw.lower().strip("'-")
             verbish = i == 0 or words[i - 1].lower() in _VERB_AFTER or (w.endswith("s") and i == 1 and
                                                                      words[0].lower() in ("it", "this")) \
+                or (i + 1 < len(words) and words[i + 1].lower() in _OBJECT_OPENERS and _verb_only(w)) \
                 or (w in BASE_VERBS and words[i - 1].lower() in ("and", "or"))
             code = bool(re.match(r"[a-z]+[A-Z]", raw))  # 'endCursor', 'perPage': a field of the API, no thing one names
             if _ok(w) and not verbish and not code and shortcuts.stem(w) not in banned and "'" not in w \
                     and raw.isascii():
                 run.append(raw.strip("'-") if raw[:1].isupper() and i > 0 else w)  # a proper noun keeps its capital
                 continue
-            if run and _modifies(raw, w):
-                run = []  # 'the authenticated GitHub user', 'the Spotify ID': the run only qualifies the next word
+            if run and (_modifies(raw, w) or (_adjective(run[-1]) and "NOUN" in getAllLemmas(w))):
+                # 'the authenticated GitHub user', 'the Spotify ID', 'favorable outcomes' (a parameter's word):
+                # the run only qualifies the next word
+                run = []
             _close(run, out)
             run = []
         _close(run, out)
@@ -147,9 +195,9 @@ def thing(phrase: str) -> bool:
     """Whether a parameter's label or an enum value names a thing one can put 'the' before ('the
     market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
     words = phrase.lower().split()
-    return bool(words) and _nounish(words[-1]) and words[-1] not in _NOT_THINGS and \
+    return bool(words) and _nounish(words[-1]) and names_thing(words[-1]) and words[-1] not in _NOT_THINGS and \
         not (len(words) == 1 and words[0] in _ACTS) and \
-        not (words[-1].endswith("ing") and words[-1] not in GERUND_NOUNS)  # 'the containing
+        not (words[-1].endswith("ing") and not _gerund_noun(words[-1]))  # 'the containing
 
 
 # words a label or an option can end in that name no thing ('order by', 'failed only', 'none')
@@ -170,7 +218,7 @@ _ACTS = BASE_VERBS | _LEAD_VERBS  # a lone word of these is an act, never a thin
 
 
 def _close(run: list[str], out: list[str]) -> None:
-    while run and not _nounish(run[-1]):
+    while run and not (_nounish(run[-1]) and names_thing(run[-1])):
         run = run[:-1]
     run = run[-3:]  # at most three words, cut before the checks of how a phrase may start
     while len(run) > 1 and run[0].lower() in _QUANTIFIERS:
@@ -183,8 +231,9 @@ def _close(run: list[str], out: list[str]) -> None:
         run = run[:-1]  # 'the response includes': a clause's subject and verb, not a thing
         while run and not _nounish(run[-1]):
             run = run[:-1]
-    if len(run) == 1 and run[0].lower() in _ACTS:
-        return  # 'create' alone is an act, never 'the create'
+    if len(run) == 1 and (run[0].lower() in _ACTS or (run[0][:1].isupper() and not run[0].rstrip("s").isupper()
+                                                       and not getAllLemmas(run[0].lower()))):
+        return  # 'create' alone is an act, never 'the create'; 'Seattle' alone is a name, never 'the Seattle'
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run)
