@@ -71,6 +71,8 @@ _EXAMPLE_LEAD = re.compile(r"(?:\be\.g\.|\bfor example|\bfor instance|\bsuch as)
 
 
 _QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+# an example that only shows a value's shape: 'PRRT_kwDOxxx', 'abc...', '<owner>', 'YOUR_TOKEN', 'foo'
+_PLACEHOLDER = re.compile(r"[xX]{3,}|\.\.\.|…|[{}<>=`\d]|\byour[_ -]|^(?:foo|bar|baz|example)$", re.IGNORECASE)
 
 
 def examples(description: str) -> list[str]:
@@ -82,13 +84,15 @@ def examples(description: str) -> list[str]:
     rest = description[match.end():]
     quoted = [a or b for a, b in _QUOTED.findall(rest.split("\n")[0])]
     if quoted:
-        return [q for q in quoted if not re.search(r"[{}<>=`\d]", q)]  # an example id is the generator's to draw
+        return [q for q in quoted if not _PLACEHOLDER.search(q)]  # an example id is the generator's to draw
+    if _PLACEHOLDER.search(rest.split(maxsplit=1)[0] if rest.strip() else ""):
+        return []  # 'e.g. abc...': a shape, not a value
     phrase = re.split(r"[.;)\n]|\s(?:for|to|in)\s", rest)[0].strip()
     if re.fullmatch(r"[A-Z][\w .'-]*, [A-Z]{2}", phrase):  # a city and its state
         return [phrase]
     items = [i.strip() for i in re.split(r",\s*|\s+or\s+", phrase) if i.strip()]
-    return [i for i in items if 0 < len(i.split()) <= 4 and not re.search(r"[{}<>=`\d]", i)
-            and i.lower().rstrip(".") not in ("etc", "and so on")]  # no codes, no 'etc.'
+    return [i for i in items if 0 < len(i.split()) <= 4 and not _PLACEHOLDER.search(i)
+            and i.lower().rstrip(".") not in ("etc", "and so on")]  # no codes, no placeholders, no 'etc.'
 
 
 # a marked option: **track**, `open`, 'closed' or "draft"

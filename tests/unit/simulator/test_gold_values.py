@@ -184,6 +184,13 @@ def test_a_thing_without_a_shape_takes_an_example_its_description_gives() -> Non
     assert not any(ch.isdigit() for ch in city), city  # a city, not a street address
 
 
+@pytest.mark.parametrize("example", ["PRRT_kwDOxxx", "abc...", "<thread-id>", "YOUR_THREAD_ID", "foo"])
+def test_an_example_that_only_shows_a_shape_is_never_the_value(example: str) -> None:
+    schema = {"type": "string", "description": f"The node ID of the review thread to resolve (e.g., {example})"}
+    drawn = {values.gold_value("threadID", schema, PERSONAS[0], random.Random(seed)) for seed in range(5)}
+    assert not any(example.strip("<>.").lower() in v.lower() for v in drawn), drawn
+
+
 def test_a_date_of_birth_is_in_the_past() -> None:
     rng = random.Random(5)
     for key in ("date_of_birth", "dob", "birthday", "birth_date"):
