@@ -272,6 +272,15 @@ class PersonaSampler:
         vector = self.vectors[row] if row is not None else self.embedder.encode([persona.text])[0]
         return float(vector @ self._vector(tool, tool_vector))
 
+    def _best_role(self, tool: Tool, tool_vector: np.ndarray | None,
+                   neighbours: np.ndarray | None) -> tuple[str, str | None] | None:
+        """The pool's role that agrees best with the tool (None: no persona has a role)."""
+        scores = np.nan_to_num(self.role_scores(tool, tool_vector, neighbours), nan=np.inf)
+        if not np.isfinite(scores).any():
+            return None
+        best = self.personas[int(np.argmin(scores))]
+        return (best.role or "").strip(), best.line_of_business
+
     def sample(self, tool: Tool, tool_vector: np.ndarray | None = None, attempt: int = 0,
                neighbours: np.ndarray | None = None) -> Persona:
         """A persona for the tool (`neighbours`: its distractors' vectors, which the role judgement reads)."""
@@ -280,7 +289,7 @@ class PersonaSampler:
         if self.compose_missing and not self._agreeing(tool, tool_vector, neighbours).any():
             return compose(tool, rng)  # no role of the pool would use the tool
         if self.compose_missing and ranked[0][1] < self.min_fit:
-            composed = compose(tool, rng)
+            composed = compose(tool, rng, self._best_role(tool, tool_vector, neighbours))
             if self.fit(composed, tool, tool_vector) > ranked[0][1]:
                 log.debug("%s: no persona reaches fit %.2f; composed one", tool.name, self.min_fit)
                 return composed
@@ -317,16 +326,20 @@ def text_of_name(name: str) -> str:
     return name.replace("_", " ").replace(".", " ").replace("-", " ")
 
 
-def compose(tool: Tool, rng: random.Random) -> Persona:
-    """A persona for a tool no pooled persona fits: someone in the tool's line of business who
-    needs what its description is about (a few of its words, never a run of it).
+def compose(tool: Tool, rng: random.Random, role: tuple[str, str | None] | None = None) -> Persona:
+    """A persona for a tool no pooled persona's text fits: one of `role` (role, line of business), the pool's
+    role that agrees best with the tool, or else someone in the tool's line of business, who needs what its
+    description is about (two of its words, never a run of it).
 
     Its id starts with COMPOSED, so data made with composed personas can be told apart.
     """
-    topic = _topics(tool) or ["this kind of task"]
-    listed = topic[0] if len(topic) == 1 else ", ".join(topic[:-1]) + " and " + topic[-1]
+    topic = _topics(tool)[:2] or ["this kind of task"]
+    listed = " and ".join(topic)
     area = (tool.line_of_business or "").replace("_", " ")
-    who = f"Someone working in {area}" if area else "Someone"
+    if role and role[0]:
+        who, line = f"{'An' if role[0][:1].lower() in 'aeiou' else 'A'} {role[0]}", role[1]
+    else:
+        who, line = (f"Someone working in {area}" if area else "Someone"), tool.line_of_business
     text = f"{who} who {rng.choice(_NEEDS)} {listed}. {rng.choice(_HOW)}"
     pid = COMPOSED + hashlib.sha1(f"{tool.name}\n{text}".encode()).hexdigest()[:10]
-    return Persona(id=pid, text=text, line_of_business=tool.line_of_business)
+    return Persona(id=pid, text=text, role=role[0] if role and role[0] else None, line_of_business=line)

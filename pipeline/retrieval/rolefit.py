@@ -21,9 +21,9 @@ agrees up to 1.
 A word can pull a role towards a tool of another trade: a Complaints Handler is near GitHub's issue
 tools. So the tool is read in its catalog neighbourhood (its vector plus NEIGHBOUR_WEIGHT times the
 mean of its distractors', the nearest tools of its catalog, which every dialogue records), and it has
-lines of business: those of the reference lines whose roles' mean vector is within LINE_MARGIN of the
-nearest, each line's distance taken relative to its mean over the reference tools (a line whose roles
-are near every tool, as customer support's are, is not every tool's). A role of a reference line the
+lines of business: those of the reference lines within LINE_MARGIN of the nearest, a line's nearness
+being that of its LINE_ROLES nearest roles taken relative to its mean over the reference tools (a
+line whose roles are near every tool, as customer support's are, is not every tool's). A role of a reference line the
 tool does not have disagrees: its score grows by how far its line is behind, in LINE_MARGINs. A role of
 another line, or of none, is judged by the shares alone, and so is any role for a tool read alone.
 Both references ship with the package, so a score means the same in every run and on
@@ -49,17 +49,21 @@ from .nearness import Embed, default_embed, unit
 # Measured on the shipped catalog and GitHub's MCP, Spotify's OpenAPI and BFCL catalogs. With the shares
 # alone, a role of a shipped tool's own line agreed 53% of the time; of the roles agreeing with GitHub's
 # tools 77% were developers', with Spotify's 80% consumers'; Complaints and Claims Handlers agreed with 39
-# and 29 GitHub tools. Read in its neighbourhood and its lines: own line 58%, GitHub 96% developers',
-# Spotify 91% consumers', the two handlers 13 tools each (pull-request review comments); every shipped,
-# GitHub and Spotify tool keeps agreeing roles, 5 of BFCL's 443 have none (the sampler composes a persona
-# for them). Taking each line's raw distance instead made customer support the nearest line of 42
-# GitHub tools. By eye: Facilities Coordinator and a work-order tool, a backend developer and GitHub's
-# pull-request tools, a vinyl hobbyist and a playlist agree; Employment Counsel and work orders, a
-# Sustainability Coordinator and GitHub Projects, Employment Counsel and a playlist do not.
+# and 29 GitHub tools. Read in its neighbourhood and its lines: own line 61%, GitHub 95% developers',
+# Spotify 96% consumers', the two handlers 16 and 15 GitHub tools (pull-request review comments); every
+# shipped, GitHub and Spotify tool keeps agreeing roles whose persona texts fit it, 1 of BFCL's 443 has no
+# agreeing role and 69 none whose text fits (the sampler composes a persona for them, 33 with the shares
+# alone). A line's mean vector instead of its nearest roles made BFCL's sports tools human resources'
+# (Talent Sourcer, not Fantasy football manager); a line's raw nearness instead of its relative one made
+# customer support the nearest line of 42 GitHub tools. By eye: Facilities Coordinator and a work-order
+# tool, a backend developer and GitHub's pull-request tools, a vinyl hobbyist and a playlist agree;
+# Employment Counsel and work orders, a Sustainability Coordinator and GitHub Projects, Employment Counsel
+# and a playlist do not.
 MAX_SHARE = 0.08
 LINE_WEIGHT = 0.5
 NEIGHBOUR_WEIGHT = 1.0  # the tool's neighbours' mean vector counts as much as the tool's own
-LINE_MARGIN = 0.02  # a tool has every reference line within this much of its nearest
+LINE_MARGIN = 0.03  # a tool has every reference line within this much of its nearest
+LINE_ROLES = 3  # a line's nearness to a tool: that of its roles this many nearest
 MAX_SCORE = 1.0  # a role agrees with a tool up to this score (the shares' geometric mean within MAX_SHARE)
 
 
@@ -124,9 +128,16 @@ class RoleJudge:
         self.reference_tools = self.tool_vectors(reference_tools())
         kinds = [line_key(line) for _, line in reference_roles()]
         self.lines = sorted({k for k in kinds if k})
-        self.line_vectors = unit(np.stack([self.reference[[k == line for k in kinds]].mean(axis=0)
-                                           for line in self.lines]))
-        self.line_offsets = (self.reference_tools @ self.line_vectors.T).mean(axis=0)
+        self._line_rows = [np.array([k == line for k in kinds]) for line in self.lines]
+        self.line_offsets = self.line_nearness(self.reference_tools).mean(axis=0)
+
+    def line_nearness(self, tool_vectors: np.ndarray) -> np.ndarray:
+        """(tools, lines): for each reference line, the mean cosine of its LINE_ROLES roles nearest the tool
+        (a line's roles differ too much for their mean to stand for them: a fantasy football manager and
+        a birdwatcher are both consumers)."""
+        cosines = tool_vectors @ self.reference.T
+        return np.stack([np.sort(cosines[:, rows], axis=1)[:, -LINE_ROLES:].mean(axis=1) for rows in self._line_rows],
+                        axis=1)
 
     def role_vectors(self, roles: Sequence[Role]) -> np.ndarray:
         """Unit vectors of (role, line of business) pairs: the role in its line, drawn LINE_WEIGHT
@@ -143,7 +154,7 @@ class RoleJudge:
     def behind(self, tool_vector: np.ndarray) -> dict[str, float]:
         """Per reference line: how far it is behind the tool's nearest line, in LINE_MARGINs (the tool
         has the lines up to 1)."""
-        near = np.round(self.line_vectors @ tool_vector - self.line_offsets, PLACES)
+        near = np.round(self.line_nearness(tool_vector[None, :])[0] - self.line_offsets, PLACES)
         return {line: float(gap) / LINE_MARGIN for line, gap in zip(self.lines, near.max() - near)}
 
     def scores(self, role_vectors: np.ndarray, tool_vector: np.ndarray,

@@ -11,10 +11,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.support.paths import REPO
-from utcgen.pipeline.core.records import Tool
+from utcgen.pipeline.core.records import Persona, Tool
 from utcgen.pipeline.dialogue import shortcuts
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.retrieval.personas import COMPOSED, LINE_BONUS, MIN_FIT, PersonaSampler, compose, load_personas
+from utcgen.pipeline.retrieval.rolefit import agrees
 from utcgen.validators import personafit
 
 POOL = REPO / "catalog" / "personas.jsonl"
@@ -117,6 +118,23 @@ def test_a_tool_no_pooled_persona_fits_gets_a_composed_persona(pool, embedder):
     assert sampler.sample(tool, attempt=0) == persona  # deterministic
     off = PersonaSampler(hr_only, embedder, compose_missing=False)
     assert off.sample(tool, attempt=0) in hr_only
+
+
+def test_a_composed_persona_has_the_role_that_agrees_best_when_one_does(embedder):
+    """A role that would use the tool, whose pooled texts say nothing of it: the composed persona keeps
+    the role (judged like any other) and says what the tool is about."""
+    tool = Tool(name="algebra.quadratic_roots", description="Find the roots of a quadratic equation ax^2 + bx + c = 0.",
+                parameters={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}})
+    pool = [Persona(id=f"s{i}", text=text, role="Private maths tutor", line_of_business="consumer")
+            for i, text in enumerate(["Walks the dog at dawn and reads crime novels.", "Bakes bread for the neighbours."])]
+    sampler = PersonaSampler(pool, embedder)
+    pooled = sampler.role_fit(pool[0], tool)
+    assert pooled is not None and agrees(pooled) and sampler.ranked(tool)[0][1] < MIN_FIT
+    persona = sampler.sample(tool, attempt=0)
+    assert persona.id.startswith(COMPOSED) and persona.role == "Private maths tutor" and persona.line_of_business == "consumer"
+    assert persona.text.startswith("A Private maths tutor who") and "quadratic" in persona.text
+    composed = sampler.role_fit(persona, tool)
+    assert composed is not None and agrees(composed) and sampler.fit(persona, tool) >= MIN_FIT
 
 
 def test_composed_personas_name_the_tools_domain_in_a_few_words():
