@@ -168,6 +168,12 @@ FRAMES = [
 _PROPER = {"Kubernetes", "Shopify", "Instagram", "Java", "Python", "YouTube", "WordPress", "TV", "Spanish", "English"}
 
 
+def employed(persona: Persona) -> bool:
+    """Whether the persona has a job (its facts name an employer): only then does it speak of a manager, a
+    team, clients or month-end; a listener, a student or a maintainer of their own project does not."""
+    return bool(persona.attributes.get("company"))
+
+
 def intro(persona: Persona, rng: random.Random) -> str:
     """'I'm a vinyl hobbyist in Leeds', 'I work as an HR coordinator at Obelan Machine Works'."""
     role = re.sub(r"^(?:a|an|the)\s+", "", persona.role or "", flags=re.IGNORECASE)  # 'a service desk lead'
@@ -184,7 +190,7 @@ def intro(persona: Persona, rng: random.Random) -> str:
     where = [f" at {attrs['company']}" if attrs.get("company") else "", f" in {attrs['city']}" if attrs.get("city") else ""]
     place = rng.choice([w for w in where if w] or [""])
     forms = ["I'm {a} {r}{p}"] * 3 + ["I've been {a} {r}{p} for a few years"]
-    if attrs.get("company") or persona.line_of_business == "software_development":
+    if employed(persona):
         forms.append("I work as {a} {r}{p}")  # a job; a consumer's role ('tenant', 'parent') is not one
     return rng.choice(forms).format(a=a, r=said, p=place)  # 'I'm a <role>' openings differ by the role
 

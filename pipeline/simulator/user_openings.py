@@ -15,6 +15,7 @@ from ..dialogue import shortcuts
 from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
 from . import phrasing
+from .goal_text import employed
 from .nounphrases import UNCOUNTABLE, the
 from .seeding import seeded
 from .user_words import (
@@ -30,18 +31,19 @@ from .user_words import (
 )
 from .voice import Voice, closing, finish, greeting
 
-# why it matters, said after the request in the same sentence ("..., because my manager is waiting on it")
-_WHY = ["because it's for a review later this week", "because a colleague asked me to handle it",
-        "because it's holding up the rest of the team", "since we need it sorted before month-end",
-        "because it landed on my desk this morning", "because my manager is waiting on it",
-        "since it's been on my list since Monday", "because a customer is waiting on it",
-        "since the deadline is tomorrow morning",
-        "because it came up in this morning's meeting", "since I've been putting it off",
-        "because someone flagged it yesterday", "since it's blocking the next thing on my list",
-        "because I'd rather get it right the first time", "since I'm covering for a colleague this week",
-        "because it has to be done before the weekend", "since we're short-handed today",
+# why it matters, said after the request in the same sentence ("..., because my manager is waiting on it"):
+# by anyone, or by someone with a job (`goal_text.employed`)
+_WHY = ["since it's been on my list since Monday", "since the deadline is tomorrow morning", "since I've been putting it off",
+        "because I'd rather get it right the first time", "because it has to be done before the weekend",
         "since I'm new to this", "because I'd like to finish it before lunch", "because I'm off tomorrow",
-        "since I only have a few minutes", "because I keep getting stuck on it"]
+        "since I only have a few minutes", "because I keep getting stuck on it", "because a friend asked me about it",
+        "since I've been meaning to sort it out for a while"]
+_WHY_AT_WORK = ["because it's for a review later this week", "because a colleague asked me to handle it",
+                "because it's holding up the rest of the team", "since we need it sorted before month-end",
+                "because it landed on my desk this morning", "because my manager is waiting on it",
+                "because a customer is waiting on it", "because it came up in this morning's meeting",
+                "because someone flagged it yesterday", "since it's blocking the next thing on my list",
+                "since I'm covering for a colleague this week", "since we're short-handed today"]
 # the request, as a statement (S) or a question (Q), by voice; {a}: what it is about
 _ASKS = {"plain": {"S": ["I need a hand with {a}", "I've got a question about {a}", "I need some help with {a}",
                          "I'm trying to sort out {a}", "I have to deal with {a} today", "I'd like some help with {a}",
@@ -61,13 +63,22 @@ _ASKS = {"plain": {"S": ["I need a hand with {a}", "I've got a question about {a
 _TERSE = ["need help with {a}", "quick question about {a}", "help with {a}, please", "can you help with {a}?"]
 
 
-def _role_in_sentence(role: str) -> str:
-    """A role as said inside a sentence: a description ('Music app developer') in lower case, a
-    job title in title case ('HR Coordinator') and abbreviations ('DJ and music collector') kept."""
+def _role_in_sentence(role: str, job: bool = True) -> str:
+    """A role as said inside a sentence: a description ('Music app developer', 'Concert-goer' of someone
+    without a job) in lower case, a job title in title case ('HR Coordinator') and abbreviations ('DJ and
+    music collector') kept."""
     words = role.split()
-    if len(words) > 1 and any(w[:1].islower() for w in words[1:]) and not words[0].isupper():
+    if ((len(words) > 1 and any(w[:1].islower() for w in words[1:])) or not job) and not words[0].isupper():
         return words[0].lower() + role[len(words[0]):]
     return role
+
+
+def reasons(request: UserRequest, anyone: list[str], at_work: list[str]) -> list[str]:
+    """The reasons the persona could give (`at_work` too when it has a job), none said earlier in the
+    dialogue and none holding a tool's word (`neutral`)."""
+    pool = anyone + at_work if employed(request.persona) else anyone
+    earlier = " ".join(s.content for s in request.history if s.role == "user")
+    return neutral(request, [r for r in pool if r.strip(", ") not in earlier] or pool)
 
 
 def _joined(lead: str, rest: str, role: str | None = None) -> str:
@@ -114,8 +125,9 @@ def _who(request: UserRequest, rng: random.Random, area: str) -> str:
         company = persona.attributes.get("company")
         at = f" at {company}" if company and rng.random() < 0.6 else ""
         city = str(persona.attributes.get("city") or "")
-        said = _role_in_sentence(role)
-        forms = [f"I'm {phrasing.article(said)} {said}{at}", f"I work as {phrasing.article(said)} {said}{at}"]
+        said = _role_in_sentence(role, employed(persona))
+        forms = [f"I'm {phrasing.article(said)} {said}{at}"]
+        forms += [f"I work as {phrasing.article(said)} {said}{at}"] if employed(persona) else []
         return rng.choice(forms + ([f"I'm {phrasing.article(said)} {said} based in {city}"] if city else []))
     if rng.random() < 0.5 and area != "day-to-day":
         return rng.choice([f"I look after {area} work here", f"I'm on the {area} side"])
@@ -139,7 +151,7 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     if who:
         frame = f"{who}, {'so' if kind == 'Q' else 'and'} {frame}"
     why = rng.random() < (0.9 if voice.chatty else 0.6) and kind == "S"
-    body = frame + (f", {rng.choice(neutral(request, _WHY))}" if why else "") + ("?" if kind == "Q" else ".")
+    body = frame + (f", {rng.choice(reasons(request, _WHY, _WHY_AT_WORK))}" if why else "") + ("?" if kind == "Q" else ".")
     said = _joined(greeting(voice, rng), body[:1].upper() + body[1:], request.persona.role)
     return f"{finish(voice, said)} {end}".strip()
 
@@ -150,14 +162,17 @@ _DO = ["I need to {v} {a}", "I want to {v} {a}", "I'm trying to {v} {a}", "I'd l
 _WANT = ["I'm looking for {a}", "I'm looking into {a}", "it has to do with {a}", "I'm interested in {a}",
          "I need to see {a}", "I'd like to see {a}", "I'm trying to find {a}", "I'm trying to get {a}",
          "I'd like some help with {a}"]
-# what the answer is for, in the same sentence: a reason a person gives when asked to say more
-_FOR = [", so I can report back to my team", ", since that's what my manager asked me to do this morning",
-        " for a customer who called this morning", ", because I need it for a meeting later today",
-        " before the end of the day", ", since it's part of a request I got this week",
-        ", so we can move on with the rest of the work", " for a report I'm putting together",
-        " for a client I'm working with this week", ", because I'm covering for a colleague who is away",
-        " as part of a request from my manager", ", since I want to get it right the first time",
-        ", because it has been on my list since Monday", " for the review we have on Friday"]
+# what the answer is for, in the same sentence: a reason a person gives when asked to say more (by anyone,
+# or by someone with a job)
+_FOR = [" before the end of the day", ", since I want to get it right the first time",
+        ", because it has been on my list since Monday", " before the weekend", ", because a friend asked me about it",
+        ", since I've been meaning to sort it out"]
+_FOR_AT_WORK = [", so I can report back to my team", ", since that's what my manager asked me to do this morning",
+                " for a customer who called this morning", ", because I need it for a meeting later today",
+                ", since it's part of a request I got this week", ", so we can move on with the rest of the work",
+                " for a report I'm putting together", " for a client I'm working with this week",
+                ", because I'm covering for a colleague who is away", " as part of a request from my manager",
+                " for the review we have on Friday"]
 # the parameters the user can give, said after the need ("..., and I can give you the country")
 _HELD = [", and I can give you {r}", ", and I can tell you {r}", ", and I can give you {r} as well"]
 _MORE = [", along with {r}", ", including {r}", ", together with {r}"]
@@ -193,7 +208,7 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     if held:
         core += rng.choice(_HELD).format(r=listing(held[:2]))
     elif rng.random() < 0.8:
-        core += rng.choice(neutral(request, _FOR))
+        core += rng.choice(reasons(request, _FOR, _FOR_AT_WORK))
     stop = "?" if core.startswith("can you") else "."
     if voice.terse:
         return core[:1].upper() + core[1:] + stop

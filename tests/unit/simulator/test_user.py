@@ -17,7 +17,7 @@ from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.llm.requests import Said, SlotsRequest, UserRequest
 from utcgen.pipeline.retrieval.personas import load_personas
 from utcgen.pipeline.simulator import gold_values as values
-from utcgen.pipeline.simulator import phrasing, user, user_words, writers
+from utcgen.pipeline.simulator import phrasing, user, user_openings, user_words, writers
 from utcgen.pipeline.simulator.voice import FOREIGN, Voice
 
 
@@ -207,3 +207,24 @@ def test_an_option_said_with_a_bare_qualifier_is_picked_as_a_thing() -> None:
                                    Said(role="assistant", content="Sure, do you need a single album, or multiple albums?")])
     picks = user_words.answers_to_options(request, random.Random(0), Voice.of(persona))
     assert picks and all("multiple albums" in p and "to multiple" not in p for p in picks), picks
+
+
+def test_someone_without_a_job_gives_their_own_reasons_and_none_twice(tools, personas):
+    """A listener or a student has no manager, team, client or month-end; a reason said once in a dialogue
+    is not said again."""
+    at_work = [r.strip(", ") for r in (*user_openings._FOR_AT_WORK, *user_openings._WHY_AT_WORK)] + ["I work as"]
+    jobless = [p for p in personas if not p.attributes.get("company")]
+    turns = 0
+    for i in range(60):
+        persona = jobless[i % len(jobless)]
+        state = _state(tools, personas, i, persona=persona)
+        history: list[Said] = []
+        for k in range(4):
+            said = user.user_text(state.model_copy(update={"history": history, "seed": i * 10 + k}))
+            assert not any(r.lower() in said.lower() for r in at_work), (persona.role, said)
+            history += [Said(role="user", content=said), Said(role="assistant", content="Which one do you need?")]
+            turns += 1
+        reasons = [r.strip(", ") for r in (*user_openings._FOR, *user_openings._WHY)]
+        for r in reasons:
+            assert sum(r in s.content for s in history if s.role == "user") <= 1, (r, [s.content for s in history])
+    assert turns == 240
