@@ -98,13 +98,14 @@ def _adjective(word: str) -> bool:
 # words of a sentence about the API rather than the tool's job ("This endpoint is in beta; please
 # share any feedback", "Use this tool whenever ..."): its phrases would set a tool apart by its
 # documentation, not its use
-META = frozenset("endpoint endpoints beta feedback deprecated warning api apis tool tools".split())
+META = frozenset("endpoint endpoints beta feedback deprecated warning api apis tool tools parameter parameters".split())
 
 
 def about(description: str) -> str:
     """`description` without its sentences about the API itself (`META`)."""
     sentences = re.split(r"(?<=[.!?])\s+|\n+", description)
-    return " ".join(s for s in sentences if not META & {w.lower().strip("_*`") for w in re.findall(r"[\w*`]+", s)})
+    kept = [s for s in sentences if not META & {w.lower().strip("_*`") for w in re.findall(r"[\w*`]+", s)}]
+    return " ".join(kept or sentences[:1])  # a description all about the API still says what the tool is for first
 
 
 def noun_phrases(description: str, banned: set[str]) -> list[str]:
@@ -132,7 +133,7 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
             _close(run, out)
             run = []
         _close(run, out)
-    return out
+    return [p for p in out if not META & set(p.lower().split())]  # 'the tool', 'the parameters': the API's words
 
 
 # short heads a description puts after a qualifier ('Spotify ID', 'playlist URI'): the run before them is no thing

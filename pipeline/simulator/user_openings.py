@@ -73,6 +73,11 @@ def _role_in_sentence(role: str, job: bool = True) -> str:
     return role
 
 
+def _gave_reason(request: UserRequest) -> bool:
+    earlier = " ".join(s.content for s in request.history if s.role == "user")
+    return any(r.strip(", ") in earlier for r in (*_FOR, *_FOR_AT_WORK, *_WHY, *_WHY_AT_WORK))
+
+
 def reasons(request: UserRequest, anyone: list[str], at_work: list[str]) -> list[str]:
     """The reasons the persona could give (`at_work` too when it has a job), none said earlier in the
     dialogue and none holding a tool's word (`neutral`)."""
@@ -207,7 +212,7 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
         core += rng.choice(_MORE).format(r=listing(subjects[1:3]))
     if held:
         core += rng.choice(_HELD).format(r=listing(held[:2]))
-    elif rng.random() < 0.8:
+    elif rng.random() < (0.25 if _gave_reason(request) else 0.8):  # one reason is enough, said again it nags
         core += rng.choice(reasons(request, _FOR, _FOR_AT_WORK))
     stop = "?" if core.startswith("can you") else "."
     if voice.terse:

@@ -58,7 +58,9 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     pool = noun_phrases(tool.description, banned)
     pool += [p for p in qualified(tool.description, pool) if shortcuts.stem(p.split()[0]) not in banned]
     # phrases the description puts an article before first (surely nouns: 'the saved albums'), bland ones last
-    pool = sorted(pool, key=lambda p: (p.lower() in BLAND, not determined(tool.description, p)))
+    # a bland word alone ('the number' of 'the number of episodes returned') names nothing the user wants
+    pool = [p for p in pool if p.lower() not in BLAND] or pool
+    pool = sorted(pool, key=lambda p: not determined(tool.description, p))
     extra = [label(k, s or {}) for k, s in tool.properties.items()]
     options = [str(v) for s in tool.properties.values() for v in (s or {}).get("enum") or []
                if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
@@ -80,10 +82,15 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     if vague:  # words the distractors share: the assistant must ask again
         shared = [p for p in pool if not covers(p)]
         return shared[:1] or pool[-1:]
+    earlier = " ".join(s.content for s in request.history if s.role == "user").lower()
+
+    def said(phrase: str) -> bool:  # said in an earlier turn: asked again, a person adds what they have not said
+        return bool(re.search(rf"\b{re.escape(phrase.lower())}\b", earlier))
+
     left, chosen = set(range(len(bags))), []
     for source in (pool, extra):
-        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), not determined(tool.description, p), -does(p),
-                                               -len(covers(p)), rng.random()))
+        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), said(p), not determined(tool.description, p),
+                                               -does(p), -len(covers(p)), rng.random()))
         for phrase in ranked:
             if not left and len(chosen) >= 1:
                 break
@@ -98,7 +105,7 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
                                               -len(p.split()), rng.random())):
         if len(chosen) >= most:
             break
-        if phrase not in chosen and covers(phrase):
+        if phrase not in chosen and covers(phrase) and not said(phrase):
             chosen.append(phrase)
     # a phrase inside another said ('album' beside 'single album') says nothing more: said once
     words = [frozenset(p.lower().split()) for p in chosen]

@@ -228,3 +228,23 @@ def test_someone_without_a_job_gives_their_own_reasons_and_none_twice(tools, per
         for r in reasons:
             assert sum(r in s.content for s in history if s.role == "user") <= 1, (r, [s.content for s in history])
     assert turns == 240
+
+
+def test_a_bland_word_alone_is_no_detail_and_a_detail_said_is_not_padded_again(personas):
+    """'the number' of 'the number of episodes returned' names nothing wanted; asked again, the user does not
+    pad the answer with the same extra phrase ('..., including the episodes' turn after turn)."""
+    def tool(name: str, description: str) -> Tool:
+        return Tool(name=name, description=description, parameters={"type": "object", "properties": {
+            "id": {"type": "string", "description": "The show's ID."}}, "required": ["id"]})
+    seed = tool("get_show_episodes", "Get information about a show's episodes and the podcast they come from. "
+                                     "Optional parameters limit the number of episodes returned.")
+    others = [tool("get_show", "Get information about a single show."),
+              tool("get_episode", "Get information about a single episode.")]
+    request = UserRequest(tool=seed, distractors=others, persona=personas[0], goal="", gold_arguments={"id": "x"},
+                          history=[], phase="tool_selection", seed=1)
+    first = user_words.separators(request, random.Random(0), most=3)
+    assert first and "number" not in first, first
+    asked = request.model_copy(update={"history": [Said(role="user", content=f"I'd like to see {', '.join(first)}."),
+                                                   Said(role="assistant", content="Which one do you need?")]})
+    again = user_words.separators(asked, random.Random(0), most=3)
+    assert len(again) < len(first) or set(again) != set(first), (first, again)
