@@ -105,9 +105,12 @@ def spoken_phrase(phrase: str) -> str:
     return phrase
 
 
-def _about(topic: str | None, area: str, rng: random.Random) -> str:
+def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -> str:
     """What the opening is about: the topic the candidates share, with the article a person would use."""
     if topic is None:
+        if area == "day-to-day" and not job:  # no subject the candidates share, and no work to speak of
+            return rng.choice(["something I'm trying to do", "a small thing", "something I've been meaning to do",
+                               "a quick question", "something for this weekend"])
         if area == "day-to-day":  # no subject the candidates share, no line of business: what any worker says
             return rng.choice(["a day-to-day matter", "a routine task", "a work task", "an everyday task",
                                "a routine request", "a small job for this week"])
@@ -143,7 +146,7 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     """A request in the persona's words, vague enough to fit the seed tool and its distractors: one
     sentence (greeting, who is asking, what it is about, sometimes why), in the persona's voice."""
     area = work_area(request)
-    about = _about(topic_phrase(request), area, rng)
+    about = _about(topic_phrase(request), area, rng, employed(request.persona))
     end = closing(voice, rng, request.tool.description)
     if voice.terse:
         frame = rng.choice(_TERSE).format(a=about)

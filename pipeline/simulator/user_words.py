@@ -17,6 +17,7 @@ from ..core.records import Tool
 from ..dialogue import grounding, shortcuts
 from ..dialogue.parameter_labels import label
 from ..llm.requests import Said, UserRequest
+from .goal_text import employed
 from .nounphrases import BASE_VERBS, BLAND, QUALIFIERS, about, determined, noun_phrases, qualified, the, thing
 from .selection import CHATTER_STEMS
 from .voice import Voice, finish
@@ -234,7 +235,10 @@ def listing(phrases: list[str]) -> str:
 
 
 def work_area(request: UserRequest) -> str:
-    area = (request.tool.line_of_business or request.persona.line_of_business or "").replace("_", " ")
+    """The line of business the opening may name: the tool's, else the persona's when it has a job there
+    (nobody calls their music 'the consumer side'); 'day-to-day' when there is none to say."""
+    own = request.persona.line_of_business if employed(request.persona) else None
+    area = (request.tool.line_of_business or own or "").replace("_", " ")
     if not area or any(shortcuts.stem(w) in said_banned(request) for w in shortcuts.split_words(area)):
         return "day-to-day"
     return area
