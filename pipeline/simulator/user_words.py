@@ -49,6 +49,18 @@ def said_banned(request: UserRequest, answering: bool = False) -> set[str]:
     return banned_stems(request.tool, [d.name for d in request.distractors], answering)
 
 
+def _other_options(request: UserRequest) -> set[str]:
+    """The enum values of the tool's parameters, as said ('customer order'), other than those the user
+    wants (its gold arguments): naming one would state a value the user does not mean."""
+    gold = request.gold_arguments
+    out: set[str] = set()
+    for key, schema in request.tool.properties.items():
+        wanted = gold.get(key)
+        chosen = set(map(str, wanted)) if isinstance(wanted, list) else {str(wanted)}
+        out |= {str(v).replace("_", " ").lower() for v in (schema or {}).get("enum") or [] if str(v) not in chosen}
+    return out
+
+
 def separators(request: UserRequest, rng: random.Random, vague: bool = False, params: bool = True, most: int = 3) -> list[str]:
     """Phrases that, said together, set the seed apart from every distractor: noun phrases of its
     description first (they carry its meaning), then its parameters' labels, then enum values;
@@ -61,11 +73,13 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     # phrases the description puts an article before first (surely nouns: 'the saved albums'), bland ones last
     # a bland word alone ('the number' of 'the number of episodes returned') names nothing the user wants
     pool = [p for p in pool if p.lower() not in BLAND] or pool
+    wrong = _other_options(request)  # 'the customer order' when the reason wanted is 'project': a wrong value
+    pool = [p for p in pool if p.lower() not in wrong]
     pool = sorted(pool, key=lambda p: not determined(tool.description, p))
     extra = [label(k, s or {}) for k, s in tool.properties.items()]
     options = [str(v) for s in tool.properties.values() for v in (s or {}).get("enum") or []
                if isinstance(v, str) and re.fullmatch(r"[A-Za-z][a-z ]{2,20}", v)]
-    extra = [p for p in extra if thing(p)] + [o if thing(o) else f"{o} ones" for o in options]
+    extra = [p for p in extra if thing(p)] + [o if thing(o) else f"{o} ones" for o in options if o.lower() not in wrong]
     keys = list(tool.properties)
     extra = [p for p in extra if params and not any(shortcuts.stem(w) in banned for w in shortcuts.split_words(p))
              and not shortcuts.key_hits(p, keys)]
@@ -171,7 +185,10 @@ def answers_to_options(request: UserRequest, rng: random.Random, voice: Voice) -
     described = frozenset(text.stems(tool.description))  # what the tool is for, not what it takes
     unsaid = said_banned(request, answering=True) | CHATTER_STEMS
     picks: list[tuple[int, str]] = []
+    wrong = _other_options(request)
     for option in offered(question):
+        if re.sub(r"^(?:the|a|an|some)\s+", "", option.lower()) in wrong:
+            continue  # an option of a parameter the user wants another value of
         stems = [text.stem(w) for w in re.findall(r"[A-Za-z][\w'-]*", option) if w.lower() not in USER_CHATTER]
         content = [st for st in stems if st not in text.STOP]
         if not content or any(st in unsaid or not grounding.fits(st, mine) for st in content) or \

@@ -250,3 +250,22 @@ def test_a_bland_word_alone_is_no_detail_and_a_detail_said_is_not_padded_again(p
                                                    Said(role="assistant", content="Which one do you need?")]})
     again = user_words.separators(asked, random.Random(0), most=3)
     assert len(again) < len(first) or set(again) != set(first), (first, again)
+
+
+def test_the_user_never_names_an_option_it_does_not_want(personas):
+    """'Reserve stock for a customer order, a project or a quality hold': a user whose reason is 'project'
+    says neither 'the customer order' nor picks it when offered."""
+    tool = Tool(name="reserve_stock", description="Reserve stock of an item for a customer order, project or quality hold.",
+                parameters={"type": "object", "required": ["item", "reason"], "properties": {
+                    "item": {"type": "string"},
+                    "reason": {"type": "string", "enum": ["customer_order", "project", "quality_hold"]}}})
+    other = Tool(name="adjust_stock", description="Adjust the stock of an item after a count.",
+                 parameters={"type": "object", "properties": {"item": {"type": "string"}}})
+    request = UserRequest(tool=tool, distractors=[other], persona=personas[0], goal="", phase="tool_selection",
+                          gold_arguments={"item": "SKU-1", "reason": "project"}, history=[], seed=3)
+    for seed in range(10):
+        assert "customer order" not in " ".join(user_words.separators(request, random.Random(seed))).lower()
+    asked = request.model_copy(update={"history": [
+        Said(role="user", content="I need a hand with the stock."),
+        Said(role="assistant", content="Sure, do you need the customer order, or the count?")]})
+    assert not any("customer order" in a for a in user_words.answers_to_options(asked, random.Random(0), Voice()))
