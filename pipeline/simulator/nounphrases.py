@@ -250,7 +250,14 @@ THIRD_PERSON = frozenset("triggers returns includes contains allows requires ind
                          "describes identifies determines affects matches replaces exists defaults blocks fails "
                          "confirms follows".split())
 _CLAUSE_OPENERS = THIRD_PERSON | _LEAD_VERBS  # a clause's verb before its object ('triggers order creation')
-BLAND = set("number numbers count open method methods type types status value values amount name names list "
+def bland(phrase: str) -> bool:
+    """Whether a phrase names nothing in particular: bland words and adjectives only ('the number', 'the
+    available information', 'an example')."""
+    words = phrase.lower().split()
+    return bool(words) and all(w in BLAND or _adjective(w) for w in words)
+
+
+BLAND = set("example examples number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "
              "resources endpoint endpoints item items".split())

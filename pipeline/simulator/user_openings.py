@@ -37,7 +37,10 @@ _WHY = ["since it's been on my list since Monday", "since the deadline is tomorr
         "because I'd rather get it right the first time", "because it has to be done before the weekend",
         "since I'm new to this", "because I'd like to finish it before lunch", "because I'm off tomorrow",
         "since I only have a few minutes", "because I keep getting stuck on it", "because a friend asked me about it",
-        "since I've been meaning to sort it out for a while"]
+        "since I've been meaning to sort it out for a while", "because I want it done before I forget",
+        "since I'm trying to get organised this week", "because it's been bugging me", "since I have a bit of time now",
+        "because I promised I'd look into it", "since I'd like to get it off my plate", "because I'm planning ahead",
+        "since I'm not sure where to start", "because I ran into it last night", "since it's the last thing on my list"]
 _WHY_AT_WORK = ["because it's for a review later this week", "because a colleague asked me to handle it",
                 "because it's holding up the rest of the team", "since we need it sorted before month-end",
                 "because it landed on my desk this morning", "because my manager is waiting on it",
@@ -48,7 +51,9 @@ _WHY_AT_WORK = ["because it's for a review later this week", "because a colleagu
 _ASKS = {"plain": {"S": ["I need a hand with {a}", "I've got a question about {a}", "I need some help with {a}",
                          "I'm trying to sort out {a}", "I have to deal with {a} today", "I'd like some help with {a}",
                          "I'm looking into {a} and could use some help", "I'm a bit stuck on {a}",
-                         "I need to get {a} sorted", "something came up with {a} and I need your help"],
+                         "I need to get {a} sorted", "something came up with {a} and I need your help",
+                         "I could use a hand with {a}", "I'm hoping you can help me with {a}",
+                         "I've been trying to figure out {a}", "I'm working on {a} and could use some help"],
                    "Q": ["could you help me with {a}", "can you help me with {a}", "could you take a look at {a} for me",
                          "can I get your help with {a}", "would you be able to help me with {a}",
                          "do you have a minute to help me with {a}"]},
@@ -110,7 +115,9 @@ def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -
     if topic is None:
         if area == "day-to-day" and not job:  # no subject the candidates share, and no work to speak of
             return rng.choice(["something I'm trying to do", "a small thing", "something I've been meaning to do",
-                               "a quick question", "something for this weekend"])
+                               "a quick question", "something for this weekend", "something I need for later",
+                               "a question I've had for a while", "something that came up last night",
+                               "a little problem", "something I'd like to get done today"])
         if area == "day-to-day":  # no subject the candidates share, no line of business: what any worker says
             return rng.choice(["a day-to-day matter", "a routine task", "a work task", "an everyday task",
                                "a routine request", "a small job for this week"])
@@ -174,7 +181,9 @@ _WANT = ["I'm looking for {a}", "I'm looking into {a}", "it has to do with {a}",
 # or by someone with a job)
 _FOR = [" before the end of the day", ", since I want to get it right the first time",
         ", because it has been on my list since Monday", " before the weekend", ", because a friend asked me about it",
-        ", since I've been meaning to sort it out"]
+        ", since I've been meaning to sort it out", ", since I'd like to get it done today", " while I have a few minutes",
+        ", because I'm trying to get organised", ", since it's been bugging me for a while", " before I head out",
+        ", because I promised I'd sort it out"]
 _FOR_AT_WORK = [", so I can report back to my team", ", since that's what my manager asked me to do this morning",
                 " for a customer who called this morning", ", because I need it for a meeting later today",
                 ", since it's part of a request I got this week", ", so we can move on with the rest of the work",

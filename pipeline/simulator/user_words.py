@@ -18,7 +18,7 @@ from ..dialogue import grounding, shortcuts
 from ..dialogue.parameter_labels import label
 from ..llm.requests import Said, UserRequest
 from .goal_text import employed
-from .nounphrases import BASE_VERBS, BLAND, QUALIFIERS, about, determined, noun_phrases, qualified, the, thing
+from .nounphrases import BASE_VERBS, QUALIFIERS, about, bland, determined, noun_phrases, qualified, the, thing
 from .selection import CHATTER_STEMS
 from .voice import Voice, finish
 from .wording import USER_CHATTER, imperative
@@ -72,7 +72,7 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     pool += [p for p in qualified(tool.description, pool) if shortcuts.stem(p.split()[0]) not in banned]
     # phrases the description puts an article before first (surely nouns: 'the saved albums'), bland ones last
     # a bland word alone ('the number' of 'the number of episodes returned') names nothing the user wants
-    pool = [p for p in pool if p.lower() not in BLAND] or pool
+    pool = [p for p in pool if not bland(p)] or pool
     wrong = _other_options(request)  # 'the customer order' when the reason wanted is 'project': a wrong value
     pool = [p for p in pool if p.lower() not in wrong]
     pool = sorted(pool, key=lambda p: not determined(tool.description, p))
@@ -104,8 +104,8 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
 
     left, chosen = set(range(len(bags))), []
     for source in (pool, extra):
-        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), said(p), not determined(tool.description, p),
-                                               -does(p), -len(covers(p)), rng.random()))
+        ranked = sorted(source, key=lambda p: (-len(covers(p) & left), not determined(tool.description, p), -does(p),
+                                               -len(covers(p)), rng.random()))
         for phrase in ranked:
             if not left and len(chosen) >= 1:
                 break
@@ -227,7 +227,7 @@ def topic_phrase(request: UserRequest) -> str | None:
     for phrase in noun_phrases(tool.description, said_banned(request)):
         said = text.stems(phrase)
         shared = sum(all(grounding.fits(s, bag) for s in said) for bag in bags)
-        if shared and (len(said) > 1 or phrase.lower() not in BLAND):
+        if shared and not bland(phrase):
             scored.append((-shared - (len(said) > 1), phrase.lower() not in first, len(phrase), phrase))
     return sorted(scored)[0][3] if scored else None
 
@@ -256,6 +256,8 @@ def work_area(request: UserRequest) -> str:
     (nobody calls their music 'the consumer side'); 'day-to-day' when there is none to say."""
     own = request.persona.line_of_business if employed(request.persona) else None
     area = (request.tool.line_of_business or own or "").replace("_", " ")
+    if area[:1].isupper():
+        return "day-to-day"  # a heading of the API ('Player', 'Image'), no line of work: never 'our Player work'
     if not area or any(shortcuts.stem(w) in said_banned(request) for w in shortcuts.split_words(area)):
         return "day-to-day"
     return area

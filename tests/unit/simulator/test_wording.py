@@ -10,7 +10,7 @@ import pytest
 
 from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.simulator import phrasing, questions
-from utcgen.pipeline.simulator.nounphrases import noun_phrases, qualified, the, thing
+from utcgen.pipeline.simulator.nounphrases import bland, noun_phrases, qualified, the, thing
 from utcgen.pipeline.simulator.user import sentences, values_sentence
 from utcgen.pipeline.simulator.user_words import offered
 
@@ -109,6 +109,11 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
 def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
     said = noun_phrases(description, set())
     assert all(k in said for k in kept) and not any(d in said for d in dropped), said
+
+
+def test_bland_words_and_adjectives_alone_name_nothing() -> None:
+    assert all(bland(p) for p in ("number", "example", "available information", "relevant values"))
+    assert not any(bland(p) for p in ("saved albums", "episodes", "available stock", "invoice number"))
 
 
 def test_an_option_or_a_lone_verb_is_no_thing() -> None:
