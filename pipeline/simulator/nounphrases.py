@@ -77,6 +77,11 @@ def names_thing(word: str) -> bool:
     return "NOUN" in classes or set(classes) == {"VERB"}
 
 
+def english(word: str) -> bool:
+    """Whether the lexicon knows the word ('Image' is English, 'Spotify' a name)."""
+    return bool(getAllLemmas(word.lower()))
+
+
 def _verb_only(word: str) -> bool:
     """A verb's '-s' form the lexicon has no noun reading for ('knows', 'withdraws'; also 'logs')."""
     return word.endswith("s") and set(getAllLemmas(word)) == {"VERB"}

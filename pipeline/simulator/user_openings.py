@@ -16,7 +16,7 @@ from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
 from . import phrasing
 from .goal_text import employed
-from .nounphrases import UNCOUNTABLE, the
+from .nounphrases import UNCOUNTABLE, english, the
 from .seeding import seeded
 from .user_words import (
     act_separates,
@@ -123,8 +123,10 @@ def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -
                                "a routine request", "a small job for this week"])
         return rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"])
     topic = spoken_phrase(topic)
-    if " " not in topic and topic[:1].isupper():  # a product's name: 'Spotify', 'GitHub'
+    if " " not in topic and topic[:1].isupper() and not english(topic):  # a product's name: 'Spotify', 'GitHub'
         return rng.choice([f"something in {topic}", f"{phrasing.article(topic)} {topic} question"])
+    if " " not in topic and topic[:1].isupper():
+        topic = topic.lower()  # an API's heading ('Image'), not a name: never 'something in Image'
     countable = not topic.lower().endswith(UNCOUNTABLE)
     det = rng.choice(["the", "our", "some"] if is_plural(topic) or not countable else ["the", "our", "a"])
     return f"{phrasing.article(topic)} {topic}" if det == "a" else f"{det} {topic}"

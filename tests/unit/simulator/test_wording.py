@@ -155,3 +155,11 @@ def test_a_verb_is_said_with_its_own_object_or_the_place_it_acts_in() -> None:
     assert _place(description, "create", "GitHub repository") == "in"
     assert _place("Add one or more items to a user's playlist.", "add", "playlist") == "to"
     assert _place("Get Spotify catalog information for a single album.", "get", "single album") is None
+
+
+def test_an_api_heading_is_said_as_a_word_a_product_as_a_name() -> None:
+    from utcgen.pipeline.simulator.user_openings import _about
+
+    said = {_about("Image", "day-to-day", random.Random(seed)) for seed in range(20)}
+    assert said and not any("Image" in s for s in said), said  # 'something in Image' names no place
+    assert any("Spotify" in _about("Spotify", "day-to-day", random.Random(seed)) for seed in range(20))
