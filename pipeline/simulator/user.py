@@ -199,7 +199,9 @@ def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     topic = topic_phrase(request)
     said = spoken_phrase(topic) if topic else ""
     name = " " not in said and said[:1].isupper()  # a product's name ('GitHub') takes no 'the'
-    about = said if name else f"the {said}" if topic else f"the {work_area(request)} side"
+    area = work_area(request)
+    about = said if name else f"the {said}" if topic else f"the {area} side" if area != "day-to-day" else \
+        "what I mentioned"  # no subject and no line of work: 'the day-to-day side' names nothing
     if voice.terse:
         return rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."])
     said = rng.choice([f"I'm not sure, it's just something to do with {about}.",

@@ -8,6 +8,8 @@ import json
 import re
 from functools import lru_cache
 
+from lemminflect import getAllLemmas
+
 from ..core.records import Tool
 from ..core.text import STOP, stems
 
@@ -39,7 +41,9 @@ def imperative(sentence: str) -> str:
     """'Lists open tickets' -> 'list open tickets': tool descriptions speak in the third person."""
     head, _, rest = sentence.partition(" ")
     low = head.lower()
-    if low.endswith("ies") and len(low) > 4:
+    if (verb := getAllLemmas(low).get("VERB")) and low.endswith("s"):
+        head = verb[0]  # 'analyzes' -> 'analyze', which no ending rule gets right ('analyz')
+    elif low.endswith("ies") and len(low) > 4:
         head = low[:-3] + "y"
     elif low.endswith(("ches", "shes", "sses", "xes", "zes")):
         head = low[:-2]

@@ -163,3 +163,10 @@ def test_an_api_heading_is_said_as_a_word_a_product_as_a_name() -> None:
     said = {_about("Image", "day-to-day", random.Random(seed)) for seed in range(20)}
     assert said and not any("Image" in s for s in said), said  # 'something in Image' names no place
     assert any("Spotify" in _about("Spotify", "day-to-day", random.Random(seed)) for seed in range(20))
+
+
+def test_a_description_s_verb_is_said_in_its_base_form() -> None:
+    from utcgen.pipeline.simulator.wording import imperative
+
+    assert [imperative(s) for s in ("Analyzes the impact", "Fetches rows", "Applies a discount", "Lists tickets")] == \
+        ["analyze the impact", "fetch rows", "apply a discount", "list tickets"]
