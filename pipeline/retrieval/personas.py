@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from lemminflect import getAllLemmas
 from pydantic import ValidationError
 
 from ..core.errors import InputError
@@ -317,7 +318,8 @@ def _topics(tool: Tool) -> list[str]:
     words = described + content_words(text_of_name(tool.name), min_len=4)
     by_stem: dict[str, str] = {}
     for w in words:
-        if w not in _VAGUE and not w.isdigit():
+        classes = getAllLemmas(w.lower())
+        if w not in _VAGUE and not w.isdigit() and ("NOUN" in classes or not classes):  # not 'different', 'nearby'
             by_stem.setdefault(stem(w), w)  # "colors" and "color" are one topic
     return list(by_stem.values())[:4]
 

@@ -149,6 +149,8 @@ def test_composed_personas_name_the_tools_domain_in_a_few_words():
     colours = compose(Tool(name="mix_colors", description="Mix two colors by color proportions."), random.Random(0))
     assert colours.text.count("color") == 1  # one word per stem
     assert compose(Tool(name="x_y", description=""), random.Random(0)).text  # no description: still a persona
+    planets = compose(Tool(name="weight.in_space", description="Calculate the weight of an object on different planets."), random.Random(0))
+    assert "different" not in planets.text and "weight" in planets.text  # topics are things, not adjectives
 
 
 def test_validator_rejects_below_the_samplers_threshold(sampler):
