@@ -97,7 +97,11 @@ def test_two_workers_resume_a_folder_begun_by_one_process(runs: dict[str, Any]) 
     assert rest.returncode == 0, rest.stderr
     assert "done: 8 accepted" in rest.stderr
     assert {k: v for k, v in jobs(out).items() if k in begun} == begun  # finished jobs kept, not redone
-    assert set(jobs(out)) == set(jobs(runs["one"]))
+    # every gap filled: the same jobs, but for spare jobs past the end that one run started and the other did not
+    # (how many jobs a run starts depends on when its jobs end: on a loaded machine, one more); the data is the same
+    mine, theirs = set(jobs(out)), set(jobs(runs["one"]))
+    last = min(max(mine), max(theirs))
+    assert {j for j in mine if j <= last} == {j for j in theirs if j <= last}
     for config in ("dialogues", "sft", "rejected"):
         assert rows(out, config) == rows(runs["one"], config), config
 
