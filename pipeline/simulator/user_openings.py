@@ -27,6 +27,7 @@ from .user_words import (
     said_banned,
     separators,
     topic_phrase,
+    user_said,
     work_area,
 )
 from .voice import Voice, closing, finish, greeting
@@ -79,7 +80,7 @@ def _role_in_sentence(role: str, job: bool = True) -> str:
 
 
 def _gave_reason(request: UserRequest) -> bool:
-    earlier = " ".join(s.content for s in request.history if s.role == "user")
+    earlier = user_said(request.history)
     return any(r.strip(", ") in earlier for r in (*_FOR, *_FOR_AT_WORK, *_WHY, *_WHY_AT_WORK))
 
 
@@ -87,7 +88,7 @@ def reasons(request: UserRequest, anyone: list[str], at_work: list[str]) -> list
     """The reasons the persona could give (`at_work` too when it has a job), none said earlier in the
     dialogue and none holding a tool's word (`neutral`)."""
     pool = anyone + at_work if employed(request.persona) else anyone
-    earlier = " ".join(s.content for s in request.history if s.role == "user")
+    earlier = user_said(request.history)
     return neutral(request, [r for r in pool if r.strip(", ") not in earlier] or pool)
 
 

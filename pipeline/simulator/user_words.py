@@ -24,6 +24,11 @@ from .voice import Voice, finish
 from .wording import USER_CHATTER, imperative
 
 
+def user_said(history: Sequence[Said]) -> str:
+    """Everything the user said so far, its turns joined by spaces."""
+    return " ".join(s.content for s in history if s.role == "user")
+
+
 def last_assistant_turn(history: Sequence[Said]) -> str:
     for m in reversed(history):
         if m.role == "assistant":
@@ -97,7 +102,7 @@ def separators(request: UserRequest, rng: random.Random, vague: bool = False, pa
     if vague:  # words the distractors share: the assistant must ask again
         shared = [p for p in pool if not covers(p)]
         return shared[:1] or pool[-1:]
-    earlier = " ".join(s.content for s in request.history if s.role == "user").lower()
+    earlier = user_said(request.history).lower()
 
     def said(phrase: str) -> bool:  # said in an earlier turn: asked again, a person adds what they have not said
         return bool(re.search(rf"\b{re.escape(phrase.lower())}\b", earlier))
