@@ -88,6 +88,9 @@ def warning_lines(warnings: list[Notice], verbose: bool = False, examples: int =
     lines = [f"{len(warnings)} warnings of {kinds} kind{'s' if kinds != 1 else ''} (--verbose lists each):"]
     for text, count in counts.most_common():
         shown = by_kind[text][:examples]
+        if count == 1:  # a kind met once is said whole: its particulars are all there is to it
+            lines.append(f"  {shown[0]}")
+            continue
         more = ", ..." if count > len(shown) else ""
         lines.append(f"  {count} x {text} (e.g. {'; '.join(w.spot for w in shown)}{more})")
     return lines

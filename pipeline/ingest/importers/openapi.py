@@ -17,7 +17,9 @@ body (header and cookie parameters are transport details a user never says):
 
 Schemas have local ``$ref`` inlined (a recursive one is cut at the repeat) and OpenAPI 3.0's
 dialect rewritten as JSON Schema 2020-12 (utcgen.pipeline.ingest.importers.openapi_schema).
-``webhooks`` (requests the API sends, not operations a user calls) are not imported.
+``webhooks`` (requests the API sends, not operations a user calls) are not imported, nor are
+operations marked ``deprecated: true``: their owners ask callers to use others, so data that calls
+them would teach the wrong call (a warning names them).
 """
 
 from __future__ import annotations
@@ -264,6 +266,7 @@ def extract(doc: Any) -> Extracted:
     if not isinstance(paths, dict):
         return Extracted(problems=[f"paths: expected a mapping of path to path item, got a {json_type_name(paths)}"])
     out = Extracted()
+    deprecated: list[str] = []
     for path, item in paths.items():
         if isinstance(item, dict) and isinstance(item.get("$ref"), str):
             # Only the path item itself: responses and the like are never read, so a
@@ -288,6 +291,9 @@ def extract(doc: Any) -> Extracted:
                     index, op, origin=origin, problems=[("", f"expected an operation object, got a {json_type_name(op)}")]
                 ))
                 continue
+            if op.get("deprecated") is True:
+                deprecated.append(str(op.get("operationId") or origin))
+                continue
             data, problems, warnings = _operation(
                 doc, str(path), method.lower(), op, item.get("parameters", []), version.startswith("3.0")
             )
@@ -301,7 +307,13 @@ def extract(doc: Any) -> Extracted:
         if webhooks:
             are = "is a request" if len(webhooks) == 1 else "are requests"
             hint = f"; its {hooks} {are} the API sends, not operations a user calls"
+        if deprecated:
+            where, hint = f"all {len(deprecated)} operations are marked deprecated", ""
         out.problems.append(f"no operations found: {where}{hint}")
     elif hooks and webhooks:
         out.warnings.append(f"webhooks: {hooks} not imported (requests the API sends, not operations a user calls)")
+    if deprecated and out.candidates:
+        shown = ", ".join(deprecated[:5]) + (", ..." if len(deprecated) > 5 else "")
+        out.warnings.append(f"{len(deprecated)} operation{'s' if len(deprecated) != 1 else ''} marked deprecated not "
+                            f"imported (the API asks callers to use others): {shown}")
     return out

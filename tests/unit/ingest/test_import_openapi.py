@@ -221,3 +221,23 @@ def test_webhooks_next_to_operations_are_reported_not_imported(tmp_path: Path) -
         f"{tmp_path / 'api.json'}: webhooks: 2 webhooks not imported "
         "(requests the API sends, not operations a user calls)"
     ]
+
+
+def test_deprecated_operations_are_named_in_a_warning_not_imported(tmp_path: Path) -> None:
+    def op(name: str, deprecated: bool) -> dict[str, Any]:
+        return {"operationId": name, "summary": f"{name} summary", "deprecated": deprecated,
+                "responses": {"200": {"description": "ok"}}}
+
+    doc = {"openapi": "3.0.3", "info": {"title": "Music", "version": "1"},
+           "paths": {"/me/tracks": {"put": op("save-tracks-user", True), "get": op("get-saved-tracks", False)},
+                     "/me/library": {"put": op("save-library-items", False)}}}
+    catalog = read_catalog(write(tmp_path / "music.json", doc))
+    assert [t.name for t in catalog.tools] == ["get-saved-tracks", "save-library-items"]
+    assert catalog.warnings == [f"{tmp_path / 'music.json'}: 1 operation marked deprecated not imported "
+                                "(the API asks callers to use others): save-tracks-user"]
+    for ops in doc["paths"].values():
+        for o in ops.values():
+            o["deprecated"] = True
+    with pytest.raises(InputError) as info:
+        load_catalog(write(tmp_path / "old.json", doc))
+    assert info.value.problems == [f"{tmp_path / 'old.json'}: no operations found: all 3 operations are marked deprecated"]

@@ -206,3 +206,11 @@ def test_load_catalog_logs_skipped_tools_once_summarised(tmp_path: Path, caplog:
     assert lines[0] == "catalog: skipped 25 broken tools; 25 usable tools kept:"
     assert lines[1].startswith(f"catalog: {path}: tool #0 'gauge.read_0' (line 1, entry 'simple_0'): ")
     assert lines[-1] == "catalog: ... and 5 more (--verbose lists each)" and len(lines) == 22
+
+
+def test_a_kind_of_warning_met_once_is_said_whole() -> None:
+    notes = [Notice("f.json", f"tool #{i} 't{i}'", "description", "has no description") for i in range(4)]
+    notes.append(Notice("f.json", None, "", "48 operations marked deprecated not imported: a, b"))
+    lines = warning_lines(notes)
+    assert lines[-1] == "  f.json: 48 operations marked deprecated not imported: a, b"  # not '1 x ... operations'
+    assert lines[1].startswith("  4 x has no description (e.g. ")
