@@ -11,7 +11,9 @@ offline backend's roles and judges, the question planner and the evaluation.
 * `TOKEN` / `word_tokens`: the evaluation's TTR and NGD token, a metric definition (lower-cased
   runs of letters and digits with inner apostrophes, hyphens or dots; "don't", "e-mail",
   "v1.2" are one token each). It does not split identifiers and must keep this exact form;
-* `sentences`: a text cut into sentences (after `.`, `!` or `?` and a space, and at line breaks).
+* `sentences`: a text cut into sentences (after `.`, `!` or `?` and a space, and at line breaks);
+* `english` / `said_as_written`: whether the English lexicon knows a word, so a capitalised word it
+  does not know ('Spotify', 'GitHub') is a name and keeps its capitals inside a sentence.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+
+from lemminflect import getAllLemmas
 
 STOP = frozenset(
     "a an the of for to and or in on by with is are be was were it its this that these those from as at "
@@ -162,3 +166,15 @@ def sentences(text: str) -> list[str]:
         elif piece:
             out.append(piece)
     return out
+
+
+def english(word: str) -> bool:
+    """Whether the lexicon (lemminflect's) knows the word: 'Image' is English, 'Spotify' a name."""
+    return bool(getAllLemmas(word.lower()))
+
+
+def said_as_written(word: str) -> bool:
+    """A word kept as written inside a sentence: an acronym ('ID'), a mixed-case word ('GitHub') or a
+    product's name ('Spotify': capitalised, not in the lexicon); never a heading's common word ('Albums')."""
+    return (word.isupper() and len(word) > 1) or bool(re.search(r"[A-Z].*[A-Z]", word)) or \
+        (word[:1].isupper() and not english(word))

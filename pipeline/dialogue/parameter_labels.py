@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from ..core.text import said_as_written
+
 # one-word keys that name no thing on their own: verbs, adjectives, modifiers, catch-alls
 AMBIGUOUS = frozenset(
     "q s n base head ref closes includes contains matches force draft public private recursive archived enabled "
@@ -49,7 +51,7 @@ def noun_phrase(description: str) -> str:
             continue
         if low in _PHRASE_BREAKS or len(out) >= 5:
             break
-        out.append(w if w.isupper() and len(w) > 1 else low)
+        out.append(w if said_as_written(w) else low)  # 'the Spotify ID', 'the GitHub user', 'the SKU'
     while out and out[-1] in ("of", "the", "a", "an"):
         out.pop()
     return " ".join(out)

@@ -37,7 +37,8 @@ BASE_VERBS = set("start stop send add make take give keep move mark notify assig
                  "reject cancel close submit apply compare calculate generate upload download create update delete "
                  "return list fetch retrieve get set find search show view check open change know continue decide "
                  "adjust select replace restore attest".split())
-_VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also"}
+_VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also", "should", "would",
+               "could", "might", "shall", "optionally", "please"}
 # words that open a verb's object: an '-s' word before them is a verb ('the user knows their password')
 _OBJECT_OPENERS = {"the", "a", "an", "their", "its", "his", "her", "which", "what", "it", "them", "this", "these",
                    "those", "no", "our", "your", "whether"}
@@ -77,11 +78,6 @@ def names_thing(word: str) -> bool:
     return "NOUN" in classes or set(classes) == {"VERB"}
 
 
-def english(word: str) -> bool:
-    """Whether the lexicon knows the word ('Image' is English, 'Spotify' a name)."""
-    return bool(getAllLemmas(word.lower()))
-
-
 def _verb_only(word: str) -> bool:
     """A verb's '-s' form the lexicon has no noun reading for ('knows', 'withdraws'; also 'logs')."""
     return word.endswith("s") and set(getAllLemmas(word)) == {"VERB"}
@@ -103,7 +99,8 @@ def _adjective(word: str) -> bool:
 # words of a sentence about the API rather than the tool's job ("This endpoint is in beta; please
 # share any feedback", "Use this tool whenever ..."): its phrases would set a tool apart by its
 # documentation, not its use
-META = frozenset("endpoint endpoints beta feedback deprecated warning api apis tool tools parameter parameters".split())
+META = frozenset("endpoint endpoints beta feedback deprecated warning api apis tool tools parameter parameters forbidden "
+                 "unauthorized".split())
 
 
 def about(description: str) -> str:
@@ -154,6 +151,21 @@ def _modifies(raw: str, word: str) -> bool:
 
 
 _DETERMINERS = r"(?:a|an|the|your|each|every|this|that|its|their|my|our|all|any|one|some|new)"
+
+
+_BEFORE_NOUN = rf"(?:(?:{_DETERMINERS[3:-1]}|single|several|multiple)\s+)*"
+
+
+def place(description: str, verb: str, phrase: str) -> str | None:
+    """How `phrase` stands to the description's `verb`: '' when it is the verb's object ('Create a new pull
+    request'), a preposition when the verb acts on something there ('... in a GitHub repository': 'in'),
+    None when neither ('create the GitHub repository' would say another act)."""
+    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    if re.search(rf"\b{re.escape(verb)}\w*\s+{_BEFORE_NOUN}(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE):
+        return ""
+    found = re.search(rf"\b(in|on|to|from|within|into)\s+{_BEFORE_NOUN}(?:[\w'-]+\s+){{0,1}}?{words}\b", description,
+                      re.IGNORECASE)  # a place the act happens in, not what it is for ('for a single album')
+    return found.group(1).lower() if found else None
 
 
 # words before a noun that may be all that tells two tools apart ('a single album' / 'several albums',
@@ -265,7 +277,7 @@ def bland(phrase: str) -> bool:
 BLAND = set("example examples number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "
-             "resources endpoint endpoints item items".split())
+             "resources endpoint endpoints item items body bodies uri uris url urls id ids json".split())
 # nouns that take no 'a': "some information", never "an information"
 UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
                "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")

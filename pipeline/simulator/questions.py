@@ -9,6 +9,7 @@ import random
 import re
 
 from ..core.records import Tool
+from ..core.text import said_as_written
 from .nounphrases import BASE_VERBS, the
 from .wording import imperative
 
@@ -16,7 +17,7 @@ from .wording import imperative
 def option(tool: Tool, phrase: str, verbs: bool) -> str:
     """An option as said: 'the approved budget', or 'check the approved budget' when the question asks
     what the user wants to do and the tool's description opens with a verb."""
-    said = " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in phrase.split())  # acronyms kept
+    said = " ".join(w if said_as_written(w) else w.lower() for w in phrase.split())
     noun = said if said.lower().startswith(("the ", "a ", "an ")) else the(said)  # 'a single album', 'several albums'
     verb = opening_verb(tool) if verbs else None
     return f"{verb} {noun}" if verb else noun

@@ -21,7 +21,7 @@ from . import phrasing, user_openings, user_words
 from . import user as proxy
 from .scenario_terms import PREMISE, mentions, spoken_label
 from .seeding import seeded
-from .user_words import topic_phrase, work_area
+from .user_words import work_area
 from .voice import Voice, closing, finish, greeting
 
 STYLE_LEADS = {
@@ -63,8 +63,8 @@ def _request(request: UserRequest, rng: random.Random, keys: list[str], override
              detail: bool = True) -> str:
     """A specific opening: the area, the distinguishing detail, then the given values."""
     voice = Voice.of(request.persona)
-    topic = user_words.topic_phrase(request)
-    about = f"the {topic}" if topic else f"my {user_words.work_area(request)} duties"  # the area's name never gives the tool away
+    area = user_words.work_area(request)
+    about = user_words.subject(request) or (f"my {area} duties" if area != "day-to-day" else "something I'm working on")
     parts = [finish(voice, greeting(voice, rng)) + f"I need something done about {about}."]
     if detail:
         parts.append(_clear_detail(request))
@@ -138,8 +138,8 @@ def _follow_up(request: UserRequest) -> str:
     if request.history:
         return scenario_user_text(request)
     rng = _scenario_rng(request, "next")
-    topic = topic_phrase(request)
-    about = f"our {work_area(request)} work" if topic is None else f"the {user_openings.spoken_phrase(topic)}"
+    area = work_area(request)
+    about = user_words.subject(request) or (f"our {area} work" if area != "day-to-day" else "something else")
     need = rng.choice(_NEXT_NEED).format(a=about)
     text = f"{rng.choice(_NEXT)} {need}{'?' if need.startswith('can ') else '.'}"
     return user_words.safe(request, text)

@@ -33,7 +33,7 @@ from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
 from ..llm.requests import Said
 from ..retrieval import nearness
-from .nounphrases import META, QUALIFIERS, determined, noun_phrases, qualified, thing
+from .nounphrases import META, QUALIFIERS, determined, noun_phrases, place, qualified, thing
 from .questions import (
     AGAIN,
     AGAIN_DO,
@@ -204,7 +204,7 @@ def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng
             and not any(grounding.fits(s, t) for t in theirs)
 
     called = {shortcuts.stem(w) for w in shortcuts.split_words(option.name)}
-    ranked: list[tuple[int, int, int, bool, int, int, str]] = []
+    ranked: list[tuple[int, int, int, int, bool, int, int, str]] = []
     phrases = noun_phrases(description, set())
     for i, phrase in enumerate([*phrases, *qualified(description, phrases)]):
         words = phrase.split()
@@ -212,7 +212,9 @@ def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng
         if mine and len(words) <= 3:
             fresh = any(not grounding.fits(shortcuts.stem(w), said) for w in mine)
             named = any(shortcuts.stem(w) in called for w in mine)  # 'reaction' for add_issue_reaction: what it is
-            ranked.append((-fresh, -named, -len(mine), not determined(description, phrase), -(len(words) > 1), i, phrase))
+            head = own(words[-1])  # 'the latest release' over 'the GitHub repository' when others say 'repository'
+            ranked.append((-fresh, -head, -named, -len(mine), not determined(description, phrase), -(len(words) > 1), i,
+                           phrase))
     picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]  # best first: a phrase of two or three words
     return picked or contrast_words(option, others, said, rng)
 
@@ -231,7 +233,10 @@ def _question(options: list[Tool], said: frozenset[str], rng: random.Random, ask
             used.update(w.lower() for w in words[:1])
     if len(named) < 2:
         return "", []
-    verbs = all(opening_verb(o) for o, _ in named) and len({opening_verb(o) for o, _ in named}) > 1
+    # acts when the verbs differ and each option's phrase is what its verb acts on ('set the volume', never
+    # 'transfer the device'): else the things alone
+    verbs = all(opening_verb(o) for o, _ in named) and len({opening_verb(o) for o, _ in named}) > 1 and \
+        all(place(o.description, opening_verb(o) or "", p) == "" for o, p in named)
     phrases = [option(o, p, verbs) for o, p in named]
     forms = {("first", False): FIRST, ("first", True): FIRST_DO, ("again", False): AGAIN, ("again", True): AGAIN_DO,
              ("unsure", False): UNSURE, ("unsure", True): UNSURE_DO}[(mood, verbs)]

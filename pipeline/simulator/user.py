@@ -25,7 +25,7 @@ from ..llm.requests import Said, UserRequest
 from ..retrieval import nearness
 from . import phrasing
 from .seeding import seeded
-from .user_openings import composed, detail, opening, spoken_phrase
+from .user_openings import composed, detail, opening
 from .user_words import (
     action_verb,
     answers_to_options,
@@ -34,7 +34,8 @@ from .user_words import (
     restated,
     safe,
     separators,
-    topic_phrase,
+    spoken_phrase,
+    subject,
     work_area,
 )
 from .voice import Voice, emoji, finish
@@ -196,12 +197,9 @@ _LEADS = {"plain": ["", "Sure, ", "Of course, ", "Sure, I can give you that: ", 
 
 def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     """An answer that does not single out a tool: the subject every candidate shares, no more."""
-    topic = topic_phrase(request)
-    said = spoken_phrase(topic) if topic else ""
-    name = " " not in said and said[:1].isupper()  # a product's name ('GitHub') takes no 'the'
     area = work_area(request)
-    about = said if name else f"the {said}" if topic else f"the {area} side" if area != "day-to-day" else \
-        "what I mentioned"  # no subject and no line of work: 'the day-to-day side' names nothing
+    # no subject and no line of work: 'the day-to-day side' names nothing
+    about = subject(request) or (f"the {area} side" if area != "day-to-day" else "what I mentioned earlier")
     if voice.terse:
         return rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."])
     said = rng.choice([f"I'm not sure, it's just something to do with {about}.",
@@ -209,7 +207,13 @@ def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
                        f"Honestly, I don't know, it's something about {about}.",
                        f"Good question, I've never had to name it, but it has to do with {about}.",
                        f"I don't know the technical term, sorry, it's something with {about}.",
-                       f"I'm not sure how you would call it, but it concerns {about}."])
+                       f"I'm not sure what you would call it, but it concerns {about}.",
+                       f"I couldn't tell you which one, all I know is that it's about {about}.",
+                       f"Hard to say, I only know it has to do with {about}.",
+                       f"I'm not really sure, it's to do with {about}, that's all I know.",
+                       f"I wish I knew, it's something involving {about}.",
+                       f"I don't know the difference between those, it's just about {about}.",
+                       f"I can't say which of those it is, but it's about {about}."])
     return finish(voice, said)
 
 

@@ -11,12 +11,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..core.text import english
 from ..dialogue import shortcuts
 from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
 from . import phrasing
 from .goal_text import employed
-from .nounphrases import UNCOUNTABLE, english, the
+from .nounphrases import UNCOUNTABLE, place, the
 from .seeding import seeded
 from .user_words import (
     act_separates,
@@ -26,6 +27,7 @@ from .user_words import (
     safe,
     said_banned,
     separators,
+    spoken_phrase,
     topic_phrase,
     user_said,
     work_area,
@@ -67,6 +69,14 @@ _ASKS = {"plain": {"S": ["I need a hand with {a}", "I've got a question about {a
                      "Q": ["could you help me with {a}, because I don't want to get it wrong",
                            "sorry to bother you, but could you help me with {a}"]}}
 _TERSE = ["need help with {a}", "quick question about {a}", "help with {a}, please", "can you help with {a}?"]
+# the request of someone with no work to name and no subject the candidates share: about 'something'
+_LOOSE = {"S": ["I have a quick question", "I need a hand with something", "I could use some help with something",
+                "there's something I'd like to get done today", "I've been meaning to ask you about something",
+                "I'm stuck on something and could use some help", "I need help with something small",
+                "I'm trying to sort something out", "there's something I can't figure out on my own"],
+          "Q": ["could you help me with something", "do you have a minute to help me with something",
+                "would you be able to help me with something", "can I ask you about something"]}
+_TERSE_LOOSE = ["quick question", "need help with something", "can you help with something?", "got a minute?"]
 
 
 def _role_in_sentence(role: str, job: bool = True) -> str:
@@ -100,25 +110,12 @@ def _joined(lead: str, rest: str, role: str | None = None) -> str:
     return lead + rest
 
 
-def spoken_phrase(phrase: str) -> str:
-    """A description's phrase as said: a Title Case heading ('Saved Albums', 'Tracks') in lower case,
-    acronyms and a single proper noun ('Spotify') kept."""
-    words = phrase.split()
-    if len(words) > 1 and all(w[:1].isupper() for w in words):
-        return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
-    if len(words) == 1 and phrase[:1].isupper() and phrase[1:].islower() and re.fullmatch(r"[A-Za-z]{3,}[^s]s", phrase):
-        return phrase.lower()  # a heading's plural ('Tracks', 'Episodes'), not a name
-    return phrase
-
-
-def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -> str:
-    """What the opening is about: the topic the candidates share, with the article a person would use."""
+def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -> str | None:
+    """What the opening is about: the topic the candidates share, with the article a person would use
+    ('my' of someone without a job, 'our' of a worker); None when there is nothing to name."""
     if topic is None:
         if area == "day-to-day" and not job:  # no subject the candidates share, and no work to speak of
-            return rng.choice(["something I'm trying to do", "a small thing", "something I've been meaning to do",
-                               "a quick question", "something for this weekend", "something I need for later",
-                               "a question I've had for a while", "something that came up last night",
-                               "a little problem", "something I'd like to get done today"])
+            return None
         if area == "day-to-day":  # no subject the candidates share, no line of business: what any worker says
             return rng.choice(["a day-to-day matter", "a routine task", "a work task", "an everyday task",
                                "a routine request", "a small job for this week"])
@@ -129,7 +126,8 @@ def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -
     if " " not in topic and topic[:1].isupper():
         topic = topic.lower()  # an API's heading ('Image'), not a name: never 'something in Image'
     countable = not topic.lower().endswith(UNCOUNTABLE)
-    det = rng.choice(["the", "our", "some"] if is_plural(topic) or not countable else ["the", "our", "a"])
+    mine = "our" if job else "my"
+    det = rng.choice(["the", mine, "some"] if is_plural(topic) or not countable else ["the", mine, "a"])
     return f"{phrasing.article(topic)} {topic}" if det == "a" else f"{det} {topic}"
 
 
@@ -159,13 +157,13 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     about = _about(topic_phrase(request), area, rng, employed(request.persona))
     end = closing(voice, rng, request.tool.description)
     if voice.terse:
-        frame = rng.choice(_TERSE).format(a=about)
+        frame = rng.choice(_TERSE).format(a=about) if about else rng.choice(_TERSE_LOOSE)
         said = _joined(greeting(voice, rng), frame[:1].upper() + frame[1:])
         return (finish(voice, said if said.endswith("?") else said + ".") + " " + end).strip()
     who = _who(request, rng, area)
     asks = _ASKS["formal" if voice.formal else "anxious" if voice.anxious else "plain"]
     kind = "S" if voice.upbeat else rng.choice("SQ" if not who else "SSQ")  # an upbeat person exclaims, not asks
-    frame = rng.choice(asks[kind]).format(a=about)
+    frame = rng.choice(asks[kind]).format(a=about) if about else rng.choice(_LOOSE[kind])
     if who:
         frame = f"{who}, {'so' if kind == 'Q' else 'and'} {frame}"
     why = rng.random() < (0.9 if voice.chatty else 0.6) and kind == "S"
@@ -216,9 +214,9 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     held = [p for p in found if p in taken and spoken_phrase(p) not in subjects]
     only = [p for p in found if p.endswith(" ones")]
     act = action_verb(request)
-    place = _place(request.tool.description, act, subjects[0]) if act else None
-    if act and place is not None and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then to what
-        core = rng.choice(_DO).format(v=act, a=f"something {place} {the(subjects[0])}" if place else the(subjects[0]))
+    where = place(request.tool.description, act, subjects[0]) if act else None
+    if act and where is not None and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then to what
+        core = rng.choice(_DO).format(v=act, a=f"something {where} {the(subjects[0])}" if where else the(subjects[0]))
     else:
         core = rng.choice(_WANT).format(a=the(subjects[0]))
     if only:
@@ -237,19 +235,6 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     said += ", if that helps." if voice.anxious and stop == "." and rng.random() < 0.5 else stop
     end = closing(voice, rng, request.tool.description) if rng.random() < 0.3 else ""
     return f"{finish(voice, said)} {end}".strip()
-
-
-def _place(description: str, verb: str, phrase: str) -> str | None:
-    """How `phrase` stands to the description's `verb`: '' when it is the verb's object ('Create a new pull
-    request'), a preposition when the verb acts on something there ('... in a GitHub repository': 'in'),
-    None when neither ('create the GitHub repository' would say another act)."""
-    words = r"\s+".join(re.escape(w) for w in phrase.split())
-    det = r"(?:(?:a|an|the|one|new|your|my|its|their|this|that|each|every|all|any|some|single|several|multiple)\s+)*"
-    if re.search(rf"\b{re.escape(verb)}\w*\s+{det}(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE):
-        return ""
-    found = re.search(rf"\b(in|on|to|from|within|into)\s+{det}(?:[\w'-]+\s+){{0,1}}?{words}\b", description,
-                      re.IGNORECASE)  # a place the act happens in, not what it is for ('for a single album')
-    return found.group(1).lower() if found else None
 
 
 def composed(request: UserRequest, make: Callable[[random.Random], str], *parts: Any) -> str:

@@ -234,7 +234,42 @@ def topic_phrase(request: UserRequest) -> str | None:
         shared = sum(all(grounding.fits(s, bag) for s in said) for bag in bags)
         if shared and not bland(phrase):
             scored.append((-shared - (len(said) > 1), phrase.lower() not in first, len(phrase), phrase))
-    return sorted(scored)[0][3] if scored else None
+    return _named_only(sorted(scored)[0][3]) if scored else None
+
+
+# heads that say only that there is something to know: 'Spotify catalog information' is said 'Spotify'
+_WHATEVER = frozenset("information info data details metadata content".split())
+
+
+def _named_only(phrase: str) -> str:
+    """A phrase of a product's name and vague words ('Spotify catalog information') as the name alone,
+    which is what a person says ('something in Spotify'); any other phrase as it is."""
+    words = phrase.split()
+    names = [w for w in words if w[:1].isupper() and not text.english(w)]
+    return names[0] if len(names) == 1 and len(words) > 1 and words[-1].lower() in _WHATEVER else phrase
+
+
+def spoken_phrase(phrase: str) -> str:
+    """A description's phrase as said: a Title Case heading ('Saved Albums', 'Tracks') in lower case,
+    acronyms and a single proper noun ('Spotify') kept."""
+    words = phrase.split()
+    if len(words) > 1 and all(w[:1].isupper() for w in words):
+        return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+    if len(words) == 1 and phrase[:1].isupper() and phrase[1:].islower() and re.fullmatch(r"[A-Za-z]{3,}[^s]s", phrase):
+        return phrase.lower()  # a heading's plural ('Tracks', 'Episodes'), not a name
+    return phrase
+
+
+def subject(request: UserRequest) -> str | None:
+    """The topic the candidates share as said in a sentence: a product's name alone ('Spotify'), else a
+    phrase with 'the' ('the saved albums'); None when they share none."""
+    topic = topic_phrase(request)
+    if topic is None:
+        return None
+    said = spoken_phrase(topic)
+    if " " not in said and said[:1].isupper():
+        return said if not text.english(said) else f"the {said.lower()}"  # a heading ('Image') is a common word
+    return f"the {said}"
 
 
 def neutral(request: UserRequest, phrases: list[str]) -> list[str]:

@@ -148,7 +148,7 @@ def test_a_verb_is_said_with_its_own_object_or_the_place_it_acts_in() -> None:
     """'Create a new pull request in a GitHub repository.': the user creates the pull request, or creates
     something in the repository, never 'the GitHub repository' itself; a phrase the verb does not reach
     ('for a single album') takes no verb at all."""
-    from utcgen.pipeline.simulator.user_openings import _place
+    from utcgen.pipeline.simulator.nounphrases import place as _place
 
     description = "Create a new pull request in a GitHub repository."
     assert _place(description, "create", "pull request") == ""
@@ -162,7 +162,29 @@ def test_an_api_heading_is_said_as_a_word_a_product_as_a_name() -> None:
 
     said = {_about("Image", "day-to-day", random.Random(seed)) for seed in range(20)}
     assert said and not any("Image" in s for s in said), said  # 'something in Image' names no place
-    assert any("Spotify" in _about("Spotify", "day-to-day", random.Random(seed)) for seed in range(20))
+    assert any("Spotify" in (_about("Spotify", "day-to-day", random.Random(seed)) or "") for seed in range(20))
+
+
+def test_someone_without_a_job_says_my_not_our_and_with_nothing_to_name_asks_about_something() -> None:
+    from utcgen.pipeline.simulator.user_openings import _about
+
+    mine = {_about("playlist", "day-to-day", random.Random(seed), job=False) for seed in range(30)}
+    assert "my playlist" in mine and not any("our" in (s or "") for s in mine), mine
+    assert "our playlist" in {_about("playlist", "day-to-day", random.Random(seed)) for seed in range(30)}
+    assert _about(None, "day-to-day", random.Random(0), job=False) is None  # not 'something I'm trying to do'
+
+
+def test_a_product_s_name_is_kept_in_an_option_and_said_alone_for_its_vague_information() -> None:
+    from utcgen.pipeline.simulator.user_words import _named_only
+
+    tool = Tool(name="create_pull_request", description="Create a new pull request in a GitHub repository.",
+                parameters={"type": "object", "properties": {}})
+    assert questions.option(tool, "GitHub repository", True) == "create the GitHub repository"
+    assert questions.option(tool, "Saved Albums", False) == "the saved albums"
+    assert questions.option(tool, "user ID", False) == "the user ID"
+    assert _named_only("Spotify catalog information") == "Spotify"
+    assert [_named_only(p) for p in ("catalog information", "Spotify playlist", "GitHub Spotify data")] == \
+        ["catalog information", "Spotify playlist", "GitHub Spotify data"]
 
 
 def test_a_description_s_verb_is_said_in_its_base_form() -> None:
