@@ -192,3 +192,18 @@ def test_a_description_s_verb_is_said_in_its_base_form() -> None:
 
     assert [imperative(s) for s in ("Analyzes the impact", "Fetches rows", "Applies a discount", "Lists tickets")] == \
         ["analyze the impact", "fetch rows", "apply a discount", "list tickets"]
+
+
+def test_the_assistant_offers_acts_only_on_what_each_act_is_done_to() -> None:
+    from utcgen.pipeline.simulator.selection import _question
+
+    params: dict[str, Any] = {"type": "object", "properties": {}}
+    tools = [Tool(name="transfer-playback", description="Transfer playback to a new device and optionally begin playback.",
+                  parameters=params),
+             Tool(name="set-volume", description="Set the volume for the current playback device.", parameters=params),
+             Tool(name="pause-playback", description="Pause playback on the user's account.", parameters=params)]
+    asked = [_question(tools, frozenset(), random.Random(seed))[0] for seed in range(6)]
+    assert all(asked) and not any(act in q for q in asked for act in ("transfer the", "pause the account")), asked
+    two = [tools[1], Tool(name="skip-next", description="Skip the next track in the queue.", parameters=params)]
+    solo = [_question(two, frozenset(), random.Random(seed))[0] for seed in range(6)]
+    assert all("set the volume" in q for q in solo), solo  # each phrase its verb's object: acts are said
