@@ -115,4 +115,12 @@ def options(description: str) -> list[str]:
     if said:
         found = [w for w in re.split(r"\s*(?:,\s*or|,|/|\bor\b)\s*", said.group(1)) if w]
         return list(dict.fromkeys(found)) if 2 <= len(found) <= 8 else []
+    listed = _BULLETED.search(description)  # "Options are:\n- 'add' - add a sub-issue\n- 'remove' - ..."
+    if listed:
+        found = [next(g for g in m if g) for m in re.findall(rf"^\s*[-*]\s+{_MARKED}", listed.group(1), re.MULTILINE)]
+        return list(dict.fromkeys(found)) if 2 <= len(found) <= 8 else []
     return []
+
+
+_BULLETED = re.compile(r"\b(?:options|one of|possible values|valid values|allowed values)(?: are)?\s*:[ \t]*\n"
+                       r"((?:[ \t]*[-*][ \t]+.*(?:\n|$))+)", re.IGNORECASE)

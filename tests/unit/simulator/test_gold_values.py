@@ -344,6 +344,17 @@ def test_a_state_the_description_lists_takes_one_of_its_options() -> None:
     assert {args["state"] for args in _slot_values(REPEAT, range(30))} <= {"track", "context", "off"}
 
 
+SUB_ISSUE = Tool(name="sub_issue_write", description="Add a sub-issue to a parent issue in a GitHub repository.",
+                 parameters={"type": "object", "required": ["method"], "properties": {"method": {
+                     "type": "string", "description": "The action to perform on a single sub-issue\nOptions are:\n"
+                     "- 'add' - add a sub-issue to a parent issue.\n- 'remove' - remove a sub-issue from a parent issue.\n"
+                     "- 'reprioritize' - change the order of sub-issues within a parent issue.\nWrites issue hierarchy."}}})
+
+
+def test_an_action_the_description_lists_one_per_line_takes_one_of_them() -> None:
+    assert {args["method"] for args in _slot_values(SUB_ISSUE, range(20))} <= {"add", "remove", "reprioritize"}
+
+
 def test_a_team_is_a_real_team_and_two_teams_differ() -> None:
     for args in _slot_values(SPORTS, range(20)):
         assert args["team1"] in LEXICON["team"] and args["team2"] in LEXICON["team"], args

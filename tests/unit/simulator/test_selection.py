@@ -193,3 +193,14 @@ def test_a_choice_checked_is_acted_on() -> None:
     assert selection._checked(ALBUMS, [*chosen, *checks], ALBUMS[0])  # set apart before both replies
     assert not selection._checked(ALBUMS, [opening, asked, user("Several albums, in fact."), *checks], ALBUMS[0])
     assert [c["name"] for c in turn([*chosen, *checks], ALBUMS)["tool_calls"]] == ["get_album"]
+
+
+def test_a_tool_is_never_told_apart_by_a_word_of_its_note_on_how_to_call_it() -> None:
+    import random
+
+    params: dict[str, Any] = {"type": "object", "properties": {}}
+    me = Tool(name="get_me", description="Get details of the authenticated GitHub user. Or when information is missing "
+              "to build other tool calls.", parameters=params)
+    others = [Tool(name="get_commit", description="Get details for a commit from a GitHub repository.", parameters=params)]
+    words = selection.contrast_words(me, others, frozenset(), random.Random(0))
+    assert "build" not in words, words
