@@ -16,7 +16,8 @@ letters (create, created, creation; list, lists). Relevant iff
 * the need covers at least MIN_TOPIC of the seed's description words that are not name
   words (users describe the need; naming the tool is a shortcut), or of all its description
   words when fewer than MIN_BEYOND_NAME are not name words (a description that only restates
-  the name leaves the user no other words), and at least
+  the name leaves the user no other words), description words being those of its sentences
+  on what it does, not of its notes on the API (`nounphrases.about`), and at least
   MIN_FUNCTION_WORDS of them (or all the seed has, when it has fewer) are function words
   (argument talk such as "the plant code
   is DE01" names inputs, not the need: it must not make any dialogue that collected
@@ -59,6 +60,7 @@ from ..dialogue.said import user_said
 from ..dialogue.values import implausible
 from ..llm.requests import CriticRequest, RelevancyRequest
 from .dispatch import policy
+from .nounphrases import about
 
 MIN_TOPIC = 0.15
 MIN_FUNCTION_WORDS = 2
@@ -100,7 +102,7 @@ def described(tool: Tool) -> set[str]:
     """The description's words the need is measured on: those its name lacks, or, when the description
     says no more than the name ('Delete a pending pull request review.'), all of them, since the user
     can then state the need in no other words."""
-    words = judge_stems(tool.description)
+    words = judge_stems(about(tool.description))  # what it does: not its notes on the API ('works only for Premium')
     beyond = words - judge_stems(tool.name)
     return beyond if len(beyond) >= MIN_BEYOND_NAME else words
 

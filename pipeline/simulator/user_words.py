@@ -250,13 +250,11 @@ def _named_only(phrase: str) -> str:
 
 
 def spoken_phrase(phrase: str) -> str:
-    """A description's phrase as said: a Title Case heading ('Saved Albums', 'Tracks') in lower case,
-    acronyms and a single proper noun ('Spotify') kept."""
+    """A description's phrase as said: a Title Case heading ('Saved Albums', 'Playback') in lower case,
+    acronyms and names ('ID', 'Spotify', 'GitHub') kept."""
     words = phrase.split()
-    if len(words) > 1 and all(w[:1].isupper() for w in words):
-        return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
-    if len(words) == 1 and phrase[:1].isupper() and phrase[1:].islower() and re.fullmatch(r"[A-Za-z]{3,}[^s]s", phrase):
-        return phrase.lower()  # a heading's plural ('Tracks', 'Episodes'), not a name
+    if words and all(w[:1].isupper() for w in words):
+        return " ".join(w if text.said_as_written(w) else w.lower() for w in words)
     return phrase
 
 

@@ -615,6 +615,19 @@ def test_offline_relevancy_measures_a_description_that_restates_the_name_on_its_
     assert judge_relevancy(d)["relevant"] is True, judge_relevancy(d)["reason"]
 
 
+def test_offline_relevancy_measures_what_a_tool_does_not_its_notes_on_the_api() -> None:
+    """A user who says 'pause the playback' states the need; 'Premium' and 'order of execution' are the
+    API's terms of use, which nobody asking for a pause would say."""
+    tool = make_tool(name="pause-a-users-playback", description="Pause Playback. Pause playback on the user's account. "
+                     "This API only works for users who have Spotify Premium. The order of execution is not "
+                     "guaranteed when you use this API with other Player API endpoints.", properties={})
+    d = make_dialogue(seed_tool=tool, gold_arguments={})
+    d = say(say(d, 0, "Hi, can you help me with something?"), 2, "I want to pause the playback on my account.")
+    assert judge_relevancy(d)["relevant"] is True, judge_relevancy(d)["reason"]
+    off = say(d, 2, "I want to hear the next song on my account.")
+    assert "barely touches" in judge_relevancy(off)["reason"]
+
+
 def test_offline_relevancy_ignores_assistant_listings_of_candidates() -> None:
     """The assistant names every candidate while clarifying; that must not make a distractor win."""
     listing = "Do you want to update, approve, cancel or list an existing purchase requisition, or create one?"
