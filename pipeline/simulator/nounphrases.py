@@ -75,6 +75,8 @@ def names_thing(word: str) -> bool:
     verb = classes.get("VERB", (w,))[0]
     if verb != w and not w.endswith(("s", "ing")):
         return False  # 'lost', 'sent', 'known' (which it also lists as a noun)
+    if w.endswith("ing") and set(classes) == {"VERB"}:
+        return False  # 'the reports waiting': a participle ('billing', a noun, is listed in GERUND_NOUNS)
     return "NOUN" in classes or set(classes) == {"VERB"}
 
 
@@ -229,7 +231,7 @@ _QUANTIFIERS = frozenset("several multiple various many single specific specifie
                          "supplied existing current unique particular forbidden obscure".split())
 # verbs that end a clause's subject ('the response includes') and are never a plural noun ('tracks', 'logs' are)
 _CLAUSE_VERBS = frozenset("includes contains blocks returns allows requires indicates represents specifies defaults "
-                          "matches exists fails confirms depending".split())
+                          "matches exists fails confirms depending belongs meets".split())
 # verbs that open a clause in descriptions and that the cutter can take for a noun's modifier
 _LEAD_VERBS = frozenset("manage configure enable disable trigger reorder".split())
 _ACTS = BASE_VERBS | _LEAD_VERBS  # a lone word of these is an act, never a thing
@@ -265,7 +267,7 @@ def _close(run: list[str], out: list[str]) -> None:
 THIRD_PERSON = frozenset("triggers returns includes contains allows requires indicates represents specifies shows "
                          "records tracks logs stores links enables supports handles manages controls defines "
                          "describes identifies determines affects matches replaces exists defaults blocks fails "
-                         "confirms follows".split())
+                         "confirms follows meets belongs".split())
 _CLAUSE_OPENERS = THIRD_PERSON | _LEAD_VERBS  # a clause's verb before its object ('triggers order creation')
 def bland(phrase: str) -> bool:
     """Whether a phrase names nothing in particular: bland words and adjectives only ('the number', 'the

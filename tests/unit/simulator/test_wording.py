@@ -105,6 +105,12 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
     ("Find nearby music shops in Seattle.", ["nearby music shops"], ["Seattle"]),
     ("Schedule a meeting and logs it as a planned activity. Download logs for a job.", ["planned activity", "logs"], []),
     ("List SKUs whose available stock is low.", ["SKUs", "available stock"], []),
+    # a participle after its noun, a verb of a clause, an aside on the API
+    ("Approve all training requests currently waiting for a decision.", ["training requests"],
+     ["requests currently waiting", "waiting"]),
+    ("Return the budget the caller belongs to. Check whether the device meets security policy.",
+     ["budget", "security policy"], ["belongs", "meets security policy"]),
+    ("Transfer playback to a new device and optionally begin playback.", ["device"], ["begin playback"]),
 ])
 def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
     said = noun_phrases(description, set())
