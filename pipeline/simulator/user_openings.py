@@ -74,7 +74,7 @@ _LOOSE = {"S": ["I have a quick question", "I need a hand with something", "I co
                 "there's something I'd like to get done today", "I've been meaning to ask you about something",
                 "I'm stuck on something and could use some help", "I need help with something small",
                 "I'm trying to sort something out", "there's something I can't figure out on my own"],
-          "Q": ["could you help me with something", "do you have a minute to help me with something",
+          "Q": ["could you help me with something", "could you give me a hand with something",
                 "would you be able to help me with something", "can I ask you about something"]}
 _TERSE_LOOSE = ["quick question", "need help with something", "can you help with something?", "got a minute?"]
 
@@ -122,7 +122,8 @@ def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -
         return rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"])
     topic = spoken_phrase(topic)
     if " " not in topic and topic[:1].isupper() and not english(topic):  # a product's name: 'Spotify', 'GitHub'
-        return rng.choice([f"something in {topic}", f"{phrasing.article(topic)} {topic} question"])
+        return rng.choice([f"something in {topic}", f"{phrasing.article(topic)} {topic} question", f"something on {topic}",
+                           f"my {topic} account" if not job else f"our {topic} account", f"{phrasing.article(topic)} {topic} thing"])
     if " " not in topic and topic[:1].isupper():
         topic = topic.lower()  # an API's heading ('Image'), not a name: never 'something in Image'
     countable = not topic.lower().endswith(UNCOUNTABLE)
@@ -137,14 +138,15 @@ def _who(request: UserRequest, rng: random.Random, area: str) -> str:
     role = persona.role
     if role and any(shortcuts.stem(w) in said_banned(request) for w in shortcuts.split_words(role)):
         role = None
-    if role and rng.random() < 0.7:
+    if role and rng.random() < (0.7 if employed(persona) else 0.4):  # a listener seldom introduces themself
         company = persona.attributes.get("company")
         at = f" at {company}" if company and rng.random() < 0.6 else ""
         city = str(persona.attributes.get("city") or "")
         said = _role_in_sentence(role, employed(persona))
         forms = [f"I'm {phrasing.article(said)} {said}{at}"]
         forms += [f"I work as {phrasing.article(said)} {said}{at}"] if employed(persona) else []
-        return rng.choice(forms + ([f"I'm {phrasing.article(said)} {said} based in {city}"] if city else []))
+        where = [f"I'm {phrasing.article(said)} {said} based in {city}", f"I'm {phrasing.article(said)} {said} in {city}"]
+        return rng.choice(forms + (where if city else []))
     if rng.random() < 0.5 and area != "day-to-day":
         return rng.choice([f"I look after {area} work here", f"I'm on the {area} side"])
     return ""
@@ -157,13 +159,15 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     about = _about(topic_phrase(request), area, rng, employed(request.persona))
     end = closing(voice, rng, request.tool.description)
     if voice.terse:
-        frame = rng.choice(_TERSE).format(a=about) if about else rng.choice(_TERSE_LOOSE)
+        terse = [f for f in _TERSE if "question" not in f] if about and "question" in about else _TERSE
+        frame = rng.choice(terse).format(a=about) if about else rng.choice(_TERSE_LOOSE)
         said = _joined(greeting(voice, rng), frame[:1].upper() + frame[1:])
         return (finish(voice, said if said.endswith("?") else said + ".") + " " + end).strip()
     who = _who(request, rng, area)
     asks = _ASKS["formal" if voice.formal else "anxious" if voice.anxious else "plain"]
     kind = "S" if voice.upbeat else rng.choice("SQ" if not who else "SSQ")  # an upbeat person exclaims, not asks
-    frame = rng.choice(asks[kind]).format(a=about) if about else rng.choice(_LOOSE[kind])
+    frames = [f for f in asks[kind] if "question" not in f] if about and "question" in about else asks[kind]
+    frame = rng.choice(frames).format(a=about) if about else rng.choice(_LOOSE[kind])  # never 'a question about a question'
     if who:
         frame = f"{who}, {'so' if kind == 'Q' else 'and'} {frame}"
     why = rng.random() < (0.9 if voice.chatty else 0.6) and kind == "S"
