@@ -85,6 +85,12 @@ def _verb_only(word: str) -> bool:
     return word.endswith("s") and set(getAllLemmas(word)) == {"VERB"}
 
 
+def _acts_on(word: str, after: list[str]) -> bool:
+    """A verb's base form before its object ('or resume current playback', 'and open the file')."""
+    verb = getAllLemmas(word).get("VERB")
+    return bool(verb and verb[0] == word and after and (after[0].lower() in _OBJECT_OPENERS or after[0].lower() in _ADJECTIVES))
+
+
 def _gerund_noun(word: str) -> bool:
     """An '-ing' word that names a thing ('billing', 'the ranking'), not an act or a quality ('the
     containing', 'the matching')."""
@@ -124,7 +130,7 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
             verbish = i == 0 or words[i - 1].lower() in _VERB_AFTER or (w.endswith("s") and i == 1 and
                                                                      words[0].lower() in ("it", "this")) \
                 or (i + 1 < len(words) and words[i + 1].lower() in _OBJECT_OPENERS and _verb_only(w)) \
-                or (w in BASE_VERBS and words[i - 1].lower() in ("and", "or"))
+                or (words[i - 1].lower() in ("and", "or") and (w in BASE_VERBS or _acts_on(w, words[i + 1:i + 2])))
             code = bool(re.match(r"[a-z]+[A-Z]", raw))  # 'endCursor', 'perPage': a field of the API, no thing one names
             if _ok(w) and not verbish and not code and shortcuts.stem(w) not in banned and "'" not in w \
                     and raw.isascii():
@@ -270,16 +276,17 @@ THIRD_PERSON = frozenset("triggers returns includes contains allows requires ind
                          "confirms follows meets belongs".split())
 _CLAUSE_OPENERS = THIRD_PERSON | _LEAD_VERBS  # a clause's verb before its object ('triggers order creation')
 def bland(phrase: str) -> bool:
-    """Whether a phrase names nothing in particular: bland words and adjectives only ('the number', 'the
-    available information', 'an example')."""
-    words = phrase.lower().split()
-    return bool(words) and all(w in BLAND or _adjective(w) for w in words)
+    """Whether a phrase names nothing in particular: bland words, adjectives and names only ('the number', 'the
+    available information', 'an example', 'the Spotify URIs')."""
+    words = phrase.split()  # a product's name says no more than the API it names ('Spotify catalog information')
+    return bool(words) and all(w.lower() in BLAND or _adjective(w) or (w[:1].isupper() and not text.english(w))
+                               for w in words)
 
 
 BLAND = set("example examples number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "
-             "resources endpoint endpoints item items body bodies uri uris url urls id ids json".split())
+             "resources endpoint endpoints item items body bodies uri uris url urls id ids json catalog".split())
 # nouns that take no 'a': "some information", never "an information"
 UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
                "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")

@@ -33,7 +33,7 @@ from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
 from ..llm.requests import Said
 from ..retrieval import nearness
-from .nounphrases import META, QUALIFIERS, about, determined, noun_phrases, place, qualified, thing
+from .nounphrases import META, QUALIFIERS, about, bland, determined, noun_phrases, place, qualified, thing
 from .questions import (
     AGAIN,
     AGAIN_DO,
@@ -212,7 +212,7 @@ def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng
     for i, phrase in enumerate([*phrases, *qualified(description, phrases)]):
         words = phrase.split()
         mine = [w for w in words if own(w)]
-        if mine and len(words) <= 3:
+        if mine and len(words) <= 3 and not bland(phrase):  # never 'the Spotify catalog information'
             fresh = any(not grounding.fits(shortcuts.stem(w), said) for w in mine)
             named = any(shortcuts.stem(w) in called for w in mine)  # 'reaction' for add_issue_reaction: what it is
             head = own(words[-1])  # 'the latest release' over 'the GitHub repository' when others say 'repository'

@@ -111,10 +111,17 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
     ("Return the budget the caller belongs to. Check whether the device meets security policy.",
      ["budget", "security policy"], ["belongs", "meets security policy"]),
     ("Transfer playback to a new device and optionally begin playback.", ["device"], ["begin playback"]),
+    ("Start a new context or resume current playback on the user's active device.", ["context", "active device"],
+     ["resume"]),
 ])
 def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
     said = noun_phrases(description, set())
     assert all(k in said for k in kept) and not any(d in said for d in dropped), said
+
+
+def test_a_product_s_name_with_bland_words_names_nothing() -> None:
+    assert bland("Spotify catalog information") and bland("Spotify URIs")
+    assert not bland("GitHub repository") and not bland("product catalog")
 
 
 def test_bland_words_and_adjectives_alone_name_nothing() -> None:
