@@ -195,26 +195,28 @@ _LEADS = {"plain": ["", "Sure, ", "Of course, ", "Sure, I can give you that: ", 
           "upbeat": ["Sure thing, ", "Absolutely, ", "Of course, "]}
 
 
+# a vague answer, in three parts drawn apart so that no one sentence recurs across a run: not knowing, what
+# little the user knows ({a}: the subject the candidates share, or nothing when they share none), a softener
+_UNSURE = ["I'm not sure", "Honestly, I don't know", "Hard to say", "I couldn't tell you which one", "Good question",
+           "I wish I knew", "I'm not really sure", "I don't know the technical term", "I can't say which of those it is"]
+_KNOWN = ["it's just something to do with {a}", "all I know is that it's about {a}", "it has to do with {a}",
+          "it's something involving {a}", "it concerns {a}", "it's about {a}, that's all I know",
+          "I only know it's about {a}", "it's something with {a}"]
+_KNOWN_NOTHING = ["I only know what I'm trying to get done", "I don't know what these things are called",
+                  "I just know what I need", "I've never had to put a name to it", "the names don't mean much to me",
+                  "those all sound alike to me", "I only know the result I want", "I've never looked at it that way"]
+_SOFTENERS = ["", "", "", ", sorry", ", I'm afraid", ", to be honest"]
+
+
 def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     """An answer that does not single out a tool: the subject every candidate shares, no more."""
     area = work_area(request)
-    # no subject and no line of work: 'the day-to-day side' names nothing
-    about = subject(request) or (f"the {area} side" if area != "day-to-day" else "what I mentioned earlier")
+    about = subject(request) or (f"the {area} side" if area != "day-to-day" else None)  # 'the day-to-day side' names nothing
     if voice.terse:
-        return rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."])
-    said = rng.choice([f"I'm not sure, it's just something to do with {about}.",
-                       f"I'm not sure what it's called, but it's about {about}.",
-                       f"Honestly, I don't know, it's something about {about}.",
-                       f"Good question, I've never had to name it, but it has to do with {about}.",
-                       f"I don't know the technical term, sorry, it's something with {about}.",
-                       f"I'm not sure what you would call it, but it concerns {about}.",
-                       f"I couldn't tell you which one, all I know is that it's about {about}.",
-                       f"Hard to say, I only know it has to do with {about}.",
-                       f"I'm not really sure, it's to do with {about}, that's all I know.",
-                       f"I wish I knew, it's something involving {about}.",
-                       f"I don't know the difference between those, it's just about {about}.",
-                       f"I can't say which of those it is, but it's about {about}."])
-    return finish(voice, said)
+        return (rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."]) if about
+                else rng.choice(["Not sure, sorry.", "No idea what it's called.", "Don't know the name."]))
+    known = rng.choice(_KNOWN).format(a=about) if about else rng.choice(_KNOWN_NOTHING)
+    return finish(voice, f"{rng.choice(_UNSURE)}, {known}{rng.choice(_SOFTENERS)}.")
 
 
 def stated_values(request: UserRequest, keys: list[str], rng: random.Random, override: dict[str, Any] | None = None) -> str:
