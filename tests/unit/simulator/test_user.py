@@ -271,3 +271,15 @@ def test_the_user_never_names_an_option_it_does_not_want(personas):
         Said(role="user", content="I need a hand with the stock."),
         Said(role="assistant", content="Sure, do you need the customer order, or the count?")]})
     assert not any("customer order" in a for a in user_words.answers_to_options(asked, random.Random(0), Voice()))
+
+
+def test_vague_answers_across_a_run_seldom_repeat_a_sentence(tools, personas) -> None:
+    """Forty users unsure of the name: no sentence of theirs is said by three of them (a stock line)."""
+    import collections
+    import random
+
+    said = collections.Counter()
+    state = _state(tools, personas, 0, persona=personas[0])  # one subject for all: what a catalog of one API has
+    for i in range(40):
+        said.update(set(user.sentences(user._vague(state, random.Random(i), Voice.of(personas[0])))))
+    assert said and max(said.values()) <= 2, said.most_common(3)
