@@ -96,7 +96,7 @@ def label(key: str, schema: dict | None = None) -> str:
     if title and title.split()[0].lower() in _OPERATION_VERBS:
         title = ""  # an operation's title copied onto its parameter ("Get an Episode" on an `id`)
     if title:
-        return " ".join(w if w.isupper() or re.search(r"[A-Z].*[A-Z]", w) else
+        return " ".join(w if said_as_written(w) else
                         {"id": "ID", "ids": "IDs", "url": "URL"}.get(w.lower(), w.lower()) for w in title.split())
     ws = spoken_key(key).split()
     if not ws:

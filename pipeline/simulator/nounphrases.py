@@ -169,7 +169,8 @@ def place(description: str, verb: str, phrase: str) -> str | None:
     request'), a preposition when the verb acts on something there ('... in a GitHub repository': 'in'),
     None when neither ('create the GitHub repository' would say another act)."""
     words = r"\s+".join(re.escape(w) for w in phrase.split())
-    if re.search(rf"\b{re.escape(verb)}\w*\s+{_BEFORE_NOUN}(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE):
+    between = r"(?:(?!(?:from|in|on|to|into|within|for|of|with|by|at)\b)[\w'-]+\s+){0,2}?"  # 'Remove Items from Library'
+    if re.search(rf"\b{re.escape(verb)}\w*\s+{_BEFORE_NOUN}{between}{words}\b", description, re.IGNORECASE):
         return ""
     found = re.search(rf"\b(in|on|to|from|within|into)\s+{_BEFORE_NOUN}(?:[\w'-]+\s+){{0,1}}?{words}\b", description,
                       re.IGNORECASE)  # a place the act happens in, not what it is for ('for a single album')

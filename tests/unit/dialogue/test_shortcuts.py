@@ -138,7 +138,7 @@ def test_a_title_is_said_without_its_bracketed_list() -> None:
     says 'the groups to include', never the list of codes after it."""
     schema = {"type": "string", "title": "Groups to include (single, album, appears_on, compilation)"}
     assert parameter_labels.label("include_groups", schema) == "groups to include"
-    assert parameter_labels.label("id", {"type": "string", "title": "Spotify Artist ID"}) == "spotify artist ID"
+    assert parameter_labels.label("id", {"type": "string", "title": "Spotify Artist ID"}) == "Spotify artist ID"  # a name keeps its capital
 
 
 def _user_text(request: UserRequest) -> str:

@@ -168,6 +168,7 @@ def test_a_verb_is_said_with_its_own_object_or_the_place_it_acts_in() -> None:
     assert _place(description, "create", "GitHub repository") == "in"
     assert _place("Add one or more items to a user's playlist.", "add", "playlist") == "to"
     assert _place("Get Spotify catalog information for a single album.", "get", "single album") is None
+    assert _place("Remove Items from Library. Remove items from the library.", "remove", "library") == "from"
 
 
 def test_an_api_heading_is_said_as_a_word_a_product_as_a_name() -> None:
