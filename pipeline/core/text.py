@@ -12,7 +12,7 @@ offline backend's roles and judges, the question planner and the evaluation.
   runs of letters and digits with inner apostrophes, hyphens or dots; "don't", "e-mail",
   "v1.2" are one token each). It does not split identifiers and must keep this exact form;
 * `sentences`: a text cut into sentences (after `.`, `!` or `?` and a space, and at line breaks);
-* `english` / `said_as_written`: whether the English lexicon knows a word, so a capitalised word it
+* `english` / `is_name` / `said_as_written`: whether the English lexicon knows a word, so a capitalised word it
   does not know ('Spotify', 'GitHub') is a name and keeps its capitals inside a sentence.
 """
 
@@ -173,8 +173,12 @@ def english(word: str) -> bool:
     return bool(getAllLemmas(word.lower()))
 
 
+def is_name(word: str) -> bool:
+    """A capitalised word the lexicon does not know: a product's or a place's name ('Spotify', 'Seattle')."""
+    return word[:1].isupper() and not english(word)
+
+
 def said_as_written(word: str) -> bool:
     """A word kept as written inside a sentence: an acronym ('ID'), a mixed-case word ('GitHub') or a
     product's name ('Spotify': capitalised, not in the lexicon); never a heading's common word ('Albums')."""
-    return (word.isupper() and len(word) > 1) or bool(re.search(r"[A-Z].*[A-Z]", word)) or \
-        (word[:1].isupper() and not english(word))
+    return (word.isupper() and len(word) > 1) or bool(re.search(r"[A-Z].*[A-Z]", word)) or is_name(word)

@@ -280,8 +280,7 @@ def bland(phrase: str) -> bool:
     """Whether a phrase names nothing in particular: bland words, adjectives and names only ('the number', 'the
     available information', 'an example', 'the Spotify URIs')."""
     words = phrase.split()  # a product's name says no more than the API it names ('Spotify catalog information')
-    return bool(words) and all(w.lower() in BLAND or _adjective(w) or (w[:1].isupper() and not text.english(w))
-                               for w in words)
+    return bool(words) and all(w.lower() in BLAND or _adjective(w) or text.is_name(w) for w in words)
 
 
 BLAND = set("example examples number numbers count open method methods type types status value values amount name names list "

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..core.text import english
+from ..core.text import is_name
 from ..dialogue import shortcuts
 from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
@@ -121,7 +121,7 @@ def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -
                                "a routine request", "a small job for this week"])
         return rng.choice([f"a {area} matter", f"our {area} work", f"something on the {area} side"])
     topic = spoken_phrase(topic)
-    if " " not in topic and topic[:1].isupper() and not english(topic):  # a product's name: 'Spotify', 'GitHub'
+    if " " not in topic and is_name(topic):  # a product's name: 'Spotify', 'GitHub'
         return rng.choice([f"something in {topic}", f"{phrasing.article(topic)} {topic} question", f"something on {topic}",
                            f"my {topic} account" if not job else f"our {topic} account", f"{phrasing.article(topic)} {topic} thing"])
     if " " not in topic and topic[:1].isupper():

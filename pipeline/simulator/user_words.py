@@ -245,7 +245,7 @@ def _named_only(phrase: str) -> str:
     """A phrase of a product's name and vague words ('Spotify catalog information') as the name alone,
     which is what a person says ('something in Spotify'); any other phrase as it is."""
     words = phrase.split()
-    names = [w for w in words if w[:1].isupper() and not text.english(w)]
+    names = [w for w in words if text.is_name(w)]
     return names[0] if len(names) == 1 and len(words) > 1 and words[-1].lower() in _WHATEVER else phrase
 
 
