@@ -111,10 +111,16 @@ META = frozenset("endpoint endpoints beta feedback deprecated warning api apis t
                  "unauthorized".split())
 
 
+# a sentence saying where or for whom the tool works ("Audiobooks are only available within the US, UK and
+# Australia markets") limits it; nobody asks for its places
+_LIMITS = re.compile(r"\bonly\s+(?:be\s+)?(?:available|supported|offered|works?)\b", re.IGNORECASE)
+
+
 def about(description: str) -> str:
     """`description` without its sentences about the API itself (`META`)."""
     sentences = re.split(r"(?<=[.!?])\s+|\n+", description)
-    kept = [s for s in sentences if not META & {w.lower().strip("_*`") for w in re.findall(r"[\w*`]+", s)}]
+    kept = [s for s in sentences if not META & {w.lower().strip("_*`") for w in re.findall(r"[\w*`]+", s)}
+            and not _LIMITS.search(s)]
     return " ".join(kept or sentences[:1])  # a description all about the API still says what the tool is for first
 
 

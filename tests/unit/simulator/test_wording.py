@@ -113,6 +113,8 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
     ("Transfer playback to a new device and optionally begin playback.", ["device"], ["begin playback"]),
     ("Start a new context or resume current playback on the user's active device.", ["context", "active device"],
      ["resume"]),
+    ("Get an audiobook's chapters. Audiobooks are only available within the US, UK and Australia markets.",
+     ["chapters"], ["Australia markets", "markets"]),
 ])
 def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
     said = noun_phrases(description, set())
