@@ -73,7 +73,7 @@ SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "sto
            "ref": "reference", "desc": "description", "addr": "address", "org": "organisation", "id": "ID",
            "ids": "IDs", "uom": "unit of measure", "eta": "arrival time", "sla": "service level", "dob": "birth date",
            "iban": "IBAN", "vat": "VAT", "url": "link", "msg": "message", "tz": "time zone",
-           "kg": "in kilograms", "km": "in kilometres", "cm": "in centimetres", "pct": "percentage",
+           "ms": "in milliseconds", "kg": "in kilograms", "km": "in kilometres", "cm": "in centimetres", "pct": "percentage",
            "hrs": "hours", "usd": "in US dollars", "eur": "in euros", "lbs": "in pounds", "max": "maximum",
            "min": "minimum", "avg": "average", "pos": "position", "cc": "cost center", "fx": "exchange",
            "rep": "representative", "rfq": "quote request", "hr": "HR"}

@@ -80,6 +80,11 @@ def _whole(key: str, schema: dict, rng: random.Random) -> int:
         lo, hi = _bounds(schema, 2024, 2027)
     elif "month" in ws:
         lo, hi = _bounds(schema, 1, 12)
+    elif ws & {"ms", "millis", "milliseconds"}:  # a time said in milliseconds: whole seconds, as a person picks it
+        lo, hi = _bounds(schema, 1000, 600000)
+        seconds = [v for v in range(1000, 600001, 1000) if lo <= v <= hi]
+        if seconds:
+            return rng.choice(seconds)
     elif ws & {"page", "pages"} and not ws & {"per", "size"}:
         lo, hi = _bounds(schema, 1, 5)
     elif ws & {"limit", "per", "size", "top", "take", "first", "last", "results", "k", "n"}:

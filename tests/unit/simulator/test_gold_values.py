@@ -115,6 +115,12 @@ def test_counts_numbers_and_ids_are_whole_even_when_typed_number() -> None:
     assert any(not float(values.gold_value("amount", {"type": "number"}, {}, rng)).is_integer() for _ in range(10))
 
 
+def test_a_time_in_milliseconds_is_whole_seconds_a_person_would_pick() -> None:
+    rng = random.Random(0)
+    said = [values.gold_value("position_ms", {"type": "integer"}, {}, rng) for _ in range(30)]
+    assert all(v % 1000 == 0 and 1000 <= v <= 600000 for v in said) and len(set(said)) > 10, said
+
+
 @pytest.mark.parametrize("key,schema,person", [
     ("era_name", {"description": "Name of the historical era"}, False), ("file_name", {}, False),
     ("repo_name", {}, False), ("branch_name", {}, False), ("display_name", {}, False),
@@ -218,7 +224,7 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     ("base", {"description": "The name of the branch you want the changes pulled into"}, "base branch"),
     ("closes", {"description": "Issue number this pull request closes"}, "issue number"),
     ("since", {}, "start time"), ("cost_center_code", None, "code for the cost center"), ("po_number", None, "purchase order number"),
-    ("closes", None, "closes"),
+    ("closes", None, "closes"), ("position_ms", {"type": "integer"}, "position in milliseconds"),
 ])
 def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
     assert parameter_labels.label(key, schema) == expected
