@@ -182,6 +182,11 @@ def _kind(schema: dict) -> Any:
     return kind
 
 
+# a list whose description says how many it holds
+_COUNTS = {"two": 2, "both": 2, "pair": 2, "three": 3}
+_COUNTED = re.compile(r"\b(two|both|pair|three)\b(?: of)?(?: the)? \w+s\b", re.IGNORECASE)
+
+
 def gold_value(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None = None) -> Any:
     """One value for parameter `key` that validates against `schema` and fits its meaning;
     `tool` (name, description) gives free text its domain words."""
@@ -201,6 +206,8 @@ def gold_value(key: str, schema: dict, persona: Persona, rng: random.Random, too
         # an item says what it holds by the list's words when it has none of its own
         item_schema = {**{k: schema[k] for k in ("title", "description") if schema.get(k)}, **items}
         n = rng.randint(max(1, schema.get("minItems", 1)), max(1, min(schema.get("maxItems", 3), 3)))
+        if said := _COUNTED.search(str(schema.get("description") or "")):  # 'the two teams who played'
+            n = _COUNTS[said.group(1).lower()]
         values: list[Any] = []
         for _ in range(n * 4):
             v = gold_value(key.removesuffix("s"), item_schema, persona, rng, tool)

@@ -124,15 +124,35 @@ ALIASES = {"teams": "team", "db": "database", "players": "player", "room": "room
 _GENERIC = {"name", "names", "id", "type", "title", "one", "two", "input", "string", "value", "s"}
 
 
-def lexicon_value(key: str, rng: random.Random) -> str | None:
+# a team of the sport the tool is about: a basketball game's teams are basketball teams (the first
+# sport its description names picks the list; 'football' alone is the game most of the world means)
+_SPORT_TEAMS = [
+    (r"american football|nfl", "Green Bay Packers|Dallas Cowboys|Kansas City Chiefs|Buffalo Bills|Philadelphia Eagles"),
+    (r"basketball|nba", "Milwaukee Bucks|Denver Nuggets|Miami Heat|Phoenix Suns|Sacramento Kings|Los Angeles Lakers|"
+                        "Golden State Warriors|Boston Celtics|Chicago Bulls|Toronto Raptors"),
+    (r"baseball|mlb", "Boston Red Sox|Los Angeles Dodgers|New York Yankees|Chicago Cubs|Seattle Mariners"),
+    (r"hockey|nhl", "Montreal Canadiens|Toronto Maple Leafs|Edmonton Oilers|Boston Bruins|Vancouver Canucks"),
+    (r"soccer|football|premier league|la liga|champions league",
+     "Borussia Dortmund|Inter Milan|Atletico Madrid|Chelsea|Tottenham Hotspur|Celtic|Benfica|Porto|Manchester United|"
+     "Real Madrid|Bayern Munich|Arsenal|FC Barcelona|Juventus|Liverpool|Paris Saint-Germain|Ajax"),
+]
+
+
+def _table(head: str, context: str) -> list[str]:
+    if head == "team" and (sport := re.search("|".join(rf"\b(?:{w})\b" for w, _ in _SPORT_TEAMS), context, re.I)):
+        return next(teams.split("|") for w, teams in _SPORT_TEAMS if re.fullmatch(w, sport.group(0).lower()))
+    return LEXICON[head]
+
+
+def lexicon_value(key: str, rng: random.Random, context: str = "") -> str | None:
     """A value from the table the key's head noun names (its last word that names a thing; digits
-    and generic words such as 'name' or 'type' skipped); None when no table fits."""
+    and generic words such as 'name' or 'type' skipped), the sport `context` (a tool's description)
+    names picking a team's; None when no table fits."""
     words = [re.sub(r"\d+$", "", w) for w in split_words(key)]
     joined = "".join(words)
     for w in [joined, *reversed([w for w in words if w and w not in _GENERIC])]:
         head = ALIASES.get(w, w)
-        if head in LEXICON:
-            return rng.choice(LEXICON[head])
-        if head.endswith("s") and head[:-1] in LEXICON:
-            return rng.choice(LEXICON[head[:-1]])
+        head = head if head in LEXICON else head[:-1] if head.endswith("s") and head[:-1] in LEXICON else ""
+        if head:
+            return rng.choice(_table(head, context))
     return None

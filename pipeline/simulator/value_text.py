@@ -248,7 +248,7 @@ def string_value(key: str, schema: dict, persona: Persona, rng: random.Random, t
     if kind in ("phrase", "tag", "identifier") and (listed := options(desc)):
         return rng.choice(listed)
     if kind in _BY_EXAMPLE and (given := examples(desc)):
-        known = lexicon_value(meaning_key(key, schema), rng) if kind in ("phrase", "title", "tag") else None
+        known = lexicon_value(meaning_key(key, schema), rng, tool.description if tool else "") if kind in ("phrase", "title", "tag") else None
         return known if known and rng.random() < 0.5 else rng.choice(given)
     fake = faker_for(persona, rng)
     shaped = _shaped_value(kind, key, schema, persona, rng, fake, tool)
@@ -341,7 +341,7 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
     if kind == "tag":
         if domains.domain_of(tool, persona) == "music" and "genre" not in ws:
             return rng.choice(domains.MUSIC_TAGS)  # a player's browse category
-        if known := lexicon_value(meaning_key(key, schema), rng):
+        if known := lexicon_value(meaning_key(key, schema), rng, tool.description if tool else ""):
             return known
         return rng.choice(domains.LABELS) if domains.domain_of(tool, persona) == "code" else \
             _slug(_thing(tool, persona, rng).split()[-1])
@@ -358,7 +358,7 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
         return _identifier(key, schema, rng)
     # anything else: a thing its head noun names ('team' -> a team), else a name of that thing
     shop = tool is not None and re.search(r"grocer|supermarket|walmart|safeway|whole foods|store", tool.description.lower())
-    if known := lexicon_value(meaning_key(key, schema), rng) or lexicon_value(("grocery " if shop else "") + key, rng) \
+    if known := lexicon_value(meaning_key(key, schema), rng, tool.description if tool else "") or lexicon_value(("grocery " if shop else "") + key, rng) \
             or lexicon_value(" ".join(meaning_words(key, schema)[:3]), rng):
         return known
     head = [w for w in split_words(key) if w not in FIELD_FILLER] or meaning_words(key, schema)[:1] or ["entry"]
@@ -388,7 +388,7 @@ def _query(key: str, schema: dict, persona: Persona, rng: random.Random, tool: T
 
 def _title(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None) -> str:
     """A title: of a work its key names (a song, a game), of a piece of code work, else of a task."""
-    if "subject" not in split_words(key) and (known := lexicon_value(meaning_key(key, schema), rng)):
+    if "subject" not in split_words(key) and (known := lexicon_value(meaning_key(key, schema), rng, tool.description if tool else "")):
         return known  # a song's or a game's title; a 'subject' is an e-mail's or a ticket's
     if domains.domain_of(tool, persona) == "code":
         thing = domains.code_thing(rng)

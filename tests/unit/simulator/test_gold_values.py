@@ -372,3 +372,16 @@ def test_slot_values_are_the_same_for_the_same_seed() -> None:
     for tool in (SEARCH_SPOTIFY, SEARCH_ISSUES, SPORTS):
         assert _slot_values(tool, range(5)) == _slot_values(tool, range(5))
         assert len({json.dumps(a) for a in _slot_values(tool, range(10))}) >= 8
+
+
+GAME = Tool(name="game_result.get_winner", description="Get the winner of a specific basketball game.",
+            parameters={"type": "object", "required": ["teams"], "properties": {
+                "teams": {"type": "array", "items": {"type": "string"},
+                          "description": "List of two teams who played the game."}}})
+
+
+def test_a_game_s_teams_play_its_sport_and_a_list_holds_the_count_it_says() -> None:
+    basketball = {"Milwaukee Bucks", "Denver Nuggets", "Miami Heat", "Phoenix Suns", "Sacramento Kings",
+                  "Los Angeles Lakers", "Golden State Warriors", "Boston Celtics", "Chicago Bulls", "Toronto Raptors"}
+    for args in _slot_values(GAME, range(12)):
+        assert len(args["teams"]) == 2 and set(args["teams"]) <= basketball, args
