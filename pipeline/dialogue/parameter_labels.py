@@ -72,7 +72,7 @@ SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "sto
            "no": "number", "amt": "amount", "dept": "department", "emp": "employee", "mgr": "manager",
            "ref": "reference", "desc": "description", "addr": "address", "org": "organisation", "id": "ID",
            "ids": "IDs", "uom": "unit of measure", "eta": "arrival time", "sla": "service level", "dob": "birth date",
-           "iban": "IBAN", "vat": "VAT", "url": "link", "msg": "message", "tz": "time zone",
+           "iban": "IBAN", "vat": "VAT", "url": "link", "msg": "message", "func": "function", "tz": "time zone",
            "ms": "in milliseconds", "kg": "in kilograms", "km": "in kilometres", "cm": "in centimetres", "pct": "percentage",
            "hrs": "hours", "usd": "in US dollars", "eur": "in euros", "lbs": "in pounds", "max": "maximum",
            "min": "minimum", "avg": "average", "pos": "position", "cc": "cost center", "fx": "exchange",
@@ -109,7 +109,7 @@ def label(key: str, schema: dict | None = None) -> str:
         return SINGLE[ws[0]]
     if len(ws) == 1 and description and (ws[0] in AMBIGUOUS or (len(ws[0]) <= 2 and ws[0] not in SPELLED)):
         phrase = noun_phrase(description)
-        if phrase and ws[0] in MODIFIER_KEYS:
+        if phrase and ws[0] in MODIFIER_KEYS and phrase.split()[0] != ws[0]:  # not 'base triangle' for 'the base of the triangle'
             head = phrase.split()[-1]
             return f"{ws[0]} {head}" if head != ws[0] else phrase
         if phrase:
