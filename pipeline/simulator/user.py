@@ -216,7 +216,9 @@ def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
         return (rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."]) if about
                 else rng.choice(["Not sure, sorry.", "No idea what it's called.", "Don't know the name."]))
     known = rng.choice(_KNOWN).format(a=about) if about else rng.choice(_KNOWN_NOTHING)
-    return finish(voice, f"{rng.choice(_UNSURE)}, {known}{rng.choice(_SOFTENERS)}.")
+    unsure = rng.choice(_UNSURE)
+    soft = rng.choice([s for s in _SOFTENERS if "honest" not in s or "Honest" not in unsure])  # said once is enough
+    return finish(voice, f"{unsure}, {known}{soft}.")
 
 
 def stated_values(request: UserRequest, keys: list[str], rng: random.Random, override: dict[str, Any] | None = None) -> str:

@@ -283,3 +283,12 @@ def test_vague_answers_across_a_run_seldom_repeat_a_sentence(tools, personas) ->
     for i in range(40):
         said.update(set(user.sentences(user._vague(state, random.Random(i), Voice.of(personas[0])))))
     assert said and max(said.values()) <= 2, said.most_common(3)
+
+
+def test_a_vague_answer_says_honestly_once(tools, personas) -> None:
+    import random
+
+    state = _state(tools, personas, 0, persona=personas[0])
+    for i in range(300):
+        said = user._vague(state, random.Random(i), Voice.of(personas[0])).lower()
+        assert said.count("honest") <= 1, said
