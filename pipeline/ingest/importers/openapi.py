@@ -28,7 +28,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ...core.text import stems
 from ..common import Candidate, Extracted, Note, RefError, json_type_name, map_schema, resolve_pointer
 from .openapi_args import Arg, settle
 from .openapi_schema import (
@@ -48,12 +47,9 @@ _ANY_JSON = re.compile(r"^\*/\*(\s*;.*)?$|^[\w.*-]+/([\w.-]+\+)?json(\s*;.*)?$",
 _FORM_MEDIA = re.compile(r"^(application/x-www-form-urlencoded|multipart/form-data)(\s*;.*)?$", re.IGNORECASE)
 
 
-def _join_text(summary: Any, description: Any) -> str:
-    """The summary, then the description; a summary whose every word the description already says
-    ('Seek To Position' before 'Seeks to the given position...') is left out, as a heading adds nothing
-    to the text a model or a user reads but a second, title-cased wording of the same act."""
-    texts = [p.strip() for p in (summary, description) if isinstance(p, str) and p.strip()]
-    if len(texts) == 2 and (texts[1].startswith(texts[0]) or set(stems(texts[0])) <= set(stems(texts[1]))):
+def _join_text(*parts: Any) -> str:
+    texts = [p.strip() for p in parts if isinstance(p, str) and p.strip()]
+    if len(texts) == 2 and texts[1].startswith(texts[0]):
         texts = texts[1:]
     out = ""
     for text in texts:

@@ -241,14 +241,3 @@ def test_deprecated_operations_are_named_in_a_warning_not_imported(tmp_path: Pat
     with pytest.raises(InputError) as info:
         load_catalog(write(tmp_path / "old.json", doc))
     assert info.value.problems == [f"{tmp_path / 'old.json'}: no operations found: all 3 operations are marked deprecated"]
-
-
-def test_a_summary_the_description_restates_is_left_out_one_that_adds_words_is_kept(tmp_path: Path) -> None:
-    doc = {"openapi": "3.0.3", "info": {"title": "Music", "version": "1"},
-           "paths": {"/seek": {"put": {"operationId": "seek", "summary": "Seek To Position",
-                                       "description": "Seeks to the given position in the playing track."}},
-                     "/cover": {"get": {"operationId": "cover", "summary": "Get Playlist Cover Image",
-                                        "description": "Get the current image of a playlist."}}}}
-    tools = {t.name: t for t in read_catalog(write(tmp_path / "music.json", doc)).tools}
-    assert tools["seek"].description == "Seeks to the given position in the playing track."
-    assert tools["cover"].description == "Get Playlist Cover Image. Get the current image of a playlist."
