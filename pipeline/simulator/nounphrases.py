@@ -13,7 +13,7 @@ import re
 from lemminflect import getAllLemmas
 
 from ..core import text
-from ..core.text import DESCRIPTION_FILLER
+from ..core.text import DESCRIPTION_FILLER, STOP, stems
 from ..dialogue import shortcuts
 from .wording import USER_CHATTER
 
@@ -116,9 +116,19 @@ META = frozenset("endpoint endpoints beta feedback deprecated warning api apis t
 _LIMITS = re.compile(r"\bonly\s+(?:be\s+)?(?:available|supported|offered|works?)\b", re.IGNORECASE)
 
 
+def _heading(sentence: str, rest: str) -> bool:
+    """A Title Case heading whose words the rest of the description says ('Seek To Position. Seeks to the
+    given position...'): a second wording of the act, whose words people never say ('the seek')."""
+    words = re.findall(r"[\w'’]+", sentence)
+    return bool(words) and all(w[:1].isupper() or w.lower() in STOP for w in words) and \
+        set(stems(sentence)) <= set(stems(rest))
+
+
 def about(description: str) -> str:
-    """`description` without its sentences about the API itself (`META`)."""
+    """`description` without a heading it restates (`_heading`) and its sentences about the API itself (`META`)."""
     sentences = re.split(r"(?<=[.!?])\s+|\n+", description)
+    if len(sentences) > 1 and _heading(sentences[0], " ".join(sentences[1:])):
+        sentences = sentences[1:]
     kept = [s for s in sentences if not META & {w.lower().strip("_*`") for w in re.findall(r"[\w*`]+", s)}
             and not _LIMITS.search(s)]
     return " ".join(kept or sentences[:1])  # a description all about the API still says what the tool is for first
@@ -181,6 +191,24 @@ def place(description: str, verb: str, phrase: str) -> str | None:
     found = re.search(rf"\b(in|on|to|from|within|into)\s+{_BEFORE_NOUN}(?:[\w'-]+\s+){{0,1}}?{words}\b", description,
                       re.IGNORECASE)  # a place the act happens in, not what it is for ('for a single album')
     return found.group(1).lower() if found else None
+
+
+_LINKS = "of|for|in|from|between|on|to|within|across|by|into"
+
+
+def linked(description: str, first: str, second: str) -> tuple[str, str, str] | None:
+    """Two phrases as the description ties them, the one it says first leading ('the winner of a
+    basketball game': ('winner', 'of', 'basketball game')); None when no preposition ties them, as
+    'the winner, along with the game' would claim a relation the description never states."""
+    for lead, tail in ((first, second), (second, first)):
+        words = [r"\s+".join(re.escape(w) for w in p.split()) for p in (lead, tail)]
+        found = re.search(rf"\b{words[0]}\s+((?:\w+ed\s+)?(?:{_LINKS}))\s+{_BEFORE_NOUN}(?:[\w-]+(?:['’]s)?\s+){{0,3}}?"
+                          rf"{words[1]}\b", description, re.IGNORECASE)  # 'episodes saved in the user's library'
+        if found:
+            return lead, " ".join(found.group(1).lower().split()), tail
+        if re.search(rf"\b{words[1]}['’]s?\s+{words[0]}\b", description, re.IGNORECASE):  # 'an album's tracks'
+            return lead, "of", tail
+    return None
 
 
 # words before a noun that may be all that tells two tools apart ('a single album' / 'several albums',

@@ -17,7 +17,7 @@ from ..dialogue.parameter_labels import is_plural, label
 from ..llm.requests import UserRequest
 from . import phrasing
 from .goal_text import employed
-from .nounphrases import UNCOUNTABLE, place, the
+from .nounphrases import UNCOUNTABLE, linked, place, the
 from .seeding import seeded
 from .user_words import (
     act_separates,
@@ -73,9 +73,13 @@ _TERSE = ["need help with {a}", "quick question about {a}", "help with {a}, plea
 _LOOSE = {"S": ["I have a quick question", "I need a hand with something", "I could use some help with something",
                 "there's something I'd like to get done today", "I've been meaning to ask you about something",
                 "I'm stuck on something and could use some help", "I need help with something small",
-                "I'm trying to sort something out", "there's something I can't figure out on my own"],
+                "I'm trying to sort something out", "there's something I can't figure out on my own",
+                "I ran into something and I'm not sure what to do", "I wonder if you can help me out",
+                "there's a thing I keep putting off", "I'm not sure who else to ask about this"],
           "Q": ["could you help me with something", "could you give me a hand with something",
-                "would you be able to help me with something", "can I ask you about something"]}
+                "would you be able to help me with something", "can I ask you about something",
+                "do you have a moment", "could you point me in the right direction", "mind helping me out",
+                "can you help me figure something out", "are you free to look at something"]}
 _TERSE_LOOSE = ["quick question", "need help with something", "can you help with something?", "got a minute?"]
 
 
@@ -163,7 +167,7 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
         frame = rng.choice(terse).format(a=about) if about else rng.choice(_TERSE_LOOSE)
         said = _joined(greeting(voice, rng), frame[:1].upper() + frame[1:])
         return (finish(voice, said if said.endswith("?") else said + ".") + " " + end).strip()
-    who = _who(request, rng, area)
+    who = _who(request, rng, "day-to-day" if about and area in about else area)  # the area said once, not twice
     asks = _ASKS["formal" if voice.formal else "anxious" if voice.anxious else "plain"]
     kind = "S" if voice.upbeat else rng.choice("SQ" if not who else "SSQ")  # an upbeat person exclaims, not asks
     frames = [f for f in asks[kind] if "question" not in f] if about and "question" in about else asks[kind]
@@ -197,7 +201,6 @@ _FOR_AT_WORK = [", so I can report back to my team", ", since that's what my man
                 " for the review we have on Friday"]
 # the parameters the user can give, said after the need ("..., and I can give you the country")
 _HELD = [", and I can give you {r}", ", and I can tell you {r}", ", and I can give you {r} as well"]
-_MORE = [", along with {r}", ", including {r}", ", together with {r}"]
 _DETAIL_LEADS = {"plain": ["", "", "Sure, ", "Right, so ", "Okay, so ", "To clarify, ", "Sorry, I should have said, ",
                            "Sorry, I should have been clearer, ", "Sorry, I wasn't clear, ", "Sorry, I meant to say, "],
                  "formal": ["To be precise, ", "Of course, ", "", "To clarify, ", "Apologies, I should have been clearer, "]}
@@ -217,16 +220,20 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
         [spoken_phrase(p) for p in found if not p.endswith(" ones")] or [spoken_phrase(found[0])]
     held = [p for p in found if p in taken and spoken_phrase(p) not in subjects]
     only = [p for p in found if p.endswith(" ones")]
+    # a second thing is said as the description ties it to the first ('the winner of the game'); untied, it
+    # is one more thing of interest ('the comments and the discussion'), never a second object of the act
+    # ('delete the file and the GitHub repository' would ask for another act)
+    pair = linked(request.tool.description, subjects[0], subjects[1]) if subjects[1:] else None
+    head, thing = (pair[0], f"{the(pair[0])} {pair[1]} {the(pair[2])}") if pair else (subjects[0], the(subjects[0]))
     act = action_verb(request)
-    where = place(request.tool.description, act, subjects[0]) if act else None
-    if act and where is not None and (rng.random() < 0.6 or act_separates(request, act)):  # what it does, then to what
-        core = rng.choice(_DO).format(v=act, a=f"something {where} {the(subjects[0])}" if where else the(subjects[0]))
+    where = place(request.tool.description, act, head) if act else None
+    untied = bool(subjects[1:]) and not pair
+    if act and where is not None and (rng.random() < (0.3 if untied else 0.6) or act_separates(request, act)):
+        core = rng.choice(_DO).format(v=act, a=f"something {where} {thing}" if where else thing)  # what it does, to what
     else:
-        core = rng.choice(_WANT).format(a=the(subjects[0]))
+        core = rng.choice(_WANT).format(a=listing(subjects[:2]) if untied else thing)
     if only:
         core += f", only the {only[0]}"
-    if subjects[1:]:
-        core += rng.choice(_MORE).format(r=listing(subjects[1:3]))
     if held:
         core += rng.choice(_HELD).format(r=listing(held[:2]))
     elif rng.random() < (0.25 if _gave_reason(request) else 0.8):  # one reason is enough, said again it nags
@@ -234,7 +241,9 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     stop = "?" if core.startswith("can you") else "."
     if voice.terse:
         return core[:1].upper() + core[1:] + stop
-    lead = rng.choice(_DETAIL_LEADS["formal" if voice.formal else "plain"])
+    before = [m.content.lower() for m in request.history if m.role == "user"]  # 'To clarify, ... To clarify, ...'
+    lead = rng.choice([x for x in _DETAIL_LEADS["formal" if voice.formal else "plain"]
+                       if not x or not any(b.startswith(x.lower()) for b in before)])
     said = _joined(lead, core[:1].upper() + core[1:]) if lead else core[:1].upper() + core[1:]
     said += ", if that helps." if voice.anxious and stop == "." and rng.random() < 0.5 else stop
     end = closing(voice, rng, request.tool.description) if rng.random() < 0.3 else ""

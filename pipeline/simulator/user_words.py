@@ -310,6 +310,8 @@ def act_separates(request: UserRequest, act: str) -> bool:
 
 # words that follow a noun, not an imperative verb, at a description's start
 _NOT_AFTER_VERB = frozenset("for of in on with that which to and or is are".split())
+# what an API does, not what a person asks for: 'I want to return the execution status' says a refund
+_API_ONLY_VERBS = frozenset({"return", "yield", "output"})
 
 
 def action_verb(request: UserRequest) -> str | None:
@@ -320,7 +322,7 @@ def action_verb(request: UserRequest) -> str | None:
     if after.lower() in _NOT_AFTER_VERB:
         return None  # 'Tools for GitHub Projects': a noun, not a verb
     banned = said_banned(request, answering=bool(request.history))
-    if len(verb) < 3 or shortcuts.stem(verb) in banned or verb in USER_CHATTER:
+    if len(verb) < 3 or shortcuts.stem(verb) in banned or verb in USER_CHATTER or verb in _API_ONLY_VERBS:
         return None
     if verb in shortcuts.GENERIC and not (request.history and act_separates(request, verb)):
         return None

@@ -292,3 +292,30 @@ def test_a_vague_answer_says_honestly_once(tools, personas) -> None:
     for i in range(300):
         said = user._vague(state, random.Random(i), Voice.of(personas[0])).lower()
         assert said.count("honest") <= 1, said
+
+
+def test_an_opening_names_the_work_area_once(tools, personas) -> None:
+    import random
+
+    from utcgen.pipeline.simulator.user_openings import work_area
+
+    checked = 0
+    for i in range(120):
+        state = _state(tools, personas, i)
+        area = work_area(state)
+        if area == "day-to-day":
+            continue
+        checked += 1
+        said = user_openings.opening(state, random.Random(i), Voice.of(state.persona)).lower()
+        assert said.count(area.lower()) <= 1, said
+    assert checked > 20
+
+
+def test_an_api_s_return_is_no_act_a_person_asks_for(tools, personas) -> None:
+    """'Return the execution status of a payment': the user wants to see it, not to send it back."""
+    state = _state(tools, personas, 0)
+    for description, verb in (("Return the execution status of a payment.", None),
+                              ("Returns the open balance of a customer.", None),
+                              ("Approve the expense report of an employee.", "approve")):
+        tool = Tool(name="payment_tool", description=description, parameters=state.tool.parameters)
+        assert user_words.action_verb(state.model_copy(update={"tool": tool, "distractors": []})) == verb, description

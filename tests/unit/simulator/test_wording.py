@@ -4,6 +4,7 @@ assistant reads back whole, and no sentence said twice by one speaker."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
@@ -173,6 +174,36 @@ def test_a_verb_is_said_with_its_own_object_or_the_place_it_acts_in() -> None:
     assert _place("Remove Items from Library. Remove items from the library.", "remove", "library") == "from"
 
 
+def test_a_heading_the_description_restates_is_not_read_one_that_adds_words_is() -> None:
+    from utcgen.pipeline.simulator.nounphrases import about
+
+    assert about("Seek To Position. Seeks to the given position in the playing track.") == \
+        "Seeks to the given position in the playing track."
+    assert "seek" not in [p.lower() for p in noun_phrases("Seek To Position. Seeks to the given position.", set())]
+    assert about("Get Playlist Cover Image. Get the image of a playlist.").startswith("Get Playlist Cover Image.")
+
+
+def test_two_things_are_said_together_only_as_the_description_ties_them() -> None:
+    from utcgen.pipeline.simulator.nounphrases import linked
+
+    assert linked("Delete a file from a GitHub repository.", "file", "GitHub repository") == \
+        ("file", "from", "GitHub repository")
+    assert linked("List repository security advisories for a GitHub organization.", "GitHub organization",
+                  "repository security advisories") == ("repository security advisories", "for", "GitHub organization")
+    assert linked("Retrieve the compatibility score between two Zodiac signs.", "Zodiac signs",
+                  "compatibility score") == ("compatibility score", "between", "Zodiac signs")
+    assert linked("Get an album's tracks.", "album", "tracks") == ("tracks", "of", "album")
+    assert linked("Get the episodes saved in the current Spotify user's library.", "library", "episodes") == \
+        ("episodes", "saved in", "library")
+    assert linked("Get details of the teams the user is a member of.", "member", "teams") is None
+
+
+def test_a_detail_never_joins_an_untied_thing_to_the_act(scenario_run: dict[str, Any]) -> None:
+    """'I'd like to delete the file, along with the GitHub repository' asks for a second deletion."""
+    said = [m.content for d in scenario_run["every"] for m in d.messages if m.role == "user" and m.content]
+    assert len(said) > 100 and not [s for s in said if re.search(r", (?:along with|together with|including) the ", s)]
+
+
 def test_an_api_heading_is_said_as_a_word_a_product_as_a_name() -> None:
     from utcgen.pipeline.simulator.user_openings import _about
 
@@ -223,3 +254,18 @@ def test_the_assistant_offers_acts_only_on_what_each_act_is_done_to() -> None:
     two = [tools[1], Tool(name="skip-next", description="Skip the next track in the queue.", parameters=params)]
     solo = [_question(two, frozenset(), random.Random(seed))[0] for seed in range(6)]
     assert all("set the volume" in q for q in solo), solo  # each phrase its verb's object: acts are said
+
+
+def test_a_user_does_not_start_two_turns_with_the_same_lead(scenario_run: dict[str, Any]) -> None:
+    """'To clarify, it has to do with the shows.' then 'To clarify, I'm looking into the shows.'"""
+    from utcgen.pipeline.simulator.user_openings import _DETAIL_LEADS
+
+    leads = {x.lower() for x in (*_DETAIL_LEADS["plain"], *_DETAIL_LEADS["formal"]) if x}
+    checked = 0
+    for d in scenario_run["every"]:
+        started = [next((x for x in leads if m.content.lower().startswith(x)), None)
+                   for m in d.messages if m.role == "user" and m.content]
+        started = [x for x in started if x]
+        checked += len(started)
+        assert len(started) == len(set(started)), (d.id, started)
+    assert checked > 30
