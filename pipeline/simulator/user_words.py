@@ -229,10 +229,11 @@ def topic_phrase(request: UserRequest) -> str | None:
     # what the description leads with is its subject; a later sentence's phrase is a detail ('Australia markets')
     lead = re.split(r"(?<=[.!?])\s+", about(tool.description).strip())
     first = " ".join(lead[:2]).lower()
+    held = {label(k, s or {}).lower() for k, s in tool.properties.items()}  # a value the user gives: 'my owner'
     for phrase in noun_phrases(tool.description, said_banned(request)):
         said = text.stems(phrase)
         shared = sum(all(grounding.fits(s, bag) for s in said) for bag in bags)
-        if shared and not bland(phrase):
+        if shared and not bland(phrase) and phrase.lower() not in held:
             scored.append((-shared - (len(said) > 1), phrase.lower() not in first, len(phrase), phrase))
     return _named_only(sorted(scored)[0][3]) if scored else None
 

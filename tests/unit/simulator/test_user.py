@@ -319,3 +319,16 @@ def test_an_api_s_return_is_no_act_a_person_asks_for(tools, personas) -> None:
                               ("Approve the expense report of an employee.", "approve")):
         tool = Tool(name="payment_tool", description=description, parameters=state.tool.parameters)
         assert user_words.action_verb(state.model_copy(update={"tool": tool, "distractors": []})) == verb, description
+
+
+def test_the_topic_of_an_opening_is_never_a_value_the_user_gives(personas) -> None:
+    """'Delete a GitHub repository after the user confirms the exact owner': not 'help me with my owner'."""
+    params = {"type": "object", "required": ["owner", "repo"], "properties": {"owner": {"type": "string"},
+                                                                               "repo": {"type": "string"}}}
+    seed = Tool(name="remove_project", description="Remove a project after the user confirms the exact owner.",
+                parameters=params)
+    others = [Tool(name=f"t{i}", description=f"{verb} a file of an owner.", parameters=params)
+              for i, verb in enumerate(("Archive", "Copy", "Rename"))]
+    request = UserRequest(tool=seed, distractors=others, persona=personas[0], goal="", gold_arguments={},
+                          history=[], phase="tool_selection", seed=0)
+    assert user_words.topic_phrase(request) != "owner"
