@@ -84,6 +84,11 @@ KEEP_ORDER = frozenset("of for in on to by per at with from into than can could 
                        "will may allow allows include includes use uses".split())
 
 
+# keys whose word says little of what they hold, though their values are what the word says (a 'content'
+# is a text): the label reads their description ('the emoji reaction type is confused')
+_SAYS_LITTLE = frozenset({"content"})
+
+
 _OPERATION_VERBS = frozenset("get list create update delete search find fetch retrieve remove add check save".split())
 
 
@@ -107,7 +112,8 @@ def label(key: str, schema: dict | None = None) -> str:
     description = str((schema or {}).get("description") or "")
     if len(ws) == 1 and ws[0] in SINGLE:
         return SINGLE[ws[0]]
-    if len(ws) == 1 and description and (ws[0] in AMBIGUOUS or (len(ws[0]) <= 2 and ws[0] not in SPELLED)):
+    if len(ws) == 1 and description and (ws[0] in AMBIGUOUS or ws[0] in _SAYS_LITTLE
+                                         or (len(ws[0]) <= 2 and ws[0] not in SPELLED)):
         phrase = noun_phrase(description)
         if phrase and ws[0] in MODIFIER_KEYS and phrase.split()[0] != ws[0]:  # not 'base triangle' for 'the base of the triangle'
             head = phrase.split()[-1]

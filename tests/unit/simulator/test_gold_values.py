@@ -226,6 +226,7 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     ("since", {}, "start time"), ("cost_center_code", None, "code for the cost center"), ("po_number", None, "purchase order number"),
     ("closes", None, "closes"), ("position_ms", {"type": "integer"}, "position in milliseconds"),
     ("base", {"description": "The base of the triangle."}, "base of the triangle"), ("func", None, "function"),
+    ("content", {"description": "The emoji reaction type", "enum": ["+1", "laugh"]}, "emoji reaction type"),
 ])
 def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
     assert parameter_labels.label(key, schema) == expected
