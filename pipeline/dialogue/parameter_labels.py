@@ -72,7 +72,7 @@ SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "sto
            "no": "number", "amt": "amount", "dept": "department", "emp": "employee", "mgr": "manager",
            "ref": "reference", "desc": "description", "addr": "address", "org": "organisation", "id": "ID",
            "ids": "IDs", "uom": "unit of measure", "eta": "arrival time", "sla": "service level", "dob": "birth date",
-           "iban": "IBAN", "vat": "VAT", "url": "link", "msg": "message", "func": "function", "tz": "time zone",
+           "iban": "IBAN", "vat": "VAT", "url": "link", "msg": "message", "func": "function", "loc": "location", "tz": "time zone",
            "ms": "in milliseconds", "kg": "in kilograms", "km": "in kilometres", "cm": "in centimetres", "pct": "percentage",
            "hrs": "hours", "usd": "in US dollars", "eur": "in euros", "lbs": "in pounds", "max": "maximum",
            "min": "minimum", "avg": "average", "pos": "position", "cc": "cost center", "fx": "exchange",

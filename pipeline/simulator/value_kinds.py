@@ -8,7 +8,10 @@ import re
 
 from ..core.text import key_words, split_words
 from ..dialogue import person_names
-from ..dialogue.parameter_labels import AMBIGUOUS, SINGLE, noun_phrase
+from ..dialogue.parameter_labels import AMBIGUOUS, SINGLE, SPELLED, noun_phrase
+
+# abbreviated keys whose spelled-out word says what they hold (`parameter_labels.SPELLED`)
+_SHORT_FOR = frozenset({"loc", "func", "addr", "desc", "qty", "amt", "dept", "msg"})
 
 
 def meaning_key(key: str, schema: dict) -> str:
@@ -16,6 +19,8 @@ def meaning_key(key: str, schema: dict) -> str:
     (`closes` -> "closes issue number"), so the value is chosen by what the parameter holds."""
     ws = key_words(key, schema)  # an importer's rename (`query_ids`, titled "IDs") holds what the name means
     key = " ".join(ws) if ws != split_words(key) else key
+    if len(ws) == 1 and ws[0] in _SHORT_FOR:  # 'loc': a location, not a grocery of the shop's description
+        return SPELLED[ws[0]]
     if len(ws) == 1 and (ws[0] in AMBIGUOUS or len(ws[0]) <= 2):
         return " ".join([ws[0], SINGLE.get(ws[0], ""), noun_phrase(str(schema.get("description") or ""))]).strip()
     return key
@@ -38,6 +43,7 @@ def string_kind(key: str, schema: dict) -> str:
         ("phone", bool(ws & {"phone", "mobile", "telephone", "fax"})),
         ("sha", bool(ws & {"sha", "hash", "digest", "revision"}) or ws == {"commit"} or {"commit", "id"} <= ws),
         ("color", bool(ws & {"color", "colour"})),
+        ("dimensions", bool(ws & {"size", "dimensions"}) and bool(re.search(r"\bwidth\b.*\bheight\b|\bw\s*x\s*h\b", desc))),
         ("timezone", bool(ws & {"timezone", "tz"}) or {"time", "zone"} <= ws),
         ("currency", "currency" in ws), ("country", bool(ws & {"country", "market"})),
         ("locale", "locale" in ws), ("language", bool(ws & {"language", "lang"})),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import re
 
+from ..core.records import Tool
 from ..core.text import split_words
 
 _TABLE = """
@@ -144,10 +145,11 @@ def _table(head: str, context: str) -> list[str]:
     return LEXICON[head]
 
 
-def lexicon_value(key: str, rng: random.Random, context: str = "") -> str | None:
+def lexicon_value(key: str, rng: random.Random, tool: Tool | None = None) -> str | None:
     """A value from the table the key's head noun names (its last word that names a thing; digits
-    and generic words such as 'name' or 'type' skipped), the sport `context` (a tool's description)
-    names picking a team's; None when no table fits."""
+    and generic words such as 'name' or 'type' skipped), the sport the `tool`'s description names
+    picking a team's; None when no table fits."""
+    context = tool.description if tool else ""
     words = [re.sub(r"\d+$", "", w) for w in split_words(key)]
     joined = "".join(words)
     for w in [joined, *reversed([w for w in words if w and w not in _GENERIC])]:

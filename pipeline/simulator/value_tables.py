@@ -46,3 +46,7 @@ DIAL = {"US": "+1", "CA": "+1", "GB": "+44", "IE": "+353", "AU": "+61", "NZ": "+
         "VN": "+84", "ID": "+62", "MY": "+60", "PH": "+63"}
 
 SPOTIFY_KINDS = ("track", "album", "artist", "playlist", "show", "episode", "audiobook", "chapter", "user")
+
+# kinds whose value is one of a few a person would give: a file's media type, a canvas's 'width by height'
+CHOICES = {"mime": ["application/json", "text/csv", "application/pdf", "text/plain", "image/png"],
+           "dimensions": ["12x16", "16x20", "18x24", "24x36", "30x40", "11x14", "20x30"]}

@@ -27,8 +27,8 @@ from ..dialogue.values import BIRTH_WORDS, implausible
 from . import domains
 from .nounphrases import noun_phrases
 from .value_kinds import examples, meaning_key, options, string_kind
-from .value_lexicon import lexicon_value
-from .value_tables import BODY, DIAL, LANGUAGES, LOCALES, MODIFIERS, ORGANISATIONS, SPOTIFY_KINDS, VERBS, WHEN
+from .value_lexicon import LEXICON, lexicon_value
+from .value_tables import BODY, CHOICES, DIAL, LANGUAGES, LOCALES, MODIFIERS, ORGANISATIONS, SPOTIFY_KINDS, VERBS, WHEN
 
 # words that say what kind of field something is, not what it is about
 FIELD_FILLER = STOP | set(
@@ -248,7 +248,7 @@ def string_value(key: str, schema: dict, persona: Persona, rng: random.Random, t
     if kind in ("phrase", "tag", "identifier") and (listed := options(desc)):
         return rng.choice(listed)
     if kind in _BY_EXAMPLE and (given := examples(desc)):
-        known = lexicon_value(meaning_key(key, schema), rng, tool.description if tool else "") if kind in ("phrase", "title", "tag") else None
+        known = lexicon_value(meaning_key(key, schema), rng, tool) if kind in ("phrase", "title", "tag") else None
         return known if known and rng.random() < 0.5 else rng.choice(given)
     fake = faker_for(persona, rng)
     shaped = _shaped_value(kind, key, schema, persona, rng, fake, tool)
@@ -286,8 +286,10 @@ def _shaped_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
         return f"{dial} {rng.randint(200, 989)} {rng.randint(100, 999)} {rng.randint(1000, 9999)}"
     if kind == "sha":
         return fake.sha1()[: rng.choice([7, 40])]
-    if kind == "color":
-        return fake.hex_color()
+    if kind == "color":  # a label's colour is a hex code ('without the #' when told so); a painting's is a word
+        said = str(schema.get("description") or "").lower()
+        code = fake.hex_color().removeprefix("#" if "without" in said else "")
+        return code if re.search(r"\bhex|#", said) else rng.choice(LEXICON["color"])
     if kind == "timezone":
         return str(attrs.get("timezone") or fake.timezone())
     if kind == "currency":
@@ -301,9 +303,7 @@ def _shaped_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
         return LANGUAGES.get(country(persona), "en")
     if kind == "version":
         return f"{rng.randint(1, 5)}.{rng.randint(0, 12)}.{rng.randint(0, 9)}"
-    if kind == "mime":
-        return rng.choice(["application/json", "text/csv", "application/pdf", "text/plain", "image/png"])
-    return None
+    return rng.choice(CHOICES[kind]) if kind in CHOICES else None
 
 
 def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: random.Random, fake: Faker,
@@ -341,7 +341,7 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
     if kind == "tag":
         if domains.domain_of(tool, persona) == "music" and "genre" not in ws:
             return rng.choice(domains.MUSIC_TAGS)  # a player's browse category
-        if known := lexicon_value(meaning_key(key, schema), rng, tool.description if tool else ""):
+        if known := lexicon_value(meaning_key(key, schema), rng, tool):
             return known
         return rng.choice(domains.LABELS) if domains.domain_of(tool, persona) == "code" else \
             _slug(_thing(tool, persona, rng).split()[-1])
@@ -358,8 +358,8 @@ def _worded_value(kind: str, key: str, schema: dict, persona: Persona, rng: rand
         return _identifier(key, schema, rng)
     # anything else: a thing its head noun names ('team' -> a team), else a name of that thing
     shop = tool is not None and re.search(r"grocer|supermarket|walmart|safeway|whole foods|store", tool.description.lower())
-    if known := lexicon_value(meaning_key(key, schema), rng, tool.description if tool else "") or lexicon_value(("grocery " if shop else "") + key, rng) \
-            or lexicon_value(" ".join(meaning_words(key, schema)[:3]), rng):
+    if known := lexicon_value(meaning_key(key, schema), rng, tool) or lexicon_value(("grocery " if shop else "") + key, rng) \
+            or lexicon_value(" ".join(meaning_words(key, schema)[:3]), rng, tool):
         return known
     head = [w for w in split_words(key) if w not in FIELD_FILLER] or meaning_words(key, schema)[:1] or ["entry"]
     if head[-1] in ORGANISATIONS:
@@ -388,7 +388,7 @@ def _query(key: str, schema: dict, persona: Persona, rng: random.Random, tool: T
 
 def _title(key: str, schema: dict, persona: Persona, rng: random.Random, tool: Tool | None) -> str:
     """A title: of a work its key names (a song, a game), of a piece of code work, else of a task."""
-    if "subject" not in split_words(key) and (known := lexicon_value(meaning_key(key, schema), rng, tool.description if tool else "")):
+    if "subject" not in split_words(key) and (known := lexicon_value(meaning_key(key, schema), rng, tool)):
         return known  # a song's or a game's title; a 'subject' is an e-mail's or a ticket's
     if domains.domain_of(tool, persona) == "code":
         thing = domains.code_thing(rng)

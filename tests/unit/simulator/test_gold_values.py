@@ -145,11 +145,20 @@ def test_values_have_the_shape_their_key_means() -> None:
         assert re.fullmatch(r"[\w./-]+\.\w+", values.gold_value("path", SCHEMAS["path"], persona, rng, GITHUB))
         assert re.fullmatch(r"[0-9A-Za-z]{22}", values.gold_value("id", SCHEMAS["id"], persona, rng, SPOTIFY))
         assert re.fullmatch(r"spotify:track:[0-9A-Za-z]{22}", values.gold_value("uri", SCHEMAS["uri"], persona, rng, SPOTIFY))
-        assert re.fullmatch(r"#[0-9a-f]{6}", values.gold_value("color", S, persona, rng))
+        assert re.fullmatch(r"#[0-9a-f]{6}", values.gold_value("color", {"type": "string", "description": "Hex colour"}, persona, rng))
+        assert re.fullmatch(r"[0-9a-f]{6}", values.gold_value(
+            "color", {"type": "string", "description": "Label color as hex code without '#' prefix"}, persona, rng))
+        assert values.gold_value("dominant_color", {"type": "string", "description": "The dominant color of the painting."},
+                                 persona, rng) in LEXICON["color"]
+        assert values.gold_value("size", {"type": "string", "description": "The size of the painting in inches, width by height."},
+                                 persona, rng) in ("12x16", "16x20", "18x24", "24x36", "30x40", "11x14", "20x30")
         assert values.gold_value("base", SCHEMAS["base"], persona, rng, GITHUB) in ("main", "develop", "release/2.4")
         assert "/" in values.gold_value("head", SCHEMAS["head"], persona, rng, GITHUB)
         assert re.fullmatch(r"[0-9a-f]{7}|[0-9a-f]{40}", values.gold_value("sha", SCHEMAS["sha"], persona, rng, GITHUB))
     assert values.gold_value("timezone", S, persona, rng) == "Europe/Berlin"
+    assert values.gold_value("loc", {"type": "string", "description": "Location of the nearest Walmart."}, persona, rng,
+                             Tool(name="walmart.purchase", description="Buy groceries at Walmart.", parameters={})) \
+        not in LEXICON["grocery"]
     assert values.gold_value("language", S, persona, rng) == "de"
     # free text never carries a word of the tool's own name (it would give the tool away)
     for _ in range(20):
