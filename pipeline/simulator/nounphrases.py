@@ -272,10 +272,19 @@ _QUANTIFIERS = frozenset("several multiple various many single specific specifie
                          "supplied existing current unique particular forbidden obscure".split())
 # verbs that end a clause's subject ('the response includes') and are never a plural noun ('tracks', 'logs' are)
 _CLAUSE_VERBS = frozenset("includes contains blocks returns allows requires indicates represents specifies defaults "
-                          "matches exists fails confirms depending belongs meets".split())
+                          "matches exists fails confirms depending belongs meets owns".split())
 # verbs that open a clause in descriptions and that the cutter can take for a noun's modifier
 _LEAD_VERBS = frozenset("manage configure enable disable trigger reorder".split())
 _ACTS = BASE_VERBS | _LEAD_VERBS  # a lone word of these is an act, never a thing
+
+
+_SPANS = frozenset("year time term day week month quarter level scale range size".split())
+
+
+def _modifier(word: str) -> bool:
+    """A compound that only qualifies a noun ('current-year', 'real-time', 'long-term', 'two-day')."""
+    first, _, last = word.lower().rpartition("-")
+    return bool(first) and last in _SPANS and "ADJ" in getAllLemmas(first.split("-")[0])
 
 
 def _close(run: list[str], out: list[str]) -> None:
@@ -295,6 +304,8 @@ def _close(run: list[str], out: list[str]) -> None:
     if len(run) == 1 and (run[0].lower() in _ACTS or (run[0][:1].isupper() and not run[0].rstrip("s").isupper()
                                                        and not getAllLemmas(run[0].lower()))):
         return  # 'create' alone is an act, never 'the create'; 'Seattle' alone is a name, never 'the Seattle'
+    if len(run) == 1 and _modifier(run[0]):
+        return  # 'current-year' of 'the current-year budget' whose head was cut: a modifier, never 'our current-year'
     while run and run[0].endswith("ing") and len(run) > 1 and run[0] in ("including", "containing", "using"):
         run = run[1:]
     phrase = " ".join(run)
@@ -308,7 +319,7 @@ def _close(run: list[str], out: list[str]) -> None:
 THIRD_PERSON = frozenset("triggers returns includes contains allows requires indicates represents specifies shows "
                          "records tracks logs stores links enables supports handles manages controls defines "
                          "describes identifies determines affects matches replaces exists defaults blocks fails "
-                         "confirms follows meets belongs".split())
+                         "confirms follows meets belongs owns".split())
 _CLAUSE_OPENERS = THIRD_PERSON | _LEAD_VERBS  # a clause's verb before its object ('triggers order creation')
 def bland(phrase: str) -> bool:
     """Whether a phrase names nothing in particular: bland words, adjectives and names only ('the number', 'the

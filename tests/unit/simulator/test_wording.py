@@ -116,10 +116,16 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
      ["resume"]),
     ("Get an audiobook's chapters. Audiobooks are only available within the US, UK and Australia markets.",
      ["chapters"], ["Australia markets", "markets"]),
+    ("Return the budget position of the cost center the caller owns.", ["cost center"], ["owns"]),  # a clause's verb
 ])
 def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
     said = noun_phrases(description, set())
     assert all(k in said for k in kept) and not any(d in said for d in dropped), said
+
+
+def test_a_compound_modifier_whose_noun_is_banned_names_nothing() -> None:
+    said = noun_phrases("Return the current-year budget position. Fetch real-time stock prices.", {"budget", "stock"})
+    assert "current-year" not in said and "real-time" not in said and "prices" in said, said
 
 
 def test_a_product_s_name_with_bland_words_names_nothing() -> None:
