@@ -229,6 +229,33 @@ def gold_value(key: str, schema: dict, persona: Persona, rng: random.Random, too
     raise UnsupportedSchema(f"parameter '{key}': type {kind!r}")
 
 
+def _number_like(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# pairs of keys whose values stand in an order: the first no more than the second
+_ORDERED = [("min", "max"), ("minimum", "maximum"), ("lower", "upper"), ("start", "end"), ("from", "to"), ("low", "high")]
+
+
+def consistent(args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """`args` with numbers in the order their keys state: a part no more than its `total` ('desired_cards' of
+    'total_cards'), a `min` or `lower` bound below its `max` or `upper` one."""
+    words = {k: spoken_key(k).split() for k in args}
+    for k, ws in words.items():
+        total = args[k]
+        if "total" not in ws or not isinstance(total, int) or total < 1:
+            continue
+        for other, ows in words.items():
+            if other != k and isinstance(args[other], int) and set(ows) & (set(ws) - {"total"}) and args[other] > total:
+                args[other] = rng.randint(1, total)  # 'desired cards' of 43 'total cards'
+    for a, b in ((a, b) for a in args for b in args if a != b and _number_like(args[a]) and _number_like(args[b])):
+        pair = [(x, y) for x, y in _ORDERED if x in words[a] and y in words[b]]
+        rest_a, rest_b = ([w for w in words[key] if w not in (pair[0] if pair else ())] for key in (a, b))
+        if pair and rest_a == rest_b and args[a] > args[b]:
+            args[a], args[b] = args[b], args[a]
+    return args
+
+
 def say_value(value: Any) -> str:
     """How a user says a value; `read` inverts it for every generated value."""
     if isinstance(value, bool):

@@ -37,4 +37,4 @@ def slots(request: SlotsRequest, messages: list[dict]) -> str:
             anyone = persona if attempt < 3 else persona.model_copy(update={"attributes": {}})  # past the persona's own city
             value = values.gold_value(k, schema, anyone, rng, tool)
         args[k] = value
-    return json.dumps({"arguments": args}, ensure_ascii=False)
+    return json.dumps({"arguments": values.consistent(args, rng)}, ensure_ascii=False)

@@ -396,3 +396,16 @@ def test_a_game_s_teams_play_its_sport_and_a_list_holds_the_count_it_says() -> N
                   "Los Angeles Lakers", "Golden State Warriors", "Boston Celtics", "Chicago Bulls", "Toronto Raptors"}
     for args in _slot_values(GAME, range(12)):
         assert len(args["teams"]) == 2 and set(args["teams"]) <= basketball, args
+
+
+CARDS = Tool(name="card_game_probability.calculate", description="Calculate the probability of drawing a card.",
+             parameters={"type": "object", "required": ["total_cards", "desired_cards", "min_bet", "max_bet"],
+                         "properties": {"total_cards": {"type": "integer", "description": "Total number of cards."},
+                                        "desired_cards": {"type": "integer", "description": "Cards you want."},
+                                        "min_bet": {"type": "integer"}, "max_bet": {"type": "integer"}}})
+
+
+def test_numbers_keep_the_order_their_keys_state() -> None:
+    for args in _slot_values(CARDS, range(30)):
+        assert 1 <= args["desired_cards"] <= args["total_cards"], args
+        assert args["min_bet"] <= args["max_bet"], args
