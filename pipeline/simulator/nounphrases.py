@@ -197,17 +197,18 @@ _LINKS = "of|for|in|from|between|on|to|within|across|by|into"
 
 
 def linked(description: str, first: str, second: str) -> tuple[str, str, str] | None:
-    """Two phrases as the description ties them, the one it says first leading ('the winner of a
-    basketball game': ('winner', 'of', 'basketball game')); None when no preposition ties them, as
-    'the winner, along with the game' would claim a relation the description never states."""
+    """Two phrases as the description ties them, the one it says first leading, the other as said after the
+    link ('the winner of a basketball game': ('winner', 'of', 'the basketball game'); 'a code of conduct':
+    ('code', 'of', 'conduct')); None when nothing ties them, as 'the winner, along with the game' would
+    claim a relation the description never states."""
     for lead, tail in ((first, second), (second, first)):
         words = [r"\s+".join(re.escape(w) for w in p.split()) for p in (lead, tail)]
-        found = re.search(rf"\b{words[0]}\s+((?:\w+ed\s+)?(?:{_LINKS}))\s+{_BEFORE_NOUN}(?:[\w-]+(?:['’]s)?\s+){{0,3}}?"
+        found = re.search(rf"\b{words[0]}\s+((?:\w+ed\s+)?(?:{_LINKS}))\s+({_BEFORE_NOUN}(?:[\w-]+(?:['’]s)?\s+){{0,3}}?)"
                           rf"{words[1]}\b", description, re.IGNORECASE)  # 'episodes saved in the user's library'
         if found:
-            return lead, " ".join(found.group(1).lower().split()), tail
+            return lead, " ".join(found.group(1).lower().split()), the(tail) if found.group(2) else tail
         if re.search(rf"\b{words[1]}['’]s?\s+{words[0]}\b", description, re.IGNORECASE):  # 'an album's tracks'
-            return lead, "of", tail
+            return lead, "of", the(tail)
     return None
 
 

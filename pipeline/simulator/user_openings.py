@@ -36,7 +36,7 @@ from .voice import Voice, closing, finish, greeting
 
 # why it matters, said after the request in the same sentence ("..., because my manager is waiting on it"):
 # by anyone, or by someone with a job (`goal_text.employed`)
-_WHY = ["since it's been on my list since Monday", "since the deadline is tomorrow morning", "since I've been putting it off",
+_WHY = ["because it's been on my list since Monday", "since the deadline is tomorrow morning", "since I've been putting it off",
         "because I'd rather get it right the first time", "because it has to be done before the weekend",
         "since I'm new to this", "because I'd like to finish it before lunch", "because I'm off tomorrow",
         "since I only have a few minutes", "because I keep getting stuck on it", "because a friend asked me about it",
@@ -224,7 +224,7 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     # is one more thing of interest ('the comments and the discussion'), never a second object of the act
     # ('delete the file and the GitHub repository' would ask for another act)
     pair = linked(request.tool.description, subjects[0], subjects[1]) if subjects[1:] else None
-    head, thing = (pair[0], f"{the(pair[0])} {pair[1]} {the(pair[2])}") if pair else (subjects[0], the(subjects[0]))
+    head, thing = (pair[0], f"{the(pair[0])} {pair[1]} {pair[2]}") if pair else (subjects[0], the(subjects[0]))
     act = action_verb(request)
     where = place(request.tool.description, act, head) if act else None
     untied = bool(subjects[1:]) and not pair

@@ -193,14 +193,16 @@ def test_two_things_are_said_together_only_as_the_description_ties_them() -> Non
     from utcgen.pipeline.simulator.nounphrases import linked
 
     assert linked("Delete a file from a GitHub repository.", "file", "GitHub repository") == \
-        ("file", "from", "GitHub repository")
+        ("file", "from", "the GitHub repository")
     assert linked("List repository security advisories for a GitHub organization.", "GitHub organization",
-                  "repository security advisories") == ("repository security advisories", "for", "GitHub organization")
+                  "repository security advisories") == ("repository security advisories", "for", "the GitHub organization")
     assert linked("Retrieve the compatibility score between two Zodiac signs.", "Zodiac signs",
-                  "compatibility score") == ("compatibility score", "between", "Zodiac signs")
-    assert linked("Get an album's tracks.", "album", "tracks") == ("tracks", "of", "album")
+                  "compatibility score") == ("compatibility score", "between", "the Zodiac signs")
+    assert linked("Get an album's tracks.", "album", "tracks") == ("tracks", "of", "the album")
     assert linked("Get the episodes saved in the current Spotify user's library.", "library", "episodes") == \
-        ("episodes", "saved in", "library")
+        ("episodes", "saved in", "the library")
+    assert linked("List policies such as an updated code of conduct.", "updated code", "conduct") == \
+        ("updated code", "of", "conduct")
     assert linked("Get details of the teams the user is a member of.", "member", "teams") is None
 
 
