@@ -81,6 +81,7 @@ def user_text(request: UserRequest) -> str:
                            len(history), "detail", k)
                   for k in range(1 if vague else DRAFTS)]
         need = None if vague else restated(request)
+        need = finish(voice, need) if need else None  # in the user's own case and punctuation, as all they say
         picks: list[str] = [] if vague else answers_to_options(request, rng, voice)
         before = {m.content for m in history if m.role == "user"}
         options: list[str] = list(dict.fromkeys([*drafts, *([need] if need else []), *picks]))

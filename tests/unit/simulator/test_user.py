@@ -332,3 +332,18 @@ def test_the_topic_of_an_opening_is_never_a_value_the_user_gives(personas) -> No
     request = UserRequest(tool=seed, distractors=others, persona=personas[0], goal="", gold_arguments={},
                           history=[], phase="tool_selection", seed=0)
     assert user_words.topic_phrase(request) != "owner"
+
+
+def test_a_lowercase_writer_restates_the_need_in_lowercase_too(tools, personas, monkeypatch) -> None:
+    """'i wish i knew...' then 'I need to set the repeat mode for my playback.': one person, one case."""
+    persona = personas[0].model_copy(update={"style": "writes in lowercase"})
+    monkeypatch.setattr(user, "restated", lambda request: "I need to set the repeat mode for my playback.")
+    monkeypatch.setattr(user, "answers_to_options", lambda request, rng, voice: [])
+    monkeypatch.setattr(user, "VAGUE_FIRST_ANSWER", 0.0)
+    monkeypatch.setattr(user, "VAGUE_DETAIL", 0.0)
+    monkeypatch.setattr(user, "EARLY_VALUE", 0.0)
+    monkeypatch.setattr(user, "_nearest", lambda request, drafts: next(d for d in drafts if "repeat mode" in d.lower()))
+    state = _state(tools, personas, 1, persona=persona, history=[
+        Said(role="user", content="hi, could you help me with something?"),
+        Said(role="assistant", content="Sure, which one do you need: the queue, or the playback?")])
+    assert user.user_text(state) == "i need to set the repeat mode for my playback."
