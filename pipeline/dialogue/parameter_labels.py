@@ -79,6 +79,9 @@ SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "sto
            "rep": "representative", "rfq": "quote request", "hr": "HR"}
 
 
+# first words that qualify the rest of a key, which then reads in speaking order ('previous end date')
+_LEADING_MODIFIERS = frozenset("new old current previous next total maximum minimum start end first last default "
+                               "primary main original updated final initial".split())
 # a key holding one of these already reads in speaking order ('date of birth', 'maintainer can modify')
 KEEP_ORDER = frozenset("of for in on to by per at with from into than can could is are has have was should must "
                        "will may allow allows include includes use uses".split())
@@ -123,7 +126,8 @@ def label(key: str, schema: dict | None = None) -> str:
     spoken = " ".join(SPELLED.get(w, w) for w in ws).split()
     if ws[0] in ("from", "to") and len(spoken) >= 2:
         return f"{' '.join(spoken[1:])} it {'comes from' if ws[0] == 'from' else 'goes to'}"
-    if len(ws) >= 3 and len(spoken) >= 2 and not KEEP_ORDER.intersection(ws) and not numbered:
+    if len(ws) >= 3 and len(spoken) >= 2 and not KEEP_ORDER.intersection(ws) and not numbered \
+            and spoken[0] not in _LEADING_MODIFIERS:  # 'new base salary', never 'salary for the new base'
         return f"{spoken[-1]} for the {' '.join(spoken[:-1])}"
     return " ".join(spoken)
 

@@ -123,6 +123,9 @@ def _number(key: str, schema: dict, rng: random.Random) -> float:
         lo, hi, places = *_bounds(schema, 1, 60), 1
     elif ws & {"rating", "score"}:
         lo, hi, places = *_bounds(schema, 1, 5), 1
+    elif ws & {"salary", "income", "wage", "compensation"}:  # a year's pay, in round hundreds
+        lo, hi = _bounds(schema, 28000, 160000)
+        return float(min(max(round(rng.uniform(lo, hi), -2), lo), hi))
     else:
         lo, hi, places = *_bounds(schema, 10, 5000), 2
     value = round(rng.uniform(lo, hi), places)

@@ -299,7 +299,10 @@ def work_area(request: UserRequest) -> str:
         return "day-to-day"  # a heading of the API ('Player', 'Image'), no line of work: never 'our Player work'
     if not area or any(shortcuts.stem(w) in said_banned(request) for w in shortcuts.split_words(area)):
         return "day-to-day"
-    return area
+    return " ".join(_ACRONYMS.get(w, w) for w in area.split())  # 'IT service management', not 'it service ...'
+
+
+_ACRONYMS = {"it": "IT", "hr": "HR", "crm": "CRM", "erp": "ERP", "qa": "QA"}
 
 
 def act_separates(request: UserRequest, act: str) -> bool:

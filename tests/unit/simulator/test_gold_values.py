@@ -115,6 +115,11 @@ def test_counts_numbers_and_ids_are_whole_even_when_typed_number() -> None:
     assert any(not float(values.gold_value("amount", {"type": "number"}, {}, rng)).is_integer() for _ in range(10))
 
 
+def test_a_salary_is_a_year_s_pay() -> None:
+    rng = random.Random(0)
+    assert all(28000 <= values.gold_value("new_base_salary", {"type": "number"}, {}, rng) <= 160000 for _ in range(20))
+
+
 def test_a_time_in_milliseconds_is_whole_seconds_a_person_would_pick() -> None:
     rng = random.Random(0)
     said = [values.gold_value("position_ms", {"type": "integer"}, {}, rng) for _ in range(30)]
@@ -236,6 +241,7 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     ("closes", None, "closes"), ("position_ms", {"type": "integer"}, "position in milliseconds"),
     ("base", {"description": "The base of the triangle."}, "base of the triangle"), ("func", None, "function"),
     ("content", {"description": "The emoji reaction type", "enum": ["+1", "laugh"]}, "emoji reaction type"),
+    ("new_base_salary", None, "new base salary"), ("previous_end_date", None, "previous end date"),
 ])
 def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
     assert parameter_labels.label(key, schema) == expected

@@ -347,3 +347,9 @@ def test_a_lowercase_writer_restates_the_need_in_lowercase_too(tools, personas, 
         Said(role="user", content="hi, could you help me with something?"),
         Said(role="assistant", content="Sure, which one do you need: the queue, or the playback?")])
     assert user.user_text(state) == "i need to set the repeat mode for my playback."
+
+
+def test_a_line_of_business_keeps_its_acronym(tools, personas) -> None:
+    state = _state(tools, personas, 0)
+    tool = state.tool.model_copy(update={"line_of_business": "it_service_management"})
+    assert user_words.work_area(state.model_copy(update={"tool": tool, "distractors": []})) == "IT service management"
