@@ -71,9 +71,16 @@ def _say(value: Any) -> str:
         parts = [_quoted(values.say_value(v)) for v in value]
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     text = values.say_value(value)
-    if isinstance(value, str) and (_QUOTE_NEEDED.search(text) or text != text.strip() or not text):
+    if isinstance(value, str) and (_QUOTE_NEEDED.search(text) or text != text.strip() or not text or _prose(text)):
         return _quoted(text)
     return text
+
+
+def _prose(text: str) -> bool:
+    """A sentence or a title ('Guard against broken link in docs'): quoted, as people quote a message they
+    give, so it does not read as the speaker's own words ('the message is Guard against ...')."""
+    words = text.split()
+    return len(words) >= 4 and text[:1].isupper() and any(w[:1].islower() for w in words[1:])
 
 
 def state(name: str, value: Any, rng: random.Random, form: str | None = None) -> str:

@@ -277,3 +277,11 @@ def test_a_user_does_not_start_two_turns_with_the_same_lead(scenario_run: dict[s
         checked += len(started)
         assert len(started) == len(set(started)), (d.id, started)
     assert checked > 30
+
+
+def test_a_message_given_as_a_value_is_quoted_a_name_is_not() -> None:
+    from utcgen.pipeline.simulator import phrasing
+
+    said = phrasing.sentence([("message", "Guard against broken link in docs"), ("company", "Obelan Machine Works Ltd")],
+                             random.Random(0))
+    assert '"Guard against broken link in docs"' in said and '"Obelan' not in said, said
