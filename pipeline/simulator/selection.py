@@ -89,10 +89,19 @@ class Decision:
 CHATTER_STEMS = frozenset(shortcuts.stem(w) for w in USER_CHATTER)  # the offline user's chatter, stemmed
 
 
+# who the user says they are ("I'm a support engineer at Acme", "I work as a technical writer"): a word of it
+# is about the speaker, not the need ('support engineer' is no sign of a tool that 'Supports adding comments')
+_INTRODUCED = re.compile(r"\bI(?:'m| am| work as) an? ((?:(?!\b(?:at|in|based|for|and|so|but)\b)[^,.;!?])+)", re.IGNORECASE)
+
+
 def evidence(history: Sequence[Said]) -> frozenset[str]:
-    """The stems the assistant weighs: the grounding rule's said stems without greetings and small
-    talk (a subset of said, so a choice grounded on it is grounded under the rule)."""
-    return frozenset(s for s in grounding.said_stems(history) if s not in CHATTER_STEMS)
+    """The stems the assistant weighs: the grounding rule's said stems without greetings, small talk and
+    words only said of who the user is (a subset of said, so a choice grounded on it is grounded under
+    the rule)."""
+    said = user_said(history, until="call", sep=" ")
+    rest = set(text.stems(_INTRODUCED.sub(" ", said)))
+    about_me = {s for found in _INTRODUCED.finditer(said) for s in text.stems(found.group(1))} - rest
+    return frozenset(s for s in grounding.said_stems(history) if s not in CHATTER_STEMS and s not in about_me)
 
 
 def _separations(said: frozenset[str], candidates: list[Tool]) -> dict[str, dict[str, int]]:
@@ -117,7 +126,7 @@ def _ahead(seps: dict[str, dict[str, int]], a: str) -> int:
 def ranked(candidates: list[Tool], history: Sequence[Said]) -> list[Tool]:
     """The candidates, best first (module docstring)."""
     seps = _separations(evidence(history), candidates)
-    overlap = {id(c): s for s, c in scores(candidates, user_said(history, sep=" "))}
+    overlap = {id(c): s for s, c in scores(candidates, _INTRODUCED.sub(" ", user_said(history, sep=" ")))}
     order = {c.name: i for i, c in enumerate(candidates)}
     return sorted(candidates, key=lambda c: (-_ahead(seps, c.name), -len(seps[c.name]),
                                              -overlap[id(c)], order[c.name]))

@@ -60,7 +60,7 @@ _ASKS = {"plain": {"S": ["I need a hand with {a}", "I've got a question about {a
                    "Q": ["could you help me with {a}", "can you help me with {a}", "could you take a look at {a} for me",
                          "can I get your help with {a}", "would you be able to help me with {a}",
                          "do you have a minute to help me with {a}"]},
-         "formal": {"S": ["I would like to ask for your assistance with {a}", "I would appreciate your support with {a}",
+         "formal": {"S": ["I would like to ask for your assistance with {a}", "I would appreciate your help with {a}",
                           "I am writing about {a}, on which I require some help", "I need some guidance on {a}"],
                     "Q": ["could you kindly assist me with {a}", "may I ask for your help with {a}",
                           "would you be so kind as to help me with {a}"]},

@@ -204,3 +204,19 @@ def test_a_tool_is_never_told_apart_by_a_word_of_its_note_on_how_to_call_it() ->
     others = [Tool(name="get_commit", description="Get details for a commit from a GitHub repository.", parameters=params)]
     words = selection.contrast_words(me, others, frozenset(), random.Random(0))
     assert "build" not in words, words
+
+
+def test_who_the_user_is_is_no_evidence_of_the_tool_they_need() -> None:
+    """'I'm a support engineer' says nothing of a tool that 'Supports adding comments'."""
+    params = {"type": "object", "properties": {}}
+    read = Tool(name="get_discussion_comments", description="Get comments from a discussion.", parameters=params)
+    write = Tool(name="discussion_comment_write", description="Write operations for discussion comments. Supports "
+                 "adding top-level comments and replying to comments.", parameters=params)
+    history = [Said(role="user", content="Hi, I'm a support engineer at Acme, and I need some help."),
+               Said(role="assistant", content="Sure, do you need the answer, or the reaction?"),
+               Said(role="user", content="I need to get comments from a discussion.")]
+    said = selection.evidence(history)
+    assert not said & {"suppor", "engine", "support"} and {"commen", "discus"} <= said, said
+    assert selection.decide([write, read], history).tool is None  # nothing sets either apart: it asks
+    kept = selection.evidence([Said(role="user", content="I'm a support engineer and I need support tickets.")])
+    assert "suppor" in kept or "support" in kept, kept  # said of the need too, it counts
