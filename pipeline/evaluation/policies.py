@@ -17,8 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.records import Message, ToolCall
+from ..dialogue.said import user_said
 from ..scenarios import get as scenario_type
 from .cases import Case
+from .scenario_metrics import stated
 
 Policy = Callable[[Case, list[Message]], Message]
 EXTRA_KEY = "comment"
@@ -80,15 +82,24 @@ def _asked(history: list[Message]) -> bool:
     return any(m.role == "assistant" and not m.tool_calls for m in history)
 
 
+def _unheard(case: Case, history: list[Message]) -> bool:
+    """Whether the value the opening left out is still unsaid (a replayed reference may give it a turn
+    after the one that answers the first question)."""
+    arg = case.scenario_info.masked_arg
+    return bool(arg) and arg in case.gold_arguments and \
+        not stated(case.gold_arguments[arg], user_said(history, until="end").casefold())
+
+
 def scenario_oracle(case: Case, history: list[Message]) -> Message:
-    """Refuses when τ* is unavailable; asks once where the scenario needs a question, then calls τ* with V*."""
+    """Refuses when τ* is unavailable; asks where the scenario needs a question (again while the value the
+    opening left out is unsaid), then calls τ* with V*."""
     info = case.scenario_info
     kind = scenario_type(case.scenario)
     if not kind.expects_call:
         return Message(role="assistant", thought="reference policy: unavailable tool",
                        content="None of the tools I have can do that. What I can do instead is help with a related "
                                "request, or you can look it up and share the result with me.")
-    if kind.asks_first and not _asked(history):
+    if kind.asks_first and (not _asked(history) or _unheard(case, history)):
         if info.masked_arg:
             question = f"Could you tell me the {info.masked_arg.replace('_', ' ')}?"
         elif info.infeasible is not None:
