@@ -66,8 +66,8 @@ def soak(root: Path, n: int, seed: int, max_retries: int, faults: bool, dialogue
     install()  # the in-process run records its requests for the simulator to answer
     # The simulator weighs its user's words with the embedding model: load it before the clock starts, as a
     # served model is loaded before it takes calls, so no call waits on the load past the timeout
-    from utcgen.pipeline.retrieval.nearness import default_embed
-    default_embed(["warm-up"])
+    from utcgen.pipeline.retrieval.nearness import warm
+    warm()  # not an embedding of a text: one the disk cache holds would never load the model
     root.mkdir(parents=True, exist_ok=True)
     mix = FaultMix(seed=seed, slow_delay=TIMEOUT_S + 1.5, **SHARES) if faults else None
     out = root / (f"faults-r{max_retries}" if faults else "clean")

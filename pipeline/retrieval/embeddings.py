@@ -112,6 +112,10 @@ class Embedder:
         self._loading, self._running = threading.Lock(), threading.Lock()
         self.computed = 0  # texts actually run through the model (the rest came from cache)
 
+    def load(self) -> None:
+        """Load the model now, not on the first text the disk cache lacks (a server loads before it serves)."""
+        self._load_model()
+
     def _load_model(self) -> Any:
         if self._model is not None:
             return self._model

@@ -33,6 +33,11 @@ def _embedder() -> Any:
     return Embedder()
 
 
+def warm() -> None:
+    """Load the default embedder's model now: a cached text never loads it, so a first uncached one would."""
+    _embedder().load()
+
+
 def default_embed(texts: Sequence[str]) -> np.ndarray:
     """The project's sentence embedder (L2-normalised MiniLM vectors, disk-cached), one per process."""
     return _embedder().encode(list(texts))

@@ -93,6 +93,16 @@ def test_embedding_cache_avoids_recomputation(tmp_path):
     assert third.computed == 2
 
 
+def test_load_loads_the_model_a_cached_text_never_loads(tmp_path):
+    """A server warms its embedder before it serves: embedding a text the disk cache holds would not."""
+    Embedder(cache_dir=tmp_path).encode(["warm-up"])
+    warmed = Embedder(cache_dir=tmp_path)
+    warmed.encode(["warm-up"])
+    assert warmed._model is None  # the text came from the cache
+    warmed.load()
+    assert warmed._model is not None and warmed.encode(["something new"]).shape == (1, 384)
+
+
 def test_catalog_stats_on_crafted_catalog(embedder):
     stats = catalog_stats(CATALOG, k=2, embedder=embedder)
     assert stats.tools == len(CATALOG)
