@@ -130,10 +130,10 @@ def test_asked_to_choose_the_user_answers_with_the_option_that_fits_its_tool() -
 
 
 def test_a_tie_in_words_is_broken_by_the_request_read_as_a_whole() -> None:
-    """One word each way ('musician' fits the music library, 'shows' fits the shows) is a tie the
+    """One word each way ('music' fits the music library, 'shows' fits the shows) is a tie the
     assistant does not settle by counting. When the request as a whole points clearly nearer one
     candidate it commits to it; when it does not, it asks."""
-    history = [Said(role="user", content="Hi, I'm a musician."), Said(role="assistant", content="Which one?"),
+    history = [Said(role="user", content="Hi, it's about music."), Said(role="assistant", content="Which one?"),
                Said(role="user", content="Get the list of shows saved in my library, the shows please.")]
     seps = selection._separations(selection.evidence(history), [SHOWS, ALBUMS])
     assert seps["get_saved_shows"]["get_saved_albums"] == seps["get_saved_albums"]["get_saved_shows"] == 1
