@@ -108,7 +108,12 @@ def vocab(tool: ToolLike) -> frozenset[str]:
 
 def said_stems(messages: Iterable[Spoken], until: Until = "call") -> frozenset[str]:
     """said: the content stems of the user's turns up to `until` (the rule reads up to the first call)."""
-    return frozenset(s for s, _ in _stem_words(user_said(messages, until=until, sep=" ")))
+    return text_stems(user_said(messages, until=until, sep=" "))
+
+
+def text_stems(text: str) -> frozenset[str]:
+    """The content stems of `text` as the rule reads them (`said_stems` of turns already joined)."""
+    return frozenset(s for s, _ in _stem_words(text))
 
 
 def match(a: str, b: str) -> bool:

@@ -251,11 +251,12 @@ def consistent(args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         for other, ows in words.items():
             if other != k and isinstance(args[other], int) and set(ows) & (set(ws) - {"total"}) and args[other] > total:
                 args[other] = rng.randint(1, total)  # 'desired cards' of 43 'total cards'
-    for a, b in ((a, b) for a in args for b in args if a != b and _number_like(args[a]) and _number_like(args[b])):
-        pair = [(x, y) for x, y in _ORDERED if x in words[a] and y in words[b]]
-        rest_a, rest_b = ([w for w in words[key] if w not in (pair[0] if pair else ())] for key in (a, b))
-        if pair and rest_a == rest_b and args[a] > args[b]:
-            args[a], args[b] = args[b], args[a]
+    numbers = [k for k in args if _number_like(args[k])]
+    for a, b in ((a, b) for a in numbers for b in numbers if a != b):
+        for low, high in _ORDERED:  # 'min_price' and 'max_price': the same words but the pair's
+            same = [w for w in words[a] if w != low] == [w for w in words[b] if w != high]
+            if low in words[a] and high in words[b] and same and args[a] > args[b]:
+                args[a], args[b] = args[b], args[a]
     return args
 
 

@@ -98,10 +98,14 @@ def evidence(history: Sequence[Said]) -> frozenset[str]:
     """The stems the assistant weighs: the grounding rule's said stems without greetings, small talk and
     words only said of who the user is (a subset of said, so a choice grounded on it is grounded under
     the rule)."""
-    said = user_said(history, until="call", sep=" ")
+    return _evidence(user_said(history, until="call", sep=" "))
+
+
+@lru_cache(maxsize=4096)  # asked again at each step of one decision, on the same words
+def _evidence(said: str) -> frozenset[str]:
     rest = set(text.stems(_INTRODUCED.sub(" ", said)))
     about_me = {s for found in _INTRODUCED.finditer(said) for s in text.stems(found.group(1))} - rest
-    return frozenset(s for s in grounding.said_stems(history) if s not in CHATTER_STEMS and s not in about_me)
+    return frozenset(s for s in grounding.text_stems(said) if s not in CHATTER_STEMS and s not in about_me)
 
 
 def _separations(said: frozenset[str], candidates: list[Tool]) -> dict[str, dict[str, int]]:
