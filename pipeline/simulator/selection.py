@@ -89,8 +89,7 @@ class Decision:
 CHATTER_STEMS = frozenset(shortcuts.stem(w) for w in USER_CHATTER)  # the offline user's chatter, stemmed
 
 
-# who the user says they are ("I'm a support engineer at Acme", "I work as a technical writer"): a word of it
-# is about the speaker, not the need ('support engineer' is no sign of a tool that 'Supports adding comments')
+# who the user says they are ("I'm a support engineer at Acme"): about the speaker, not the need ('Supports ...')
 _INTRODUCED = re.compile(r"\bI(?:'m| am| work as) an? ((?:(?!\b(?:at|in|based|for|and|so|but)\b)[^,.;!?])+)", re.IGNORECASE)
 
 
