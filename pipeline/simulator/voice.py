@@ -126,7 +126,7 @@ def emoji(topic: str, rng: random.Random) -> str:
 def finish(voice: Voice, text: str) -> str:
     """Punctuation and case of the framing (never of stated values: callers style framing only)."""
     if voice.upbeat:  # one exclamation, at the end: a sentence after sentence of them reads as shouting
-        text = re.sub(r"\.$", "!", text.rstrip())
+        text = re.sub(r"\.(?=\s*$)", "!", text)  # a lead's trailing space kept: 'Sure thing, the ...'
     if voice.lower or voice.phone:
         text = text.lower()
     return text

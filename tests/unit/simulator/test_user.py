@@ -18,7 +18,7 @@ from utcgen.pipeline.llm.requests import Said, SlotsRequest, UserRequest
 from utcgen.pipeline.retrieval.personas import load_personas
 from utcgen.pipeline.simulator import gold_values as values
 from utcgen.pipeline.simulator import phrasing, user, user_openings, user_words, writers
-from utcgen.pipeline.simulator.voice import FOREIGN, Voice
+from utcgen.pipeline.simulator.voice import FOREIGN, Voice, finish
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +147,9 @@ def test_styles_are_honoured(tools, personas):
     turns = [user.user_text(_state(tools, personas, i, persona=personas[3].model_copy(
         update={"style": "upbeat, lots of exclamation marks"}))) for i in range(12)]
     assert all(t.count("!") <= 2 for t in turns), turns  # exclaimed at the end, not after every sentence
+    cheer = Voice.of(Persona(id="", text="", style="upbeat, lots of exclamation marks"))
+    assert finish(cheer, "Sure thing, ") + "the owner is kestrel-tech." == "Sure thing, the owner is kestrel-tech."
+    assert finish(cheer, "That's all.") == "That's all!"
     plain = styled("direct and businesslike")
     assert plain != emoji and "!" not in plain.replace("Thank you!", "")
     assert Voice.of(Persona(id="", text="", style="terse, uses PO, PR and RFQ numbers")).terse
