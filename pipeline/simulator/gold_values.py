@@ -78,6 +78,12 @@ def _whole(key: str, schema: dict, rng: random.Random) -> int:
     ws = set(spoken_key(key).split())
     if "year" in ws:
         lo, hi = _bounds(schema, 2024, 2027)
+    elif "years" in ws:  # a span in years: 419 is nobody's plan
+        lo, hi = _bounds(schema, 1, 30)
+    elif "age" in ws:
+        lo, hi = _bounds(schema, 1, 70)
+    elif ws & {"percent", "percentage", "pct", "volume"}:
+        lo, hi = _bounds(schema, 1, 100)
     elif "month" in ws:
         lo, hi = _bounds(schema, 1, 12)
     elif ws & {"ms", "millis", "milliseconds"}:  # a time said in milliseconds: whole seconds, as a person picks it
@@ -98,10 +104,14 @@ def _whole(key: str, schema: dict, rng: random.Random) -> int:
         if tens:
             return rng.choice(tens)
     elif ws & {"day", "night", "nights", "days", "quantity", "qty", "count", "seats", "guests", "attendees",
-               "units", "headcount", "retries", "attempts", "depth", "level", "floor", "rank", "position"}:
+               "units", "headcount", "retries", "attempts", "depth", "level", "floor", "rank", "position",
+               "passengers", "people", "persons", "adults", "children", "travelers", "travellers", "players",
+               "tickets", "rooms", "bedrooms", "bathrooms", "beds"}:
         lo, hi = _bounds(schema, 1, 12)
     elif ws & {"id", "ids"}:
         lo, hi = _bounds(schema, 10000, 9999999)
+    elif ws & {"trials", "successes", "tries", "samples", "draws"}:  # counts someone works out by hand
+        lo, hi = _bounds(schema, 1, 60)
     elif ws & {"number", "num", "no"}:
         lo, hi = _bounds(schema, 1, 3000)
     else:
@@ -238,6 +248,8 @@ def _number_like(value: Any) -> bool:
 
 # pairs of keys whose values stand in an order: the first no more than the second
 _ORDERED = [("min", "max"), ("minimum", "maximum"), ("lower", "upper"), ("start", "end"), ("from", "to"), ("low", "high")]
+# a count that is part of another ('number of successes' of 'number of trials')
+_PART_OF = {"successes": "trials"}
 
 
 def consistent(args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -251,6 +263,10 @@ def consistent(args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         for other, ows in words.items():
             if other != k and isinstance(args[other], int) and set(ows) & (set(ws) - {"total"}) and args[other] > total:
                 args[other] = rng.randint(1, total)  # 'desired cards' of 43 'total cards'
+    for k, ws in words.items():
+        whole = next((o for o in args for part in ws if _PART_OF.get(part) in words[o]), None)
+        if whole and isinstance(args[k], int) and isinstance(args[whole], int) and 1 <= args[whole] < args[k]:
+            args[k] = rng.randint(1, args[whole])  # 1,033 successes of 116 trials
     numbers = [k for k in args if _number_like(args[k])]
     for a, b in ((a, b) for a in numbers for b in numbers if a != b):
         for low, high in _ORDERED:  # 'min_price' and 'max_price': the same words but the pair's

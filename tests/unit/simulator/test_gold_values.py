@@ -120,6 +120,22 @@ def test_a_salary_is_a_year_s_pay() -> None:
     assert all(28000 <= values.gold_value("new_base_salary", {"type": "number"}, {}, rng) <= 160000 for _ in range(20))
 
 
+@pytest.mark.parametrize("key,low,high", [("bedrooms", 1, 12), ("passengers", 1, 12), ("years", 1, 30),
+                                           ("age", 1, 70), ("volume_percent", 1, 100), ("number_of_trials", 1, 60)])
+def test_a_count_a_person_states_is_one_they_would_have(key: str, low: int, high: int) -> None:
+    """'the bedrooms are 339', 'the years are 419', 'the volume % is 384': counts nobody has."""
+    rng = random.Random(0)
+    said = [values.gold_value(key, {"type": "integer"}, {}, rng) for _ in range(40)]
+    assert all(low <= v <= high for v in said) and len(set(said)) > 3, said
+
+
+def test_a_count_of_successes_is_no_more_than_its_trials() -> None:
+    rng = random.Random(0)
+    for trials in (1, 5, 40):
+        args = values.consistent({"number_of_trials": trials, "number_of_successes": 50}, rng)
+        assert 1 <= args["number_of_successes"] <= trials, args
+
+
 def test_a_time_in_milliseconds_is_whole_seconds_a_person_would_pick() -> None:
     rng = random.Random(0)
     said = [values.gold_value("position_ms", {"type": "integer"}, {}, rng) for _ in range(30)]
