@@ -15,6 +15,7 @@ from lemminflect import getAllLemmas
 from ..core import text
 from ..core.text import DESCRIPTION_FILLER, STOP, stems
 from ..dialogue import shortcuts
+from ..dialogue.person_names import PERSON_WORDS
 from .wording import USER_CHATTER
 
 # words that carry no meaning a user would lead with, or are verbs in descriptions
@@ -40,7 +41,7 @@ BASE_VERBS = set("start stop send add make take give keep move mark notify assig
 _VERB_AFTER = {"to", "that", "which", "who", "will", "can", "may", "must", "then", "it", "they", "also", "should", "would",
                "could", "might", "shall", "optionally", "please"}
 # words that open a verb's object: an '-s' word before them is a verb ('the user knows their password')
-_OBJECT_OPENERS = {"the", "a", "an", "their", "its", "his", "her", "which", "what", "it", "them", "this", "these",
+OBJECT_OPENERS = {"the", "a", "an", "their", "its", "his", "her", "which", "what", "it", "them", "this", "these",
                    "those", "no", "our", "your", "whether"}
 
 def _ok(word: str) -> bool:
@@ -85,10 +86,20 @@ def _verb_only(word: str) -> bool:
     return word.endswith("s") and set(getAllLemmas(word)) == {"VERB"}
 
 
+def _acts(word: str) -> bool:
+    """A word that ends a clause's subject: a verb's '-s' form ('asks', 'wants', 'knows', not a plural
+    noun), an auxiliary ('does', 'is') or an adverb ('the manager explicitly wants')."""
+    return (word.endswith("s") and word in PHRASE_FILLER | THIRD_PERSON) or _verb_only(word) or \
+        word in _AUXILIARIES or (word.endswith("ly") and "ADV" in getAllLemmas(word))
+
+
+_AUXILIARIES = frozenset("is are was were does do did has have had can could will would may might must should".split())
+
+
 def _acts_on(word: str, after: list[str]) -> bool:
     """A verb's base form before its object ('or resume current playback', 'and open the file')."""
     verb = getAllLemmas(word).get("VERB")
-    return bool(verb and verb[0] == word and after and (after[0].lower() in _OBJECT_OPENERS or after[0].lower() in _ADJECTIVES))
+    return bool(verb and verb[0] == word and after and (after[0].lower() in OBJECT_OPENERS or after[0].lower() in _ADJECTIVES))
 
 
 def _gerund_noun(word: str) -> bool:
@@ -138,20 +149,24 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
     """Short noun phrases of a description (at most 3 words, ending in a noun-like word), never a
     clause's leading verb, nor a word after 'to', 'that' or 'which' (a verb there), nor a banned word."""
     out: list[str] = []
-    for clause in re.split(r"[,.;:()/\[\]\"]| - ", text.without_codes(about(description))):
+    said = re.sub(r"\bof course\b", ",", text.without_codes(about(description)), flags=re.IGNORECASE)  # no 'course'
+    for clause in re.split(r"[,.;:()/\[\]\"]| - ", said):
         words = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
         run: list[str] = []
         for i, raw in enumerate(words):
             w = raw.lower().strip("'-")
             verbish = i == 0 or words[i - 1].lower() in _VERB_AFTER or (w.endswith("s") and i == 1 and
                                                                      words[0].lower() in ("it", "this")) \
-                or (i + 1 < len(words) and words[i + 1].lower() in _OBJECT_OPENERS and _verb_only(w)) \
+                or (i + 1 < len(words) and words[i + 1].lower() in OBJECT_OPENERS and _verb_only(w)) \
                 or (words[i - 1].lower() in ("and", "or") and (w in BASE_VERBS or _acts_on(w, words[i + 1:i + 2])))
             code = bool(re.match(r"[a-z]+[A-Z]", raw))  # 'endCursor', 'perPage': a field of the API, no thing one names
             if _ok(w) and not verbish and not code and shortcuts.stem(w) not in banned and "'" not in w \
                     and raw.isascii():
                 run.append(raw.strip("'-") if raw[:1].isupper() and i > 0 else w)  # a proper noun keeps its capital
                 continue
+            head = [x for x in run if not x.endswith("ly")][-1:]  # 'the manager explicitly wants'
+            if head and head[0].lower() in PERSON_WORDS and _acts(w):
+                run = []  # 'a manager asks', 'the customer wants': who the tool serves, never a thing wanted
             if run and (_modifies(raw, w) or (_adjective(run[-1]) and "NOUN" in getAllLemmas(w))):
                 # 'the authenticated GitHub user', 'the Spotify ID', 'favorable outcomes' (a parameter's word):
                 # the run only qualifies the next word
@@ -253,6 +268,14 @@ def determined(description: str, phrase: str) -> bool:
     return bool(re.search(rf"\b{_DETERMINERS}\s+(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE))
 
 
+def owned(description: str, phrase: str) -> bool:
+    """Whether `description` says whose `phrase` is ('your playlists', "the user's saved albums", 'a
+    customer's order'): then a person can call it theirs."""
+    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    return bool(re.search(rf"\b(?:your|my|their|our|his|her|own|\w+['’]s?)\s+(?:[\w-]+\s+){{0,2}}?{words}",
+                          description, re.IGNORECASE))
+
+
 def thing(phrase: str) -> bool:
     """Whether a parameter's label or an enum value names a thing one can put 'the' before ('the
     market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
@@ -260,6 +283,14 @@ def thing(phrase: str) -> bool:
     return bool(words) and _nounish(words[-1]) and names_thing(words[-1]) and words[-1] not in _NOT_THINGS and \
         not (len(words) == 1 and words[0] in _ACTS) and \
         not (words[-1].endswith("ing") and not _gerund_noun(words[-1]))  # 'the containing
+
+
+def said_alone(word: str, description: str) -> bool:
+    """Whether a lone word of `description` can be said as 'the WORD': a `thing` the lexicon knows as a
+    noun, or one it lacks, or one the description puts a determiner before ('a commit'); never a verb
+    the lexicon has no noun for ('the corresponds', 'the seek')."""
+    lemmas = getAllLemmas(word.lower())
+    return thing(word) and ("NOUN" in lemmas or not lemmas or determined(description, word))
 
 
 # words a label or an option can end in that name no thing ('order by', 'failed only', 'none')

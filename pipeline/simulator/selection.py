@@ -33,7 +33,7 @@ from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
 from ..llm.requests import Said
 from ..retrieval import nearness
-from .nounphrases import META, QUALIFIERS, about, bland, determined, noun_phrases, place, qualified, thing
+from .nounphrases import META, QUALIFIERS, about, bland, determined, noun_phrases, place, qualified, said_alone
 from .questions import (
     AGAIN,
     AGAIN_DO,
@@ -188,7 +188,7 @@ def contrast_words(option: Tool, others: list[Tool], said: frozenset[str], rng: 
     theirs = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
     # words only of its sentences about the API ('... missing to build other tool calls') say nothing of its use
     aside = set(shortcuts.split_words(option.description)) - set(shortcuts.split_words(about(option.description)))
-    pool = [s for s in mine if s in distinct and _coarse(mine[s]) not in theirs and thing(mine[s])
+    pool = [s for s in mine if s in distinct and _coarse(mine[s]) not in theirs and said_alone(mine[s], description)
             and mine[s].lower() not in META  # a word said as 'the X': a thing, not 'the several' or 'the endpoint'
             and (mine[s].lower() not in aside or s in naming)]
     fresh = [s for s in pool if not grounding.fits(s, said)] or pool

@@ -14,10 +14,11 @@ from typing import Any
 from ..core.text import is_name
 from ..dialogue import shortcuts
 from ..dialogue.parameter_labels import is_plural, label
+from ..dialogue.person_names import PERSON_WORDS
 from ..llm.requests import UserRequest
 from . import phrasing
 from .goal_text import employed
-from .nounphrases import UNCOUNTABLE, linked, place, the
+from .nounphrases import UNCOUNTABLE, bland, determined, linked, noun_phrases, owned, place, the
 from .seeding import seeded
 from .user_words import (
     act_separates,
@@ -114,9 +115,10 @@ def _joined(lead: str, rest: str, role: str | None = None) -> str:
     return lead + rest
 
 
-def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -> str | None:
+def _about(topic: str | None, area: str, rng: random.Random, job: bool = True, description: str = "") -> str | None:
     """What the opening is about: the topic the candidates share, with the article a person would use
-    ('my' of someone without a job, 'our' of a worker); None when there is nothing to name."""
+    ('our' of a worker, 'my' of someone without a job when the `description` says whose it is: 'my
+    playlist', never 'my suit' of a deck of cards); None when there is nothing to name."""
     if topic is None:
         if area == "day-to-day" and not job:  # no subject the candidates share, and no work to speak of
             return None
@@ -131,7 +133,7 @@ def _about(topic: str | None, area: str, rng: random.Random, job: bool = True) -
     if " " not in topic and topic[:1].isupper():
         topic = topic.lower()  # an API's heading ('Image'), not a name: never 'something in Image'
     countable = not topic.lower().endswith(UNCOUNTABLE)
-    mine = "our" if job else "my"
+    mine = "our" if job else "my" if owned(description, topic) else "the"
     det = rng.choice(["the", mine, "some"] if is_plural(topic) or not countable else ["the", mine, "a"])
     return f"{phrasing.article(topic)} {topic}" if det == "a" else f"{det} {topic}"
 
@@ -160,7 +162,7 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     """A request in the persona's words, vague enough to fit the seed tool and its distractors: one
     sentence (greeting, who is asking, what it is about, sometimes why), in the persona's voice."""
     area = work_area(request)
-    about = _about(topic_phrase(request), area, rng, employed(request.persona))
+    about = _about(topic_phrase(request), area, rng, employed(request.persona), request.tool.description)
     end = closing(voice, rng, request.tool.description)
     if voice.terse:
         terse = [f for f in _TERSE if "question" not in f] if about and "question" in about else _TERSE
@@ -217,13 +219,19 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     taken = {label(k, s or {}) for k, s in request.tool.properties.items()}
     # a parameter's label or an option is no thing the user is after: they say they have it, or narrow by it
     subjects = [spoken_phrase(p) for p in found if p not in taken and not p.endswith(" ones")] or \
-        [spoken_phrase(p) for p in found if not p.endswith(" ones")] or [spoken_phrase(found[0])]
+        _described(request, taken) or [spoken_phrase(p) for p in found if not p.endswith(" ones")] or \
+        [spoken_phrase(found[0])]
     held = [p for p in found if p in taken and spoken_phrase(p) not in subjects]
     only = [p for p in found if p.endswith(" ones")]
     # a second thing is said as the description ties it to the first ('the winner of the game'); untied, it
     # is one more thing of interest ('the comments and the discussion'), never a second object of the act
     # ('delete the file and the GitHub repository' would ask for another act)
     pair = linked(request.tool.description, subjects[0], subjects[1]) if subjects[1:] else None
+    if not pair and subjects[1:] and (subjects[1].split()[-1].lower() in PERSON_WORDS or
+                                      not determined(request.tool.description, subjects[1])):
+        # 'the budget position and the manager': a person is not one more thing wanted, nor is a word the
+        # description never names as a thing ('the suit and the probability' of 'a certain card or suit')
+        subjects = subjects[:1]
     head, thing = (pair[0], f"{the(pair[0])} {pair[1]} {pair[2]}") if pair else (subjects[0], the(subjects[0]))
     act = action_verb(request)
     where = place(request.tool.description, act, head) if act else None
@@ -248,6 +256,15 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     said += ", if that helps." if voice.anxious and stop == "." and rng.random() < 0.5 else stop
     end = closing(voice, rng, request.tool.description) if rng.random() < 0.3 else ""
     return f"{finish(voice, said)} {end}".strip()
+
+
+def _described(request: UserRequest, taken: set[str]) -> list[str]:
+    """The description's first phrase that is no parameter's label, as the thing wanted when only labels set
+    the tool apart: 'the discussion, and I can give you the discussion number', never 'I'm interested in
+    the discussion number'."""
+    banned = said_banned(request, answering=bool(request.history))
+    return [spoken_phrase(p) for p in noun_phrases(request.tool.description, banned)
+            if p not in taken and not bland(p)][:1]
 
 
 def composed(request: UserRequest, make: Callable[[random.Random], str], *parts: Any) -> str:

@@ -18,7 +18,7 @@ from ..dialogue import grounding, shortcuts
 from ..dialogue.parameter_labels import label
 from ..llm.requests import Said, UserRequest
 from .goal_text import employed
-from .nounphrases import BASE_VERBS, QUALIFIERS, about, bland, determined, noun_phrases, qualified, the, thing
+from .nounphrases import BASE_VERBS, OBJECT_OPENERS, QUALIFIERS, about, bland, determined, noun_phrases, qualified, the, thing
 from .selection import CHATTER_STEMS
 from .voice import Voice, finish
 from .wording import USER_CHATTER, imperative
@@ -147,8 +147,10 @@ def restated(request: UserRequest) -> str | None:
     description = text.without_codes(about(request.tool.description))
     for sentence in re.split(r"(?<=[.!?])\s+", description.strip()):
         words = sentence.rstrip(".!?").split()
-        if len(words) < 4 or not _action_word(words[0]) or sum(w[:1].isupper() for w in words) * 2 > len(words):
-            continue  # not a verb's clause, or a Title Case heading
+        if len(words) < 4 or not _action_word(words[0]) or sum(w[:1].isupper() for w in words) * 2 > len(words) \
+                or (words[0].lower() in _ACCESS and words[1].lower() not in OBJECT_OPENERS) or words[0].lower() in _CAN:
+            continue  # not a verb's clause, a Title Case heading, a kind of access ('Write operations for ...') or
+            # what the tool can do ('Supports adding comments': nobody needs to 'support adding')
         said = imperative(" ".join(words))
         for pattern, swap in _SWAPS:  # swapped before the cut: a quoted name cut in half would stay half said
             said = re.sub(pattern, swap, said, flags=re.IGNORECASE)
@@ -213,6 +215,11 @@ def answers_to_options(request: UserRequest, rng: random.Random, voice: Voice) -
         reply = rng.choice(frames).format(p=option)
         said.append(finish(voice, reply[:1].upper() + reply[1:]))
     return [s for s in said if safe(request, s) == s]
+
+
+# verbs that also name a kind of access before a noun ('write operations', 'read access')
+_ACCESS = frozenset({"read", "write"})
+_CAN = frozenset("supports allows enables lets provides offers".split())
 
 
 def _action_word(word: str) -> bool:

@@ -93,6 +93,8 @@ def test_the_user_can_restate_its_need_in_its_own_words_but_never_recites() -> N
     assert user_words.restated(asking(recites, [], hi)) is None  # 6 words of the description
     heading = tool("get_album", "Get Album Tracks.")
     assert user_words.restated(asking(heading, [], hi)) is None  # a Title Case heading
+    access = tool("forum_replies", "Write operations for discussion comments. Supports adding and replying to comments.")
+    assert user_words.restated(asking(access, [], hi)) is None  # a kind of access, never 'I need to write operations'
 
 
 def test_a_quoted_product_name_is_dropped_before_the_need_is_cut_short() -> None:

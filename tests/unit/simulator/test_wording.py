@@ -123,6 +123,17 @@ def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str,
     assert all(k in said for k in kept) and not any(d in said for d in dropped), said
 
 
+def test_a_person_who_is_a_clause_s_subject_is_no_thing_wanted() -> None:
+    """'Use when a manager asks ...' says who asks, not what for: 'the manager' is no phrase of the need,
+    while a person the tool acts on stays ('the employee')."""
+    said = noun_phrases("Return the budget position of a cost center. Use when a manager asks how much is left.", set())
+    assert "manager" not in said and "budget position" in said, said
+    said = noun_phrases("Approve every pending request. Use only when the manager explicitly wants to clear the queue.", set())
+    assert "manager" not in said and "queue" in said, said
+    said = noun_phrases("Decline a training request and notify the employee with the reason.", set())
+    assert "employee" in said, said
+
+
 def test_a_compound_modifier_whose_noun_is_banned_names_nothing() -> None:
     said = noun_phrases("Return the current-year budget position. Fetch real-time stock prices.", {"budget", "stock"})
     assert "current-year" not in said and "real-time" not in said and "prices" in said, said
@@ -223,8 +234,13 @@ def test_an_api_heading_is_said_as_a_word_a_product_as_a_name() -> None:
 def test_someone_without_a_job_says_my_not_our_and_with_nothing_to_name_asks_about_something() -> None:
     from utcgen.pipeline.simulator.user_openings import _about
 
-    mine = {_about("playlist", "day-to-day", random.Random(seed), job=False) for seed in range(30)}
+    yours = "Add one or more items to your current playlist."
+    mine = {_about("playlist", "day-to-day", random.Random(seed), job=False, description=yours) for seed in range(30)}
     assert "my playlist" in mine and not any("our" in (s or "") for s in mine), mine
+    # 'my' only for what the description says is someone's: a card suit is nobody's ('the suit', never 'my suit')
+    cards = "Calculate the probability of drawing a certain card or suit from a deck of cards."
+    suits = {_about("suit", "day-to-day", random.Random(seed), job=False, description=cards) for seed in range(30)}
+    assert "the suit" in suits and not any("my" in (s or "").split() for s in suits), suits
     assert "our playlist" in {_about("playlist", "day-to-day", random.Random(seed)) for seed in range(30)}
     assert _about(None, "day-to-day", random.Random(0), job=False) is None  # not 'something I'm trying to do'
 
