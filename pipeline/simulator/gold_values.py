@@ -290,9 +290,20 @@ def say_value(value: Any) -> str:
     return str(value)
 
 
+def spoken_option(value: Any, schema: dict) -> Any:
+    """An option of the schema's enum as a person says it ('ergonomic chair' of 'ergonomic_chair');
+    `read` takes it back to the option. Any other value as it is."""
+    if isinstance(value, str) and value in (schema.get("enum") or []) and re.fullmatch(r"[a-z0-9]+(?:_[a-z0-9]+)+", value):
+        return value.replace("_", " ")
+    return value
+
+
 def read(text: str, schema: dict) -> Any:
     """Parses a spoken value back to the schema's type; returns the text when it cannot."""
     text = text.strip().strip('"').strip()
+    options = [o for o in schema.get("enum") or [] if isinstance(o, str)]
+    if text not in options:  # an option said in words ('ergonomic chair'): the option it names
+        text = next((o for o in options if o.replace("_", " ").lower() == text.lower()), text)
     kind = _kind(schema)
     try:
         if kind == "boolean":

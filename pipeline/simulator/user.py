@@ -23,6 +23,7 @@ from ..dialogue.parameter_labels import label
 from ..dialogue.said import user_said
 from ..llm.requests import Said, UserRequest
 from ..retrieval import nearness
+from . import gold_values as values
 from . import phrasing
 from .seeding import seeded
 from .user_openings import composed, detail, opening
@@ -60,7 +61,8 @@ def revealed(history: Sequence[Said], tool: Tool, gold: dict[str, Any]) -> set[s
 
 def values_sentence(tool: Tool, gold: dict[str, Any], keys: list[str], rng: random.Random) -> str:
     names = labels(tool)
-    return phrasing.sentence([(names.get(k, k), gold[k]) for k in keys], rng)
+    return phrasing.sentence([(names.get(k, k), values.spoken_option(gold[k], tool.properties.get(k) or {}))
+                              for k in keys], rng)
 
 
 def user_text(request: UserRequest) -> str:

@@ -88,12 +88,14 @@ def examples(description: str) -> list[str]:
     if not match:
         return []
     rest = description[match.end():]
-    quoted = [a or b for a, b in _QUOTED.findall(rest.split("\n")[0])]
+    # quotes count only when the examples open with one: in "(e.g. ci.yaml) for 'get_workflow' method" the
+    # quoted word is another parameter's option, not an example
+    quoted = [a or b for a, b in _QUOTED.findall(rest.split("\n")[0])] if rest[:1] in "'\"" else []
     if quoted:
         return [q for q in quoted if not _PLACEHOLDER.search(q)]  # an example id is the generator's to draw
     if _PLACEHOLDER.search(rest.split(maxsplit=1)[0] if rest.strip() else ""):
         return []  # 'e.g. abc...': a shape, not a value
-    phrase = re.split(r"[.;)\n]|\s(?:for|to|in)\s", rest)[0].strip()
+    phrase = re.split(r"\.(?=\s|$)|[;)\n]|\s(?:for|to|in)\s", rest)[0].strip()  # a file's '.': 'ci.yaml'
     if re.fullmatch(r"[A-Z][\w .'-]*, [A-Z]{2}", phrase):  # a city and its state
         return [phrase]
     items = [i.strip() for i in re.split(r",\s*|\s+or\s+", phrase) if i.strip()]

@@ -19,7 +19,7 @@ from utcgen.pipeline.dialogue import parameter_labels, person_names
 from utcgen.pipeline.dialogue.values import implausible
 from utcgen.pipeline.llm.requests import SlotsRequest
 from utcgen.pipeline.simulator import gold_values as values
-from utcgen.pipeline.simulator import writers
+from utcgen.pipeline.simulator import phrasing, user, writers
 from utcgen.pipeline.simulator.value_lexicon import LEXICON
 from utcgen.validators import plausibility
 
@@ -127,6 +127,25 @@ def test_a_count_a_person_states_is_one_they_would_have(key: str, low: int, high
     rng = random.Random(0)
     said = [values.gold_value(key, {"type": "integer"}, {}, rng) for _ in range(40)]
     assert all(low <= v <= high for v in said) and len(set(said)) > 3, said
+
+
+def test_an_option_with_underscores_is_said_in_words_and_read_back_as_the_option() -> None:
+    schema = {"type": "string", "enum": ["ergonomic_chair", "standing_desk", "monitor"]}
+    assert values.spoken_option("ergonomic_chair", schema) == "ergonomic chair"
+    assert values.spoken_option("monitor", schema) == "monitor" and values.spoken_option("my_file", {}) == "my_file"
+    tool = Tool(name="request_equipment", description="Request office equipment.",
+                parameters={"type": "object", "properties": {"item": schema}, "required": ["item"]})
+    said = user.values_sentence(tool, {"item": "ergonomic_chair"}, ["item"], random.Random(0))
+    assert "ergonomic chair" in said and "_" not in said, said
+    assert phrasing.read_values(said, tool) == {"item": "ergonomic_chair"}
+
+
+def test_a_quoted_word_after_an_example_is_another_parameter_s_option_not_an_example() -> None:
+    from utcgen.pipeline.simulator.value_kinds import examples
+
+    said = "Provide a workflow ID or workflow file name (e.g. ci.yaml) for 'get_workflow' method."
+    assert examples(said) == ["ci.yaml"]
+    assert examples("The competition (for example, 'UEFA Champions League').") == ["UEFA Champions League"]
 
 
 def test_a_count_of_successes_is_no_more_than_its_trials() -> None:
