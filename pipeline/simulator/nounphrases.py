@@ -290,7 +290,8 @@ def said_alone(word: str, description: str) -> bool:
     noun, or one it lacks, or one the description puts a determiner before ('a commit'); never a verb
     the lexicon has no noun for ('the corresponds', 'the seek')."""
     lemmas = getAllLemmas(word.lower())
-    return thing(word) and ("NOUN" in lemmas or not lemmas or determined(description, word))
+    return thing(word) and ("NOUN" in lemmas or not lemmas or  # right after its determiner: not 'the context corresponds'
+                            bool(re.search(rf"\b{_DETERMINERS}\s+{re.escape(word)}\b", description, re.IGNORECASE)))
 
 
 # words a label or an option can end in that name no thing ('order by', 'failed only', 'none')

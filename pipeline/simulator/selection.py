@@ -173,8 +173,8 @@ def _verbish(word: str, description: str) -> bool:
 
 
 def _coarse(word: str) -> str:
-    """A looser key than the stem, so 'save' and 'saved' count as one word to a listener."""
-    return re.sub(r"(e|ed|es|s|ing|ion|ions)$", "", word.lower())[:5]
+    """A looser key than the stem, so 'save' and 'saved' count as one word to a listener (each word of a phrase)."""
+    return " ".join(re.sub(r"(e|ed|es|s|ing|ion|ions)$", "", w)[:5] for w in word.lower().split())
 
 
 def contrast_words(option: Tool, others: list[Tool], said: frozenset[str], rng: random.Random) -> list[str]:
@@ -241,11 +241,11 @@ def _question(options: list[Tool], said: frozenset[str], rng: random.Random, ask
     named: list[tuple[Tool, str]] = []
     used: set[str] = set()
     for o in options:
-        # a phrase another option already says tells the two apart no more: each option in its own words
-        words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng) if w.lower() not in used]
+        # a phrase another option already says, in any form, tells the two apart no more ('the sub-issue, or the sub-issues?')
+        words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng) if _coarse(w) not in used]
         if words:
             named.append((o, words[0]))
-            used.update(w.lower() for w in words[:1])
+            used.add(_coarse(words[0]))
     if len(named) < 2:
         return "", []
     # acts when the verbs differ and each option's phrase is what its verb acts on ('set the volume', never

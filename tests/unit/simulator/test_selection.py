@@ -100,6 +100,21 @@ UNSURE = ["Hard to say.", "No idea, honestly.", "Not sure what it's called.", "I
           "Could be anything.", "Whatever you think.", "Hmm."]
 
 
+def test_a_question_never_offers_one_thing_twice_in_two_forms() -> None:
+    """'the sub-issue, or the sub-issues?' asks nothing: the second option says something else of its own."""
+    import random
+
+    def tool(name: str, description: str) -> Tool:
+        return Tool(name=name, description=description, parameters={"type": "object", "properties": {}})
+
+    options = [tool("sub_issue_write", "Add a sub-issue to a parent issue in a GitHub repository."),
+               tool("issue_read", "Get the sub-issues of an issue in a GitHub repository."),
+               tool("label_write", "Remove a label from an issue in a GitHub repository.")]
+    for seed in range(4):
+        question, _ = selection._question(options, frozenset(), random.Random(seed))
+        assert "the sub-issue," in question and "sub-issues" not in question, question
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_questions_contrast_in_own_words_and_never_repeat_an_option_list(seed: int) -> None:
     asked = _questions(PLAYLISTS, UNSURE, seed)

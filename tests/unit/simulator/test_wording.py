@@ -155,6 +155,16 @@ def test_an_option_or_a_lone_verb_is_no_thing() -> None:
     assert all(thing(w) for w in ("commit", "logs", "repo", "ranking", "games", "records"))
 
 
+def test_a_lone_verb_of_a_description_is_never_said_as_the_word_alone() -> None:
+    """'the corresponds', 'the seek' read as nonsense; a noun the lexicon lacks passes when the description
+    puts an article before it ('a commit')."""
+    from utcgen.pipeline.simulator.nounphrases import said_alone
+
+    playback = "Start playback. Only available when the context corresponds to an album. Seeks to the position."
+    assert not said_alone("corresponds", playback) and not said_alone("seek", playback)
+    assert said_alone("album", playback) and said_alone("commit", "Get details for a commit in a repository.")
+
+
 @pytest.mark.parametrize("description,said", [
     ("Get Album. Get Spotify catalog information for a single album.", "a single album"),
     ("Skips to previous track in the user's queue.", "the previous track"),
