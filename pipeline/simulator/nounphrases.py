@@ -276,6 +276,18 @@ def owned(description: str, phrase: str) -> bool:
                           description, re.IGNORECASE))
 
 
+_USAGE = re.compile(r"^(?:use|used|useful|ideal|best|call)\b", re.IGNORECASE)
+
+
+def usage_only(description: str, phrase: str) -> bool:
+    """Whether `phrase` is said only in the description's notes on when to use the tool ('Use when a
+    manager asks ...', 'Useful for finding specific changes'): the situation, not the thing the tool acts on."""
+    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    found = [bool(_USAGE.match(s.strip())) for s in re.split(r"(?<=[.!?])\s+|\n+", description)
+             if re.search(rf"\b{words}\b", s, re.IGNORECASE)]
+    return bool(found) and all(found)
+
+
 def thing(phrase: str) -> bool:
     """Whether a parameter's label or an enum value names a thing one can put 'the' before ('the
     market', 'the playlist'), not a preposition, an adjective or a participle ('the after', 'the closed')."""
@@ -317,7 +329,10 @@ _SPANS = frozenset("year time term day week month quarter level scale range size
 def _modifier(word: str) -> bool:
     """A compound that only qualifies a noun ('current-year', 'real-time', 'long-term', 'two-day')."""
     first, _, last = word.lower().rpartition("-")
-    return bool(first) and last in _SPANS and "ADJ" in getAllLemmas(first.split("-")[0])
+    return bool(first) and ((last in _SPANS and "ADJ" in getAllLemmas(first.split("-")[0])) or last in _SCOPES)
+
+
+_SCOPES = frozenset("level wide based specific scoped only".split())  # 'org-level', 'company-wide', 'repo-scoped'
 
 
 def _close(run: list[str], out: list[str]) -> None:
@@ -364,7 +379,8 @@ def bland(phrase: str) -> bool:
 BLAND = set("example examples number numbers count open method methods type types status value values amount name names list "
              "code codes date dates period periods time times result results field fields entry entries "
              "parameter parameters information details request requests response object objects resource "
-             "resources endpoint endpoints item items body bodies uri uris url urls id ids json catalog".split())
+             "resources endpoint endpoints item items body bodies uri uris url urls id ids json catalog days weeks "
+             "months hours minutes seconds money".split())
 # nouns that take no 'a': "some information", never "an information"
 UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
                "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")

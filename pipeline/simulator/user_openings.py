@@ -18,7 +18,7 @@ from ..dialogue.person_names import PERSON_WORDS
 from ..llm.requests import UserRequest
 from . import phrasing
 from .goal_text import employed
-from .nounphrases import UNCOUNTABLE, bland, determined, linked, noun_phrases, owned, place, the
+from .nounphrases import UNCOUNTABLE, bland, determined, linked, noun_phrases, owned, place, the, usage_only
 from .seeding import seeded
 from .user_words import (
     act_separates,
@@ -226,11 +226,14 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     # a second thing is said as the description ties it to the first ('the winner of the game'); untied, it
     # is one more thing of interest ('the comments and the discussion'), never a second object of the act
     # ('delete the file and the GitHub repository' would ask for another act)
-    pair = linked(request.tool.description, subjects[0], subjects[1]) if subjects[1:] else None
+    described = request.tool.description
+    subjects = sorted(subjects, key=lambda p: usage_only(described, p))  # what it acts on before when it is used
+    pair = linked(described, subjects[0], subjects[1]) if subjects[1:] else None
     if not pair and subjects[1:] and (subjects[1].split()[-1].lower() in PERSON_WORDS or
-                                      not determined(request.tool.description, subjects[1])):
+                                      not determined(described, subjects[1]) or usage_only(described, subjects[1])):
         # 'the budget position and the manager': a person is not one more thing wanted, nor is a word the
-        # description never names as a thing ('the suit and the probability' of 'a certain card or suit')
+        # description never names as a thing ('the suit and the probability' of 'a certain card or suit'), nor
+        # the situation a usage note names ('the whole queue and the decision' of 'Use only when ... the whole queue')
         subjects = subjects[:1]
     head, thing = (pair[0], f"{the(pair[0])} {pair[1]} {pair[2]}") if pair else (subjects[0], the(subjects[0]))
     act = action_verb(request)

@@ -134,6 +134,16 @@ def test_a_person_who_is_a_clause_s_subject_is_no_thing_wanted() -> None:
     assert "employee" in said, said
 
 
+def test_a_phrase_only_a_usage_note_says_is_the_situation_not_the_thing() -> None:
+    from utcgen.pipeline.simulator.nounphrases import usage_only
+
+    note = ("Approve every training request waiting for the caller's decision. Use only when the manager wants to "
+            "clear the whole queue. Useful for busy weeks.")
+    assert usage_only(note, "whole queue") and usage_only(note, "busy weeks")
+    assert not usage_only(note, "training request") and not usage_only(note, "decision")
+    assert not usage_only("Use the saved albums of the user. Returns the saved albums.", "saved albums")
+
+
 def test_a_compound_modifier_whose_noun_is_banned_names_nothing() -> None:
     said = noun_phrases("Return the current-year budget position. Fetch real-time stock prices.", {"budget", "stock"})
     assert "current-year" not in said and "real-time" not in said and "prices" in said, said
@@ -142,6 +152,7 @@ def test_a_compound_modifier_whose_noun_is_banned_names_nothing() -> None:
 def test_a_product_s_name_with_bland_words_names_nothing() -> None:
     assert bland("Spotify catalog information") and bland("Spotify URIs")
     assert not bland("GitHub repository") and not bland("product catalog")
+    assert bland("days") and bland("money") and not bland("sick days")  # 'help me with the days' names nothing
 
 
 def test_bland_words_and_adjectives_alone_name_nothing() -> None:
