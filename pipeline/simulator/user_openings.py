@@ -229,6 +229,8 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     described = request.tool.description
     subjects = sorted(subjects, key=lambda p: usage_only(described, p))  # what it acts on before when it is used
     pair = linked(described, subjects[0], subjects[1]) if subjects[1:] else None
+    if pair and shortcuts.recited(f"{the(pair[0])} {pair[1]} {pair[2]}", described):
+        pair = None  # "the latest changes from the base branch" recites: said untied, or the first alone
     if not pair and subjects[1:] and (subjects[1].split()[-1].lower() in PERSON_WORDS or
                                       not determined(described, subjects[1]) or usage_only(described, subjects[1])):
         # 'the budget position and the manager': a person is not one more thing wanted, nor is a word the

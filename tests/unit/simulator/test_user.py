@@ -356,3 +356,21 @@ def test_a_line_of_business_keeps_its_acronym(tools, personas) -> None:
     state = _state(tools, personas, 0)
     tool = state.tool.model_copy(update={"line_of_business": "it_service_management"})
     assert user_words.work_area(state.model_copy(update={"tool": tool, "distractors": []})) == "IT service management"
+
+
+def test_two_things_tied_as_the_description_ties_them_never_recite_it() -> None:
+    """'the latest changes from the base branch' is six words of the description: said so, the draft gives the
+    tool away and the user falls back to 'I'm not sure how to put it'; the things are said apart instead."""
+    def tool(name: str, description: str) -> Tool:
+        return Tool(name=name, description=description, parameters={"type": "object", "properties": {}})
+
+    seed = tool("update_pull_request_branch", "Update the branch of a pull request with the latest changes from the base branch.")
+    others = [tool("update_pull_request_title", "Update the title of an existing pull request."),
+              tool("create_pull_request", "Create a new pull request in a GitHub repository.")]
+    history = [Said(role="user", content="Hello, I need some help with something."),
+               Said(role="assistant", content="Sure, could you tell me more about what you need?")]
+    for k in range(6):
+        request = UserRequest(phase="tool_selection", tool=seed, distractors=others, history=history, goal="",
+                              persona=Persona(id="", text="", role="developer"), gold_arguments={}, seed=k)
+        said = user_openings.detail(request, random.Random(k), Voice.of(request.persona))
+        assert user_words.safe(request, said) == said, said
