@@ -40,6 +40,7 @@ def noun_phrase(description: str) -> str:
     """The first noun phrase of a description: leading fillers skipped, cut at the first
     preposition, verb or clause word ("The name of the branch where ..." -> "name of the branch")."""
     clause = re.split(r"[.;:()\n,]| - ", description.strip(), maxsplit=1)[0]
+    clause = re.sub(r"\b([A-Za-z]+)/([A-Za-z]+)\b", r"\1-or-\2", clause)  # 'user/org' is one choice: 'user or org'
     ws = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]*", clause)]
     while ws and ws[0].lower() in _PHRASE_LEAD:
         ws.pop(0)
@@ -54,7 +55,7 @@ def noun_phrase(description: str) -> str:
         out.append(w if said_as_written(w) else low)  # 'the Spotify ID', 'the GitHub user', 'the SKU'
     while out and out[-1] in ("of", "the", "a", "an"):
         out.pop()
-    return " ".join(out)
+    return " ".join(out).replace("-or-", " or ")
 
 
 # one-word keys whose spoken label is fixed

@@ -277,6 +277,7 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     ("base", {"description": "The base of the triangle."}, "base of the triangle"), ("func", None, "function"),
     ("content", {"description": "The emoji reaction type", "enum": ["+1", "laugh"]}, "emoji reaction type"),
     ("new_base_salary", None, "new base salary"), ("previous_end_date", None, "previous end date"),
+    ("head", {"description": "Filter by head user/org and branch"}, "head user or org"),
 ])
 def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
     assert parameter_labels.label(key, schema) == expected
