@@ -167,8 +167,6 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
             head = [x for x in run if not x.endswith("ly")][-1:]  # 'the manager explicitly wants'
             if head and head[0].lower() in PERSON_WORDS and _acts(w):
                 run = []  # 'a manager asks', 'the customer wants': who the tool serves, never a thing wanted
-            if run and shortcuts.stem(w) in banned and _nounish(w) and names_thing(w):
-                run = []  # 'base' of 'the base branch' when 'branch' goes unsaid: a modifier, no thing
             if run and (_modifies(raw, w) or (_adjective(run[-1]) and "NOUN" in getAllLemmas(w))):
                 # 'the authenticated GitHub user', 'the Spotify ID', 'favorable outcomes' (a parameter's word):
                 # the run only qualifies the next word

@@ -237,9 +237,13 @@ def topic_phrase(request: UserRequest) -> str | None:
     lead = re.split(r"(?<=[.!?])\s+", about(tool.description).strip())
     first = " ".join(lead[:2]).lower()
     held = {label(k, s or {}).lower() for k, s in tool.properties.items()}  # a value the user gives: 'my owner'
-    for phrase in noun_phrases(tool.description, said_banned(request)):
+    banned = said_banned(request)
+    for phrase in noun_phrases(tool.description, banned):
         said = text.stems(phrase)
         shared = sum(all(grounding.fits(s, bag) for s in said) for bag in bags)
+        after = re.search(rf"\b{re.escape(phrase)}\s+([\w-]+)", tool.description, re.IGNORECASE)
+        if after and shortcuts.stem(after.group(1)) in banned:
+            continue  # 'base' of 'the base branch' when 'branch' goes unsaid: 'help with the base' names nothing
         if shared and not bland(phrase) and phrase.lower() not in held:
             scored.append((-shared - (len(said) > 1), phrase.lower() not in first, len(phrase), phrase))
     return _named_only(sorted(scored)[0][3]) if scored else None

@@ -337,6 +337,18 @@ def test_the_topic_of_an_opening_is_never_a_value_the_user_gives(personas) -> No
     assert user_words.topic_phrase(request) != "owner"
 
 
+def test_the_topic_of_an_opening_is_never_the_modifier_of_an_unsaid_name_word(personas) -> None:
+    """'help me with the base' of 'the base branch' when 'branch' is a word of the tool's name."""
+    params = {"type": "object", "properties": {}}
+    seed = Tool(name="update_branch", description="Bring the base branch changes into the work of a review.",
+                parameters=params)
+    others = [Tool(name=f"t{i}", description=f"{verb} the base of a review.", parameters=params)
+              for i, verb in enumerate(("Archive", "Copy", "Rename"))]
+    request = UserRequest(tool=seed, distractors=others, persona=personas[0], goal="", gold_arguments={},
+                          history=[], phase="tool_selection", seed=0)
+    assert user_words.topic_phrase(request) not in ("base", None), user_words.topic_phrase(request)
+
+
 def test_a_lowercase_writer_restates_the_need_in_lowercase_too(tools, personas, monkeypatch) -> None:
     """'i wish i knew...' then 'I need to set the repeat mode for my playback.': one person, one case."""
     persona = personas[0].model_copy(update={"style": "writes in lowercase"})
