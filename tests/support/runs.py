@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from utcgen.pipeline.core.resources import shipped
 from utcgen.pipeline.ingest.reader import load_catalog
+from utcgen.pipeline.synthesis.journal import in_job_order, selected
 from utcgen.pipeline.synthesis.run import Engine
 
 SCENARIO_LINES = ("finance", "procurement", "supply_chain")
@@ -58,7 +59,9 @@ def scenario_lines_run(root: Path, embedder: Any, settings: dict[str, Any]) -> d
         records = run_and_export(config, embedder)
     finally:
         offline.respond = respond
-    every = [d for _, r in sorted(records.items()) for d in r.dialogues]  # in job order, as the export writes them
+    # what the export writes, in job order: every attempt until the requested number were accepted (jobs run at
+    # once may finish one more accepted dialogue, which the export leaves out)
+    every = list(selected(in_job_order(records), config.num_dialogues))
     return {"out": root / "run", "catalog": catalog, "every": every, "accepted": [d for d in every if d.accepted],
             "records": records, "calls": calls}
 

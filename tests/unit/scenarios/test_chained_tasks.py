@@ -66,11 +66,12 @@ def test_a_broken_chain_is_caught(run):
     d = _chained(run)[0]
     chain = d.scenario_info.chain
     assert problems(d) == []
-    last = max(i for i, m in enumerate(d.messages) if m.tool_calls and m.tool_calls[0].name == d.seed_tool.name)
+    # the call the chain feeds: the seed tool's first call (a retry after an error result may follow it)
+    fed = min(i for i, m in enumerate(d.messages) if m.tool_calls and m.tool_calls[0].name == d.seed_tool.name)
     messages = list(d.messages)
-    call = messages[last].tool_calls[0]
+    call = messages[fed].tool_calls[0]
     wrong = ToolCall(name=call.name, arguments={**call.arguments, chain.parameter: "made-up-0001"})
-    messages[last] = messages[last].model_copy(update={"tool_calls": [wrong]})
+    messages[fed] = messages[fed].model_copy(update={"tool_calls": [wrong]})
     broken = d.model_copy(update={"messages": messages})
     assert [rule for rule, _ in problems(broken)] == ["chain_unused"]
     first_only = d.model_copy(update={"messages": d.messages[:next(i for i, m in enumerate(d.messages)
