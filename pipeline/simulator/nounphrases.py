@@ -383,4 +383,4 @@ BLAND = set("example examples number numbers count open method methods type type
              "months hours minutes seconds money".split())
 # nouns that take no 'a': "some information", never "an information"
 UNCOUNTABLE = ("information", "data", "metadata", "content", "music", "feedback", "equipment", "software",
-               "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work")
+               "access", "advice", "inventory", "spend", "payroll", "research", "progress", "work", "stock")

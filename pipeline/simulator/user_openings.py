@@ -244,7 +244,10 @@ def detail(request: UserRequest, rng: random.Random, voice: Voice, vague: bool =
     if act and where is not None and (rng.random() < (0.3 if untied else 0.6) or act_separates(request, act)):
         core = rng.choice(_DO).format(v=act, a=f"something {where} {thing}" if where else thing)  # what it does, to what
     else:
-        core = rng.choice(_WANT).format(a=listing(subjects[:2]) if untied else thing)
+        # two untied things in the description's order: what it is about, then a detail of it ('the internal
+        # policy and the short note', not 'the short note and the internal policy')
+        both = sorted(subjects[:2], key=lambda p: (described.lower().find(p.lower()) % (len(described) + 1)))
+        core = rng.choice(_WANT).format(a=listing(both) if untied else thing)
     if only:
         core += f", only the {only[0]}"
     if held:

@@ -386,3 +386,22 @@ def test_two_things_tied_as_the_description_ties_them_never_recite_it() -> None:
                               persona=Persona(id="", text="", role="developer"), gold_arguments={}, seed=k)
         said = user_openings.detail(request, random.Random(k), Voice.of(request.persona))
         assert user_words.safe(request, said) == said, said
+
+
+def test_two_untied_things_are_said_in_the_description_s_order(tools, personas) -> None:
+    """What the tool is about first, then a detail of it: 'the internal policy and the short note', never
+    'I need to see the short note and the internal policy'."""
+    by_name = {t.name: t for t in tools}
+    seed = by_name["get_policy_version_history"]
+    others = [by_name[n] for n in ("get_policy_document", "get_privacy_request_status", "get_contract_details",
+                                   "list_my_pending_policy_attestations", "attest_policy_acknowledgement")]
+    history = [Said(role="user", content="Hi, I've got a question about a legal compliance matter."),
+               Said(role="assistant", content="Do you need the current version, or the privacy request?")]
+    pairs = 0
+    for k in range(12):
+        request = UserRequest(phase="tool_selection", tool=seed, distractors=others, history=history, goal="",
+                              persona=personas[0], gold_arguments={}, seed=k)
+        said = user_openings.detail(request, random.Random(k), Voice.of(request.persona))
+        assert "the short note and the" not in said, said
+        pairs += "and the short note" in said
+    assert pairs  # the two are still said together

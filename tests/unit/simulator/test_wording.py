@@ -262,6 +262,7 @@ def test_someone_without_a_job_says_my_not_our_and_with_nothing_to_name_asks_abo
     cards = "Calculate the probability of drawing a certain card or suit from a deck of cards."
     suits = {_about("suit", "day-to-day", random.Random(seed), job=False, description=cards) for seed in range(30)}
     assert "the suit" in suits and not any("my" in (s or "").split() for s in suits), suits
+    assert "a stock" not in {_about("stock", "day-to-day", random.Random(seed)) for seed in range(30)}  # stock held
     assert "our playlist" in {_about("playlist", "day-to-day", random.Random(seed)) for seed in range(30)}
     assert _about(None, "day-to-day", random.Random(0), job=False) is None  # not 'something I'm trying to do'
 
