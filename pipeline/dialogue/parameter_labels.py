@@ -82,7 +82,8 @@ SPELLED = {"po": "purchase order", "db": "database", "gl": "ledger", "sku": "sto
 
 # first words that qualify the rest of a key, which then reads in speaking order ('previous end date')
 _LEADING_MODIFIERS = frozenset("new old current previous next total maximum minimum start end first last default "
-                               "primary main original updated final initial".split())
+                               "primary main original updated final initial expected annual average estimated "
+                               "actual monthly daily yearly".split())
 # a key holding one of these already reads in speaking order ('date of birth', 'maintainer can modify')
 KEEP_ORDER = frozenset("of for in on to by per at with from into than can could is are has have was should must "
                        "will may allow allows include includes use uses".split())

@@ -129,6 +129,8 @@ def _number(key: str, schema: dict, rng: random.Random) -> float:
         lo, hi, places = *_bounds(schema, -60, 65), 4
     elif ws & {"longitude", "lng", "lon"}:
         lo, hi, places = *_bounds(schema, -150, 150), 4
+    elif ws & {"return", "yield", "growth", "inflation"}:  # a yearly return in percent, as people expect one
+        lo, hi, places = *_bounds(schema, 1, 12), 1
     elif ws & {"percent", "percentage", "pct", "rate", "ratio", "share"}:
         lo, hi, places = *_bounds(schema, 1, 60), 1
     elif ws & {"rating", "score"}:
@@ -246,8 +248,13 @@ def _number_like(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _iso_date(value: Any) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?", value) is not None
+
+
 # pairs of keys whose values stand in an order: the first no more than the second
-_ORDERED = [("min", "max"), ("minimum", "maximum"), ("lower", "upper"), ("start", "end"), ("from", "to"), ("low", "high")]
+_ORDERED = [("min", "max"), ("minimum", "maximum"), ("lower", "upper"), ("start", "end"), ("from", "to"), ("low", "high"),
+            ("since", "until"), ("after", "before")]
 # a count that is part of another ('number of successes' of 'number of trials')
 _PART_OF = {"successes": "trials"}
 
@@ -267,11 +274,12 @@ def consistent(args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         whole = next((o for o in args for part in ws if _PART_OF.get(part) in words[o]), None)
         if whole and isinstance(args[k], int) and isinstance(args[whole], int) and 1 <= args[whole] < args[k]:
             args[k] = rng.randint(1, args[whole])  # 1,033 successes of 116 trials
-    numbers = [k for k in args if _number_like(args[k])]
+    numbers = [k for k in args if _number_like(args[k]) or _iso_date(args[k])]  # a 'from' date before its 'to' date
     for a, b in ((a, b) for a in numbers for b in numbers if a != b):
         for low, high in _ORDERED:  # 'min_price' and 'max_price': the same words but the pair's
             same = [w for w in words[a] if w != low] == [w for w in words[b] if w != high]
-            if low in words[a] and high in words[b] and same and args[a] > args[b]:
+            if low in words[a] and high in words[b] and same and _number_like(args[a]) == _number_like(args[b]) \
+                    and args[a] > args[b]:
                 args[a], args[b] = args[b], args[a]
     return args
 

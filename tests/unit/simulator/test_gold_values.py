@@ -148,6 +148,20 @@ def test_a_quoted_word_after_an_example_is_another_parameter_s_option_not_an_exa
     assert examples("The competition (for example, 'UEFA Champions League').") == ["UEFA Champions League"]
 
 
+def test_an_expected_return_is_a_rate_people_expect() -> None:
+    rng = random.Random(0)  # 'the return for the expected annual is 863.49'
+    assert all(1 <= values.gold_value("expected_annual_return", {"type": "number"}, {}, rng) <= 12 for _ in range(30))
+
+
+def test_a_from_date_is_never_after_its_to_date() -> None:
+    """'the expected from is 2027-01-21 and the expected to is 2026-12-21' is no window anyone asks for."""
+    rng = random.Random(0)
+    args = values.consistent({"expected_from": "2027-01-21", "expected_to": "2026-12-21", "count": 3}, rng)
+    assert args == {"expected_from": "2026-12-21", "expected_to": "2027-01-21", "count": 3}
+    args = values.consistent({"created_after": "2026-05-02", "created_before": "2026-03-01"}, rng)
+    assert args["created_after"] < args["created_before"]
+
+
 def test_a_count_of_successes_is_no_more_than_its_trials() -> None:
     rng = random.Random(0)
     for trials in (1, 5, 40):
@@ -278,6 +292,7 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     ("content", {"description": "The emoji reaction type", "enum": ["+1", "laugh"]}, "emoji reaction type"),
     ("new_base_salary", None, "new base salary"), ("previous_end_date", None, "previous end date"),
     ("head", {"description": "Filter by head user/org and branch"}, "head user or org"),
+    ("expected_annual_return", None, "expected annual return"),
 ])
 def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
     assert parameter_labels.label(key, schema) == expected
