@@ -53,12 +53,13 @@ _ADJECTIVES = set("technical internal external annual current final manual actua
                   "full partial own different whole corporate recent prepaid old new due open closed upcoming valid "
                   "invalid possible unique public private active inactive primary secondary latest relative default "
                   "conceptual native precise accessible pending likely certain obscure initial total decimal "
-                  "binomial temporary custom commercial".split())
+                  "binomial temporary custom commercial equal free wrong past main influential "
+                  "standard".split())
 
 
-def _nounish(word: str) -> bool:
+def _nounish(word: str) -> bool:  # nor a word the lexicon lacks with an adjective's ending ('reversible', 'isothermal')
     return not word.endswith(("ly", "ed", "ize", "ise", "ical", "ous", "ful", "less")) and word not in PHRASE_FILLER \
-        and word not in _ADJECTIVES
+        and word not in _ADJECTIVES and not (word.endswith(("ible", "able", "mal", "ive")) and not getAllLemmas(word))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -87,13 +88,25 @@ def _verb_only(word: str) -> bool:
 
 
 def _acts(word: str) -> bool:
-    """A word that ends a clause's subject: a verb's '-s' form ('asks', 'wants', 'knows', not a plural
-    noun), an auxiliary ('does', 'is') or an adverb ('the manager explicitly wants')."""
+    """A word after a clause's subject: a verb's '-s' form ('asks'), an auxiliary ('does') or an adverb ('explicitly')."""
     return (word.endswith("s") and word in PHRASE_FILLER | THIRD_PERSON) or _verb_only(word) or \
         word in _AUXILIARIES or (word.endswith("ly") and "ADV" in getAllLemmas(word))
 
 
 _AUXILIARIES = frozenset("is are was were does do did has have had can could will would may might must should".split())
+
+
+_PLURAL_MODIFIERS = frozenset("sales news sports series analytics settings goods terms arts savings earnings".split())
+_AFTER_A_VERB = frozenset("within in on at into onto to by for from with over under before after between during "
+                          "the a an their its his her this these those".split())
+
+
+def _plural_subject_verb(before: str, word: str, after: list[str]) -> bool:
+    """A plural noun, then a verb before a preposition or an object: 'anniversaries fall within', a clause's verb."""
+    b = before.lower()
+    verb = getAllLemmas(word).get("VERB")
+    return b.endswith("s") and not b.endswith("ss") and b not in _PLURAL_MODIFIERS and bool(verb) and \
+        verb[0] == word and bool(after) and after[0].lower() in _AFTER_A_VERB
 
 
 def _acts_on(word: str, after: list[str]) -> bool:
@@ -158,7 +171,8 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
             verbish = i == 0 or words[i - 1].lower() in _VERB_AFTER or (w.endswith("s") and i == 1 and
                                                                      words[0].lower() in ("it", "this")) \
                 or (i + 1 < len(words) and words[i + 1].lower() in OBJECT_OPENERS and _verb_only(w)) \
-                or (words[i - 1].lower() in ("and", "or") and (w in BASE_VERBS or _acts_on(w, words[i + 1:i + 2])))
+                or (words[i - 1].lower() in ("and", "or") and (w in BASE_VERBS or _acts_on(w, words[i + 1:i + 2]))) \
+                or (bool(run) and _plural_subject_verb(run[-1], w, words[i + 1:i + 2]))
             code = bool(re.match(r"[a-z]+[A-Z]", raw))  # 'endCursor', 'perPage': a field of the API, no thing one names
             if _ok(w) and not verbish and not code and shortcuts.stem(w) not in banned and "'" not in w \
                     and raw.isascii():

@@ -117,6 +117,11 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
     ("Get an audiobook's chapters. Audiobooks are only available within the US, UK and Australia markets.",
      ["chapters"], ["Australia markets", "markets"]),
     ("Return the budget position of the cost center the caller owns.", ["cost center"], ["owns"]),  # a clause's verb
+    ("List employees whose service anniversaries fall within the next days.", ["service anniversaries"],
+     ["service anniversaries fall"]),  # a plural subject's verb
+    ("Calculate the entropy change of an isothermal and reversible process.", ["entropy change"],
+     ["isothermal", "reversible"]),  # adjectives the lexicon lacks
+    ("Returns the number of free standard and accessible parking spaces.", ["accessible parking spaces"], ["free standard", "free"]),
 ])
 def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
     said = noun_phrases(description, set())
