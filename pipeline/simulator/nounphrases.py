@@ -232,8 +232,8 @@ def linked(description: str, first: str, second: str) -> tuple[str, str, str] | 
     claim a relation the description never states."""
     for lead, tail in ((first, second), (second, first)):
         words = [r"\s+".join(re.escape(w) for w in p.split()) for p in (lead, tail)]
-        found = re.search(rf"\b{words[0]}\s+((?:\w+ed\s+)?(?:{_LINKS}))\s+({_BEFORE_NOUN}(?:[\w-]+(?:['’]s)?\s+){{0,3}}?)"
-                          rf"{words[1]}\b", description, re.IGNORECASE)  # 'episodes saved in the user's library'
+        found = re.search(rf"\b{words[0]}\s+((?:\w+ed\s+)?(?:{_LINKS}))\s+({_BEFORE_NOUN}(?:(?!(?:{_LINKS}|and|or)\b)"
+                          rf"[\w-]+(?:['’]s)?\s+){{0,3}}?){words[1]}\b", description, re.IGNORECASE)  # no second link between
         if found:
             return lead, " ".join(found.group(1).lower().split()), the(tail) if found.group(2) else tail
         if re.search(rf"\b{words[1]}['’]s?\s+{words[0]}\b", description, re.IGNORECASE):  # 'an album's tracks'

@@ -241,6 +241,9 @@ def test_two_things_are_said_together_only_as_the_description_ties_them() -> Non
     assert linked("List policies such as an updated code of conduct.", "updated code", "conduct") == \
         ("updated code", "of", "conduct")
     assert linked("Get details of the teams the user is a member of.", "member", "teams") is None
+    # a second link between the two ties the first to something else: not 'the flights between the travel policy'
+    assert linked("Search available flights between two airports within travel policy.", "available flights",
+                  "travel policy") is None
 
 
 def test_a_detail_never_joins_an_untied_thing_to_the_act(scenario_run: dict[str, Any]) -> None:
