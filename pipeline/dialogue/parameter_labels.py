@@ -125,6 +125,8 @@ def label(key: str, schema: dict | None = None) -> str:
             return f"{ws[0]} {head}" if head != ws[0] else phrase
         if phrase:
             return phrase
+    if len(ws) > 2 and SPELLED.get(ws[-1], "").startswith("in "):  # a unit stays last: 'weight earth in kilograms'
+        return f"{label('_'.join(ws[:-1]))} {SPELLED[ws[-1]]}"
     spoken = " ".join(SPELLED.get(w, w) for w in ws).split()
     if ws[0] in ("from", "to") and len(spoken) >= 2:
         return f"{' '.join(spoken[1:])} it {'comes from' if ws[0] == 'from' else 'goes to'}"

@@ -75,7 +75,7 @@ def _bounds(schema: dict, lo: float, hi: float) -> tuple[float, float]:
 
 
 def _whole(key: str, schema: dict, rng: random.Random) -> int:
-    ws = set(spoken_key(key).split())
+    ws = {re.sub(r"\d+$", "", w) for w in spoken_key(key).split()}  # 'point1' is a point
     if "year" in ws:
         lo, hi = _bounds(schema, 2024, 2027)
     elif "years" in ws:  # a span in years: 419 is nobody's plan
@@ -124,11 +124,13 @@ def _whole(key: str, schema: dict, rng: random.Random) -> int:
 
 
 def _number(key: str, schema: dict, rng: random.Random) -> float:
-    ws = set(spoken_key(key).split())
+    ws = {re.sub(r"\d+$", "", w) for w in spoken_key(key).split()}  # 'point1' is a point
     if "latitude" in ws or "lat" in ws:
         lo, hi, places = *_bounds(schema, -60, 65), 4
     elif ws & {"longitude", "lng", "lon"}:
         lo, hi, places = *_bounds(schema, -150, 150), 4
+    elif ws & {"point", "points", "coordinate", "coordinates", "x", "y", "z"}:  # a point on a plot, not 4641.02
+        lo, hi, places = *_bounds(schema, -20, 20), 1
     elif ws & {"return", "yield", "growth", "inflation"}:  # a yearly return in percent, as people expect one
         lo, hi, places = *_bounds(schema, 1, 12), 1
     elif ws & {"percent", "percentage", "pct", "rate", "ratio", "share"}:

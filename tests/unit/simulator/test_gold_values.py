@@ -153,6 +153,12 @@ def test_an_expected_return_is_a_rate_people_expect() -> None:
     assert all(1 <= values.gold_value("expected_annual_return", {"type": "number"}, {}, rng) <= 12 for _ in range(30))
 
 
+def test_a_point_s_coordinates_are_small() -> None:
+    rng = random.Random(0)  # 'the first point is 4641.02 and 4507.41'
+    said = values.gold_value("point1", {"type": "array", "items": {"type": "number"}}, {}, rng)
+    assert said and all(-20 <= v <= 20 for v in said), said
+
+
 def test_a_from_date_is_never_after_its_to_date() -> None:
     """'the expected from is 2027-01-21 and the expected to is 2026-12-21' is no window anyone asks for."""
     rng = random.Random(0)
@@ -292,7 +298,7 @@ def test_no_phrase_is_shared_by_unrelated_parameters() -> None:
     ("content", {"description": "The emoji reaction type", "enum": ["+1", "laugh"]}, "emoji reaction type"),
     ("new_base_salary", None, "new base salary"), ("previous_end_date", None, "previous end date"),
     ("head", {"description": "Filter by head user/org and branch"}, "head user or org"),
-    ("expected_annual_return", None, "expected annual return"),
+    ("expected_annual_return", None, "expected annual return"), ("weight_earth_kg", None, "weight earth in kilograms"),
 ])
 def test_labels_are_spoken_noun_phrases(key: str, schema: dict | None, expected: str) -> None:
     assert parameter_labels.label(key, schema) == expected
