@@ -25,6 +25,7 @@ from ..llm.requests import Said, UserRequest
 from ..retrieval import nearness
 from . import gold_values as values
 from . import phrasing
+from .nounphrases import place
 from .seeding import seeded
 from .user_openings import composed, detail, opening
 from .user_words import (
@@ -170,7 +171,9 @@ def _still_pointing(request: UserRequest, said: str, rng: random.Random) -> str:
     if not picked:
         return said
     listed = listing([spoken_phrase(p) for p in picked[:2]])
-    reminders = ([f"That's so I can {act} {listed}.", f"Remember, I need to {act} {listed}."] if act else []) + \
+    # the act only on what it is done to: 'create the GitHub repository' of a pull request asks for another act
+    acts = act and len(picked) == 1 and place(request.tool.description, act, picked[0]) == ""
+    reminders = ([f"That's so I can {act} {listed}.", f"Remember, I need to {act} {listed}."] if acts else []) + \
         [f"It's all for {listed}.", f"These are for {listed}, as I said."]
     drafts = [said, *(f"{said} {r}" for r in reminders if safe(request, f"{said} {r}") == f"{said} {r}")]
     _, closeness = _heard(request, drafts)

@@ -405,3 +405,20 @@ def test_two_untied_things_are_said_in_the_description_s_order(tools, personas) 
         assert "the short note and the" not in said, said
         pairs += "and the short note" in said
     assert pairs  # the two are still said together
+
+
+def test_a_reminder_names_the_act_only_on_what_it_is_done_to(personas, monkeypatch) -> None:
+    """'Remember, I need to merge the GitHub repository.' of a pull request asks for another act; the
+    reminder then names the thing alone ('It's all for the GitHub repository.')."""
+    seed = Tool(name="land_pr", description="Merge a pull request in a GitHub repository.",
+                parameters={"type": "object", "properties": {}})
+    other = Tool(name="make_repo", description="Create a new GitHub repository for the user.",
+                 parameters={"type": "object", "properties": {}})
+    request = UserRequest(phase="argument_filling", tool=seed, distractors=[other], history=[], goal="",
+                          persona=personas[0], gold_arguments={}, seed=0)
+    monkeypatch.setattr(user, "_heard", lambda request, drafts: (drafts, [-1.0] + [0.0] * (len(drafts) - 1)))
+    for picked, act_said in ((["GitHub repository"], False), (["pull request"], True)):
+        monkeypatch.setattr(user, "separators", lambda request, rng, params=True, picked=picked: picked)
+        said = {user._still_pointing(request, "The owner is acme.", random.Random(k)) for k in range(12)}
+        assert all(picked[0] in s for s in said), said  # a reminder is added
+        assert any("merge the" in s for s in said) == act_said, said
