@@ -162,7 +162,8 @@ def noun_phrases(description: str, banned: set[str]) -> list[str]:
     """Short noun phrases of a description (at most 3 words, ending in a noun-like word), never a
     clause's leading verb, nor a word after 'to', 'that' or 'which' (a verb there), nor a banned word."""
     out: list[str] = []
-    said = re.sub(r"\bof course\b", ",", text.without_codes(about(description)), flags=re.IGNORECASE)  # no 'course'
+    said = re.sub(r"\bof course\b|['`\"]?\b[a-z]+(?:_[a-z0-9]+)+\b['`\"]?", ",",  # no 'course', no 'total_ranges'
+                  text.without_codes(about(description)), flags=re.IGNORECASE)
     for clause in re.split(r"[,.;:()/\[\]\"]| - ", said):
         words = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
         run: list[str] = []
@@ -283,8 +284,7 @@ def determined(description: str, phrase: str) -> bool:
 
 
 def owned(description: str, phrase: str) -> bool:
-    """Whether `description` says whose `phrase` is ('your playlists', "the user's saved albums", 'a
-    customer's order'): then a person can call it theirs."""
+    """Whether `description` says whose `phrase` is ('your playlists', "the user's saved albums"): a person's own."""
     words = r"\s+".join(re.escape(w) for w in phrase.split())
     return bool(re.search(rf"\b(?:your|my|their|our|his|her|own|\w+['’]s?)\s+(?:[\w-]+\s+){{0,2}}?{words}",
                           description, re.IGNORECASE))
