@@ -122,7 +122,8 @@ def test_a_description_s_phrases_leave_out_api_fields_and_words_that_name_no_thi
     ("Calculate the entropy change of an isothermal and reversible process.", ["entropy change"],
      ["isothermal", "reversible"]),  # adjectives the lexicon lacks
     ("Returns the number of free standard and accessible parking spaces.", ["accessible parking spaces"], ["free standard", "free"]),
-    ("Get the blame of a file. When capped, 'total_ranges' reports the pre-cap match count.", ["file"],
+    ("Get blame information for a file. When the cap is hit 'truncated' is set to true and 'total_ranges' reports the "
+     "pre-cap match count.", ["file"],
      ["total ranges reports", "total ranges"]),  # an API field's name, read as words
 ])
 def test_a_phrase_is_a_whole_thing_a_person_can_put_the_before(description: str, kept: list[str], dropped: list[str]) -> None:
