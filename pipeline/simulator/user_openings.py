@@ -176,7 +176,8 @@ def opening(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     frame = rng.choice(frames).format(a=about) if about else rng.choice(_LOOSE[kind])  # never 'a question about a question'
     if who:
         frame = f"{who}, {'so' if kind == 'Q' else 'and'} {frame}"
-    why = rng.random() < (0.9 if voice.chatty else 0.6) and kind == "S"
+    # a reason follows a request, never a state ('I've never handled a finance matter before, because ...')
+    why = rng.random() < (0.9 if voice.chatty else 0.6) and kind == "S" and "never" not in frame
     body = frame + (f", {rng.choice(reasons(request, _WHY, _WHY_AT_WORK))}" if why else "") + ("?" if kind == "Q" else ".")
     said = _joined(greeting(voice, rng), body[:1].upper() + body[1:], request.persona.role)
     return f"{finish(voice, said)} {end}".strip()

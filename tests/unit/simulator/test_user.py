@@ -422,3 +422,16 @@ def test_a_reminder_names_the_act_only_on_what_it_is_done_to(personas, monkeypat
         said = {user._still_pointing(request, "The owner is acme.", random.Random(k)) for k in range(12)}
         assert all(picked[0] in s for s in said), said  # a reminder is added
         assert any("merge the" in s for s in said) == act_said, said
+
+
+def test_a_reason_follows_a_request_never_a_state(tools, personas) -> None:
+    """'I've never handled a finance matter before, because it's been on my list since Monday' reads as if the
+    reason were for never having handled it."""
+    never = 0
+    for i in range(80):
+        persona = personas[i % len(personas)].model_copy(update={"style": "anxious, double-checks everything"})
+        said = user.user_text(_state(tools, personas, i, persona=persona))
+        if "never handled" in said:
+            never += 1
+            assert not re.search(r"never handled [^.?!]* before, (?:because|since)", said), said
+    assert never  # the frame is still used
