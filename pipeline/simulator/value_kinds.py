@@ -55,7 +55,8 @@ def string_kind(key: str, schema: dict) -> str:
                                   "reviewer", "reviewers"}) and ("username" in desc or "login" in desc or "handle" in desc or first in ("username", "login", "handle", "user"))),
         ("handle_org", bool(ws & {"owner", "org", "organization", "organisation", "namespace", "workspace"})),
         ("person", person_names.means_person(key, desc)),
-        ("repo", bool(ws & {"repo", "repository", "repositories"})),
+        ("repo", bool(ws & {"repo", "repository", "repositories"}) or  # a `name` described as 'Repository name'
+         ("name" in ws and bool(re.search(r"\brepo(?:sitory)? name\b|\bname of the (?:new )?repo(?:sitory)?\b", desc)))),
         ("branch", bool(ws & {"branch", "ref", "head", "base"})),
         ("dir", bool(ws & {"dir", "directory", "folder"})), ("file", bool(ws & {"filename"}) or {"file", "name"} <= ws),
         ("path", bool(ws & {"path", "file", "filepath"})),

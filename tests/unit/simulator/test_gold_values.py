@@ -153,6 +153,13 @@ def test_an_expected_return_is_a_rate_people_expect() -> None:
     assert all(1 <= values.gold_value("expected_annual_return", {"type": "number"}, {}, rng) <= 12 for _ in range(30))
 
 
+def test_a_name_described_as_a_repository_s_is_a_repository_name() -> None:
+    rng = random.Random(0)  # 'the name is Thomas repository'
+    persona = Persona(id="", text="", role="open-source maintainer")
+    said = [values.gold_value("name", {"type": "string", "description": "Repository name"}, persona, rng) for _ in range(8)]
+    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", v) for v in said), said
+
+
 def test_a_point_s_coordinates_are_small() -> None:
     rng = random.Random(0)  # 'the first point is 4641.02 and 4507.41'
     said = values.gold_value("point1", {"type": "array", "items": {"type": "number"}}, {}, rng)
