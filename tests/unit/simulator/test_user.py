@@ -328,25 +328,27 @@ def test_the_topic_of_an_opening_is_never_a_value_the_user_gives(personas) -> No
     """'Delete a GitHub repository after the user confirms the exact owner': not 'help me with my owner'."""
     params = {"type": "object", "required": ["owner", "repo"], "properties": {"owner": {"type": "string"},
                                                                                "repo": {"type": "string"}}}
-    seed = Tool(name="remove_project", description="Remove a project after the user confirms the exact owner.",
-                parameters=params)
-    others = [Tool(name=f"t{i}", description=f"{verb} a file of an owner.", parameters=params)
+    topic = _opening_topic(personas, params, ("remove_project", "Remove a project after the user confirms the exact owner."),
+                           "{verb} a file of an owner.")
+    assert topic != "owner"
+
+
+def _opening_topic(personas, params: dict, seed: tuple[str, str], other: str) -> str | None:
+    """The opening topic of `seed` (name, description) beside three tools described as `other` ('{verb} ...')."""
+    tool = Tool(name=seed[0], description=seed[1], parameters=params)
+    others = [Tool(name=f"t{i}", description=other.format(verb=verb), parameters=params)
               for i, verb in enumerate(("Archive", "Copy", "Rename"))]
-    request = UserRequest(tool=seed, distractors=others, persona=personas[0], goal="", gold_arguments={},
+    request = UserRequest(tool=tool, distractors=others, persona=personas[0], goal="", gold_arguments={},
                           history=[], phase="tool_selection", seed=0)
-    assert user_words.topic_phrase(request) != "owner"
+    return user_words.topic_phrase(request)
 
 
 def test_the_topic_of_an_opening_is_never_the_modifier_of_an_unsaid_name_word(personas) -> None:
     """'help me with the base' of 'the base branch' when 'branch' is a word of the tool's name."""
-    params = {"type": "object", "properties": {}}
-    seed = Tool(name="update_branch", description="Bring the base branch changes into the work of a review.",
-                parameters=params)
-    others = [Tool(name=f"t{i}", description=f"{verb} the base of a review.", parameters=params)
-              for i, verb in enumerate(("Archive", "Copy", "Rename"))]
-    request = UserRequest(tool=seed, distractors=others, persona=personas[0], goal="", gold_arguments={},
-                          history=[], phase="tool_selection", seed=0)
-    assert user_words.topic_phrase(request) not in ("base", None), user_words.topic_phrase(request)
+    topic = _opening_topic(personas, {"type": "object", "properties": {}},
+                           ("update_branch", "Bring the base branch changes into the work of a review."),
+                           "{verb} the base of a review.")
+    assert topic not in ("base", None), topic
 
 
 def test_a_lowercase_writer_restates_the_need_in_lowercase_too(tools, personas, monkeypatch) -> None:
