@@ -94,8 +94,6 @@ def _acts(word: str) -> bool:
 
 
 _AUXILIARIES = frozenset("is are was were does do did has have had can could will would may might must should".split())
-
-
 _PLURAL_MODIFIERS = frozenset("sales news sports series analytics settings goods terms arts savings earnings".split())
 _AFTER_A_VERB = frozenset("within in on at into onto to by for from with over under before after between during "
                           "the a an their its his her this these those".split())
@@ -210,11 +208,15 @@ _DETERMINERS = r"(?:a|an|the|your|each|every|this|that|its|their|my|our|all|any|
 _BEFORE_NOUN = rf"(?:(?:{_DETERMINERS[3:-1]}|single|several|multiple)\s+)*"
 
 
+def _spaced(phrase: str) -> str:  # a pattern matching `phrase` however a description spaces its words
+    return r"\s+".join(re.escape(w) for w in phrase.split())
+
+
 def place(description: str, verb: str, phrase: str) -> str | None:
     """How `phrase` stands to the description's `verb`: '' when it is the verb's object ('Create a new pull
     request'), a preposition when the verb acts on something there ('... in a GitHub repository': 'in'),
     None when neither ('create the GitHub repository' would say another act)."""
-    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    words = _spaced(phrase)
     between = r"(?:(?!(?:from|in|on|to|into|within|for|of|with|by|at)\b)[\w'-]+\s+){0,2}?"  # 'Remove Items from Library'
     if re.search(rf"\b{re.escape(verb)}\w*\s+{_BEFORE_NOUN}{between}{words}\b", description, re.IGNORECASE):
         return ""
@@ -232,7 +234,7 @@ def linked(description: str, first: str, second: str) -> tuple[str, str, str] | 
     ('code', 'of', 'conduct')); None when nothing ties them, as 'the winner, along with the game' would
     claim a relation the description never states."""
     for lead, tail in ((first, second), (second, first)):
-        words = [r"\s+".join(re.escape(w) for w in p.split()) for p in (lead, tail)]
+        words = [_spaced(p) for p in (lead, tail)]
         found = re.search(rf"\b{words[0]}\s+((?:\w+ed\s+)?(?:{_LINKS}))\s+({_BEFORE_NOUN}(?:(?!(?:{_LINKS}|and|or)\b)"
                           rf"[\w-]+(?:['’]s)?\s+){{0,3}}?){words[1]}\b", description, re.IGNORECASE)  # no second link between
         if found:
@@ -257,7 +259,7 @@ def qualified(description: str, phrases: list[str]) -> list[str]:
     for phrase in phrases:
         if phrase.lower() in heads:
             continue  # one qualified form a head ('several albums', not also 'multiple Albums')
-        words = r"\s+".join(re.escape(w) for w in phrase.split())
+        words = _spaced(phrase)
         # the phrase must end there: 'the current Spotify user' qualifies the user, not 'Spotify'
         for found in re.finditer(rf"\b({'|'.join(QUALIFIERS)})\s+{words}\b(?!\s+(?:{'|'.join(_HEADS)})\b)(?!\s+(?-i:[A-Z]{{2,4}})\b)",
                                  description, re.IGNORECASE):
@@ -279,13 +281,13 @@ def determined(description: str, phrase: str) -> bool:
     """Whether `phrase` follows a determiner in `description` ('for a cost center', 'the saved
     albums', 'each open ticket'), perhaps after an adjective or two: then it is surely a noun phrase,
     one a person can put 'the' before."""
-    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    words = _spaced(phrase)
     return bool(re.search(rf"\b{_DETERMINERS}\s+(?:[\w'-]+\s+){{0,2}}?{words}\b", description, re.IGNORECASE))
 
 
 def owned(description: str, phrase: str) -> bool:
     """Whether `description` says whose `phrase` is ('your playlists', "the user's saved albums"): a person's own."""
-    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    words = _spaced(phrase)
     return bool(re.search(rf"\b(?:your|my|their|our|his|her|own|\w+['’]s?)\s+(?:[\w-]+\s+){{0,2}}?{words}",
                           description, re.IGNORECASE))
 
@@ -296,7 +298,7 @@ _USAGE = re.compile(r"^(?:use|used|useful|ideal|best|call)\b", re.IGNORECASE)
 def usage_only(description: str, phrase: str) -> bool:
     """Whether `phrase` is said only in the description's notes on when to use the tool ('Use when a
     manager asks ...', 'Useful for finding specific changes'): the situation, not the thing the tool acts on."""
-    words = r"\s+".join(re.escape(w) for w in phrase.split())
+    words = _spaced(phrase)
     found = [bool(_USAGE.match(s.strip())) for s in re.split(r"(?<=[.!?])\s+|\n+", description)
              if re.search(rf"\b{words}\b", s, re.IGNORECASE)]
     return bool(found) and all(found)
@@ -335,18 +337,14 @@ _CLAUSE_VERBS = frozenset("includes contains blocks returns allows requires indi
 # verbs that open a clause in descriptions and that the cutter can take for a noun's modifier
 _LEAD_VERBS = frozenset("manage configure enable disable trigger reorder".split())
 _ACTS = BASE_VERBS | _LEAD_VERBS  # a lone word of these is an act, never a thing
-
-
 _SPANS = frozenset("year time term day week month quarter level scale range size".split())
+_SCOPES = frozenset("level wide based specific scoped only".split())  # 'org-level', 'company-wide', 'repo-scoped'
 
 
 def _modifier(word: str) -> bool:
     """A compound that only qualifies a noun ('current-year', 'real-time', 'long-term', 'two-day')."""
     first, _, last = word.lower().rpartition("-")
     return bool(first) and ((last in _SPANS and "ADJ" in getAllLemmas(first.split("-")[0])) or last in _SCOPES)
-
-
-_SCOPES = frozenset("level wide based specific scoped only".split())  # 'org-level', 'company-wide', 'repo-scoped'
 
 
 def _close(run: list[str], out: list[str]) -> None:
