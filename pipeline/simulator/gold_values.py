@@ -74,8 +74,13 @@ def _bounds(schema: dict, lo: float, hi: float) -> tuple[float, float]:
     return lo, hi
 
 
+def _key_words(key: str) -> set[str]:
+    """The key's spoken words, a trailing number dropped ('point1' is a point, 'side2' a side)."""
+    return {re.sub(r"\d+$", "", w) for w in spoken_key(key).split()}
+
+
 def _whole(key: str, schema: dict, rng: random.Random) -> int:
-    ws = {re.sub(r"\d+$", "", w) for w in spoken_key(key).split()}  # 'point1' is a point
+    ws = _key_words(key)
     if "year" in ws:
         lo, hi = _bounds(schema, 2024, 2027)
     elif "years" in ws:  # a span in years: 419 is nobody's plan
@@ -124,7 +129,7 @@ def _whole(key: str, schema: dict, rng: random.Random) -> int:
 
 
 def _number(key: str, schema: dict, rng: random.Random) -> float:
-    ws = {re.sub(r"\d+$", "", w) for w in spoken_key(key).split()}  # 'point1' is a point
+    ws = _key_words(key)
     if "latitude" in ws or "lat" in ws:
         lo, hi, places = *_bounds(schema, -60, 65), 4
     elif ws & {"longitude", "lng", "lon"}:
