@@ -65,6 +65,11 @@ UNSURE = ["No problem, let me put it another way: do you need {o}?",
 UNSURE_DO = ["No problem, let me put it another way: do you want to {o}?",
              "That's okay, so let me ask it differently: are you trying to {o}?",
              "No worries, we can narrow it down together, so would you like to {o}?"]
+# a check: the user's words point at one option, and the assistant confirms it against its nearest rival
+CHECK = ["Just so I get this right, do you mean {o}?", "Before I go ahead, is it {o}?",
+         "Let me make sure I have it: are you looking for {o}?", "Just to confirm before I start, do you need {o}?"]
+CHECK_DO = ["Just so I get this right, do you want to {o}?", "Before I go ahead, would you like to {o}?",
+            "Let me make sure I have it: are you trying to {o}?", "Just to confirm before I start, do you need to {o}?"]
 # an open question's courtesy, by mood, in the same sentence
 OPEN_LEADS = {"first": ["Sure, I can help with that, but ", "Happy to help, so ", "I can look into that for you, but ",
                         "Of course, and to find the right option, ", "Glad to help, and first, ",
@@ -72,6 +77,8 @@ OPEN_LEADS = {"first": ["Sure, I can help with that, but ", "Happy to help, so "
                         "Sure thing, but before I start, "],
               "again": ["Thanks, and ", "Got it, so ", "Thank you, and to narrow it down, ", "Okay, so ",
                         "Thanks for that, and ", "Understood, so ", "That helps, and ", "Right, so "],
+              "check": ["Just so I get this right, ", "Before I go ahead, ", "Let me make sure I have it: ",
+                        "Just to confirm, "],
               "unsure": ["No problem, so ", "That's fine, and ", "No worries, so ", "That's okay, so ",
                          "Not to worry, so ", "That's alright, and ", "Fair enough, so ", "No trouble, and "]}
 OPEN = ["Could you tell me one concrete thing you expect to get out of this?",

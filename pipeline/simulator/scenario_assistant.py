@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from ..core.records import Tool
 from ..dialogue import domains
 from ..llm.requests import AssistantRequest, Said
+from . import contrasts, phrasing, selection
 from . import gold_values as values
-from . import phrasing, selection
 from .scenario_terms import PREMISE, speaker_tool, spoken_label, stated_scenario_arguments
 from .wording import asked_for, reply_json, tokens, tool_words
 
@@ -101,7 +101,7 @@ def _refuse(request: AssistantRequest) -> str:
 
 def _phrase_of(tool: Tool, others: list[Tool]) -> str:
     """A tool's subject in a few words of its own (never a run of its description)."""
-    words = selection.contrast_phrases(tool, others, frozenset(), random.Random(tool.name))
+    words = contrasts.contrast_phrases(tool, others, frozenset(), random.Random(tool.name))
     return " and ".join(words) if words else "something close to it"
 
 

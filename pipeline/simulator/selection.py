@@ -28,15 +28,17 @@ from functools import lru_cache
 
 from ..core import text
 from ..core.records import Tool
-from ..core.text import DESCRIPTION_FILLER
 from ..dialogue import grounding, shortcuts
 from ..dialogue.said import user_said
 from ..llm.requests import Said
 from ..retrieval import nearness
-from .nounphrases import META, QUALIFIERS, about, bland, determined, noun_phrases, place, qualified, said_alone
+from .contrasts import coarse, contrast_phrases, setting_words
+from .nounphrases import place
 from .questions import (
     AGAIN,
     AGAIN_DO,
+    CHECK,
+    CHECK_DO,
     FIRST,
     FIRST_DO,
     OPEN,
@@ -51,19 +53,10 @@ from .questions import (
 from .wording import USER_CHATTER, tokens, tool_words
 
 MAX_OPTIONS = 3
-WORDS_PER_OPTION = 2
 MAX_RUN = 4  # at most this many consecutive words of a description in a question
-CHECKS = 2  # questions asked, at most, when a word sets a candidate apart but the request reads nearer another
+CHECKS = 1  # questions asked, at most, when a word sets a candidate apart but the request reads nearer another
 NEAR_MARGIN = 0.015  # how much nearer (cosine) the user's words must be to the best candidate than to any other
 
-# words that describe no difference a user could recognise
-VAGUE = DESCRIPTION_FILLER | frozenset(
-    "accept array available boolean comma correct cursor data default deprecated detail details e.g eg "
-    "ensure example except false field fields format identified identifier index info information "
-    "integer item items limit max maximum min minimum null number numeric object objects offset page "
-    "parameter parameters perform provided request response result results separated specified string "
-    "true type unavailable unique value values varies vary ".split()
-)
 
 
 def scores(candidates: list[Tool], user_text: str) -> list[tuple[float, Tool]]:
@@ -90,7 +83,8 @@ CHATTER_STEMS = frozenset(shortcuts.stem(w) for w in USER_CHATTER)  # the offlin
 
 
 # who the user says they are ("I'm a support engineer at Acme"): about the speaker, not the need ('Supports ...')
-_INTRODUCED = re.compile(r"\bI(?:'m| am| work as) an? ((?:(?!\b(?:at|in|based|for|and|so|but)\b)[^,.;!?])+)", re.IGNORECASE)
+_INTRODUCED = re.compile(r"\bI(?:'m| am| work as) an? ((?:(?!\b(?:at|in|based|for(?! an?\b)|and|so|but)\b)[^,.;!?])+)",
+                         re.IGNORECASE)  # 'a support engineer for an API' is one role
 
 
 def evidence(history: Sequence[Said]) -> frozenset[str]:
@@ -109,14 +103,16 @@ def _evidence(said: str) -> frozenset[str]:
 
 def _separations(said: frozenset[str], candidates: list[Tool]) -> dict[str, dict[str, int]]:
     """name -> {other name: how many said stems fit it and not the other} for the others it is separated from."""
-    return _separated(said, tuple((c.name, grounding.vocab(c)) for c in candidates))
+    return _separated(said, tuple((c.name, grounding.vocab(c), grounding.told(c)) for c in candidates))
 
 
 @lru_cache(maxsize=4096)  # asked again at each step of one decision, and by ranked and in_play alike
-def _separated(said: frozenset[str], vocabs: tuple[tuple[str, frozenset[str]], ...]) -> dict[str, dict[str, int]]:
+def _separated(said: frozenset[str], vocabs: tuple[tuple[str, frozenset[str], frozenset[str]], ...]
+               ) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
-    for a, mine in vocabs:
-        found = {b: len(grounding.separating(said, mine, theirs)) for b, theirs in vocabs if b != a}
+    for a, mine, told in vocabs:
+        found = {b: len(grounding.separating(said, mine, theirs)) + grounding.names_apart(said, a, told, b, theirs)
+                 for b, theirs, _ in vocabs if b != a}
         out[a] = {b: n for b, n in found.items() if n}
     return out
 
@@ -144,108 +140,25 @@ def in_play(candidates: list[Tool], history: Sequence[Said]) -> list[Tool]:
     return out
 
 
-def _speakable(tool: Tool) -> dict[str, str]:
-    """stem -> a word a person could say for it: from the tool's description and parameters, no
-    chatter, no very short or numeric words; description words first."""
-    out: dict[str, str] = {}
-    codes = text.code_words(tool.description)
-    for s, w in grounding.vocab_words(tool).items():
-        if w in codes:
-            continue  # a fragment of an example id or a URL
-        if len(w) < 4 or w.isdigit() or any(ch.isdigit() for ch in w) or w in VAGUE or s in shortcuts.GENERIC:
-            continue
-        if tokens(w) == []:
-            continue  # the offline user's chatter says nothing about a tool
-        out[s] = w
-    return out
-
-
-def _naming(tool: Tool) -> set[str]:
-    """Stems of the words that name things in a tool: its name's and its parameter keys' words."""
-    keys = [text.key_words(k, s) for k, s in tool.properties.items()]
-    return {shortcuts.stem(w) for w in [*shortcuts.split_words(tool.name), *(w for k in keys for w in k)]}
-
-
-def _verbish(word: str, description: str) -> bool:
-    """A word that likely says how, not what: an adverb, a past participle or the description's opening verb."""
-    opening = shortcuts.split_words(description)[:1]
-    return word.endswith(("ly", "ed")) or (bool(opening) and word == opening[0])
-
-
-def _coarse(word: str) -> str:
-    """A looser key than the stem, so 'save' and 'saved' count as one word to a listener (each word of a phrase)."""
-    return " ".join(re.sub(r"(e|ed|es|s|ing|ion|ions)$", "", w)[:5] for w in word.lower().split())
-
-
-def contrast_words(option: Tool, others: list[Tool], said: frozenset[str], rng: random.Random) -> list[str]:
-    """Up to WORDS_PER_OPTION words `option` has and none of `others` has, in the description's order:
-    preferably words that name things (its name's and parameters' words, said as plain words, never
-    the name itself), not how-words, not the words of `said` (already in the conversation)."""
-    mine = _speakable(option)
-    distinct = set(grounding.distinct(mine, [grounding.vocab(o) for o in others]))
-    description = option.description.lower()
-    naming = _naming(option)
-    theirs = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
-    # words only of its sentences about the API ('... missing to build other tool calls') say nothing of its use
-    aside = set(shortcuts.split_words(option.description)) - set(shortcuts.split_words(about(option.description)))
-    pool = [s for s in mine if s in distinct and _coarse(mine[s]) not in theirs and said_alone(mine[s], description)
-            and mine[s].lower() not in META  # a word said as 'the X': a thing, not 'the several' or 'the endpoint'
-            and (mine[s].lower() not in aside or s in naming)]
-    fresh = [s for s in pool if not grounding.fits(s, said)] or pool
-
-    def weight(s: str) -> tuple[int, int, str]:
-        w = mine[s]
-        return (-(2 * (s in naming) + (w in description) - 2 * _verbish(w, description)), -len(w), s)
-
-    chosen = sorted(fresh, key=weight)[: WORDS_PER_OPTION + 1]
-    head, tail = chosen[:1], chosen[1:]
-    rng.shuffle(tail)
-    picked = head + tail[: WORDS_PER_OPTION - 1]
-    return sorted((mine[s] for s in picked), key=lambda w: (description.find(w) if w in description else 10**6, w))
-
-
-def contrast_phrases(option: Tool, others: list[Tool], said: frozenset[str], rng: random.Random) -> list[str]:
-    """Up to WORDS_PER_OPTION short noun phrases of `option`'s description ('actual spend', 'account
-    group') holding a word that none of `others` has, words not yet in the conversation first, best
-    first (a word of its own name, then more own words); `contrast_words` when no phrase of its description has such a word.
-    A phrase of at most three words is the tool's subject in plain speech, never a run of it."""
-    description = option.description
-    theirs = [grounding.vocab(o) for o in others]
-    coarse = {_coarse(w) for o in others for w in grounding.vocab_words(o).values()}
-
-    def own(word: str) -> bool:  # a qualifier ('single', 'previous') is vague alone, yet may be all that differs
-        s = shortcuts.stem(word)
-        return (word.lower() not in VAGUE or word.lower() in QUALIFIERS) and _coarse(word) not in coarse \
-            and not any(grounding.fits(s, t) for t in theirs)
-
-    called = {shortcuts.stem(w) for w in shortcuts.split_words(option.name)}
-    ranked: list[tuple[int, int, int, int, bool, int, int, str]] = []
-    phrases = noun_phrases(description, set())
-    for i, phrase in enumerate([*phrases, *qualified(description, phrases)]):
-        words = phrase.split()
-        mine = [w for w in words if own(w)]
-        if mine and len(words) <= 3 and not bland(phrase):  # never 'the Spotify catalog information'
-            fresh = any(not grounding.fits(shortcuts.stem(w), said) for w in mine)
-            named = any(shortcuts.stem(w) in called for w in mine)  # 'reaction' for add_issue_reaction: what it is
-            head = own(words[-1])  # 'the latest release' over 'the GitHub repository' when others say 'repository'
-            ranked.append((-fresh, -head, -named, -len(mine), not determined(description, phrase), -(len(words) > 1), i,
-                           phrase))
-    picked = [p for *_, p in sorted(ranked)[:WORDS_PER_OPTION]]  # best first: a phrase of two or three words
-    return picked or contrast_words(option, others, said, rng)
-
-
 def _question(options: list[Tool], said: frozenset[str], rng: random.Random, asked: str = "",
-              mood: str = "first") -> tuple[str, list[Tool]]:
+              mood: str = "first", pool: Sequence[Tool] = (), heard: frozenset[str] | None = None) -> tuple[str, list[Tool]]:
     """A contrasting question over `options` and the options it names (those with words of their own);
-    its wording differs from the earlier questions in `asked`. `mood`: first, again or unsure."""
+    its wording differs from the earlier questions in `asked`. `mood`: first, again, check or unsure.
+    `heard`: a check names the first option in words the user said ('the issues, or the commits?'), or asks nothing."""
     named: list[tuple[Tool, str]] = []
     used: set[str] = set()
+    setting = setting_words(pool)
     for o in options:
         # a phrase another option already says, in any form, tells the two apart no more ('the sub-issue, or the sub-issues?')
-        words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng) if _coarse(w) not in used]
+        words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng, setting)
+                 if coarse(w) not in used]
+        if heard is not None and o is options[0]:  # a check: the user's own words for what they chose
+            words = [w for w in words if any(grounding.fits(shortcuts.stem(x), heard) for x in w.split())]
         if words:
             named.append((o, words[0]))
-            used.add(_coarse(words[0]))
+            used.add(coarse(words[0]))
+    if heard is not None and not (named and named[0][0] is options[0]):
+        return "", []
     if len(named) < 2:
         return "", []
     # acts when the verbs differ and each option's phrase is what its verb acts on ('set the volume', never
@@ -254,7 +167,8 @@ def _question(options: list[Tool], said: frozenset[str], rng: random.Random, ask
         all(place(o.description, opening_verb(o) or "", p) == "" for o, p in named)
     phrases = [option(o, p, verbs) for o, p in named]
     forms = {("first", False): FIRST, ("first", True): FIRST_DO, ("again", False): AGAIN, ("again", True): AGAIN_DO,
-             ("unsure", False): UNSURE, ("unsure", True): UNSURE_DO}[(mood, verbs)]
+             ("unsure", False): UNSURE, ("unsure", True): UNSURE_DO, ("check", False): CHECK,
+             ("check", True): CHECK_DO}[(mood, verbs)]
     form = fresh_form(forms, asked, rng)
     return form.format(o=listed(phrases, verbs)), [o for o, _ in named]
 
@@ -340,14 +254,17 @@ def _plan(candidates: list[Tool], history: Sequence[Said], earlier: list[frozens
     by_name = {c.name: c for c in candidates}
     order = sorted(rivals, key=lambda n: (n not in playing, playing.index(n) if n in playing else 0))
     play = [best, *(by_name[n] for n in order)]
-    for options in _option_lists(play, mood == "unsure"):
+    for options in _option_lists(play, mood in ("unsure", "check")):
         if frozenset(c.name for c in options) in earlier:
             continue
-        text, named = _question(options, said, rng, asked, mood)
+        text, named = _question(options, said, rng, asked, mood, candidates,
+                                evidence(history) if mood == "check" else None)
         key = frozenset(c.name for c in named)
         if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates) \
                 and not shortcuts.word_runs(text) & before:
             return text, tuple(sorted(key))
+    if mood == "check":
+        return "", ()  # nothing to check in words the user said: their words already chose
     fresh = [q for q in OPEN if q[1:] not in asked] or OPEN
     leads = [x for x in OPEN_LEADS[mood] if x not in asked] or OPEN_LEADS[mood]
     question = rng.choice(fresh)
@@ -390,8 +307,11 @@ def _decide(candidates: list[Tool], history: Sequence[Said], seed: int, earlier:
     user_turns = [i for i, m in enumerate(history) if m.role == "user"]
     unsure = len(user_turns) >= 2 and _progress(candidates, history[: user_turns[-1]]) >= _progress(candidates, history)
     rng = random.Random(f"{seed}:{len(history)}:{best.name}")
-    mood = "unsure" if unsure else "again" if asked_before else "first"
+    mood = "unsure" if unsure else "first" if not asked_before else "check" if check or nearer else "again"
     text, options = _plan(candidates, history, [e for e in earlier if e], rng, mood, rivals)
+    if not text:  # a check with nothing to check in the user's words: act on them
+        return Decision(thought=f"What the user said sets {best.name} apart; asking again would only repeat it. "
+                                "I will use it.", tool=best)
     thought = (f"{best.name} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
                f"The user's words set {best.name} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
                if nearer else

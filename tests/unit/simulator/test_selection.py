@@ -13,7 +13,8 @@ from utcgen.pipeline.core.records import Tool
 from utcgen.pipeline.dialogue import grounding, shortcuts
 from utcgen.pipeline.ingest.reader import load_catalog
 from utcgen.pipeline.llm.requests import AssistantRequest, Said
-from utcgen.pipeline.simulator import conversation, selection
+from utcgen.pipeline.simulator import contrasts, conversation, selection
+from utcgen.pipeline.simulator.user_words import offered
 
 
 def tool(name: str, description: str, **params: dict[str, Any]) -> Tool:
@@ -111,8 +112,10 @@ def test_a_question_never_offers_one_thing_twice_in_two_forms() -> None:
                tool("issue_read", "Get the sub-issues of an issue in a GitHub repository."),
                tool("label_write", "Remove a label from an issue in a GitHub repository.")]
     for seed in range(4):
-        question, _ = selection._question(options, frozenset(), random.Random(seed))
-        assert "the sub-issue," in question and "sub-issues" not in question, question
+        question, named = selection._question(options, frozenset(), random.Random(seed))
+        said = offered(question)
+        assert len(said) == len(named) == 3, question
+        assert len({contrasts.coarse(o.removeprefix("the ")) for o in said}) == 3, question
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -197,16 +200,15 @@ def test_a_qualifier_that_is_all_two_candidates_differ_by_is_asked_and_heard() -
 
 def test_a_choice_checked_is_acted_on() -> None:
     """A word set the best candidate apart but the request read nearer another: the assistant checks
-    (`_nearer`) up to CHECKS times, then acts on the user's replies rather than asking on and on."""
+    (`_nearer`) once, then acts on the user's reply rather than asking on and on."""
     opening, asked = user("Hi, I need something about an album."), said_by_assistant("Which one do you need?")
     chosen = [opening, asked, user("I need a single album.")]
     checks = [said_by_assistant("Is there anything else I should know?"), user("It's for a single album."),
               said_by_assistant("What would you look at first?"), user("The one album, a single album.")]
-    assert selection.CHECKS == 2
-    assert not selection._checked(ALBUMS, chosen, ALBUMS[0])  # set apart only now: the checks are still to come
-    assert not selection._checked(ALBUMS, [*chosen, *checks[:2]], ALBUMS[0])  # one check answered, one to come
-    assert selection._checked(ALBUMS, [*chosen, *checks], ALBUMS[0])  # set apart before both replies
-    assert not selection._checked(ALBUMS, [opening, asked, user("Several albums, in fact."), *checks], ALBUMS[0])
+    assert selection.CHECKS == 1
+    assert not selection._checked(ALBUMS, chosen, ALBUMS[0])  # set apart only now: the check is still to come
+    assert selection._checked(ALBUMS, [*chosen, *checks[:2]], ALBUMS[0])  # set apart before the reply to the check
+    assert not selection._checked(ALBUMS, [opening, asked, user("Several albums, in fact."), *checks[2:]], ALBUMS[0])
     assert [c["name"] for c in turn([*chosen, *checks], ALBUMS)["tool_calls"]] == ["get_album"]
 
 
@@ -217,7 +219,7 @@ def test_a_tool_is_never_told_apart_by_a_word_of_its_note_on_how_to_call_it() ->
     me = Tool(name="get_me", description="Get details of the authenticated GitHub user. Or when information is missing "
               "to build other tool calls.", parameters=params)
     others = [Tool(name="get_commit", description="Get details for a commit from a GitHub repository.", parameters=params)]
-    words = selection.contrast_words(me, others, frozenset(), random.Random(0))
+    words = contrasts.contrast_words(me, others, frozenset(), random.Random(0))
     assert "build" not in words, words
 
 
@@ -235,3 +237,49 @@ def test_who_the_user_is_is_no_evidence_of_the_tool_they_need() -> None:
     assert selection.decide([write, read], history).tool is None  # nothing sets either apart: it asks
     kept = selection.evidence([Said(role="user", content="I'm a support engineer and I need support tickets.")])
     assert "suppor" in kept or "support" in kept, kept  # said of the need too, it counts
+
+
+GITHUB = {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}}}
+
+
+def test_an_option_is_named_by_what_it_is_not_by_what_every_candidate_works_on() -> None:
+    """'GitHub' is 'git' and 'hub' to a vocabulary, and every candidate works on a repository: an option
+    is its own thing ('the issues', even once the user said it), never 'the GitHub repository'."""
+    import random
+
+    from utcgen.pipeline.core import text
+
+    issues = Tool(name="list_issues", description="List issues in a GitHub repository.", parameters=GITHUB)
+    commits = Tool(name="list_commits", description="Get list of commits of a branch in a GitHub repository.",
+                   parameters=GITHUB)
+    tags = Tool(name="list_tags", description="List git tags in a GitHub repository.", parameters=GITHUB)
+    for seed in range(4):
+        question, named = selection._question([issues, commits, tags], frozenset(text.stems("the issues")),
+                                              random.Random(seed),
+                                              pool=[issues, commits, tags])
+        assert "repository" not in question and "the issues" in question, question
+        assert len(named) == 3
+
+
+def test_a_check_names_what_the_user_asked_for_or_asks_nothing() -> None:
+    """A check after 'I'd like to see the issues' offers the issues against a rival ('do you mean the
+    issues, or the commits?'); with nothing of the user's to name, there is no check to ask."""
+    import random
+
+    from utcgen.pipeline.core import text
+
+    issues = Tool(name="list_issues", description="List issues in a GitHub repository.", parameters=GITHUB)
+    commits = Tool(name="list_commits", description="Get list of commits of a branch.", parameters=GITHUB)
+    heard = frozenset(text.stems("I'd like to see the issues"))
+    question, named = selection._question([issues, commits], heard, random.Random(0), mood="check", heard=heard)
+    assert "the issues" in question and "the commits" in question and named == [issues, commits], question
+    elsewhere = frozenset(text.stems("something about the weather"))
+    assert selection._question([issues, commits], elsewhere, random.Random(0), mood="check", heard=elsewhere) == ("", [])
+
+
+def test_who_the_user_is_and_how_long_they_tried_is_no_evidence() -> None:
+    """'I'm a support engineer for an API' and 'I've been trying' chose tools whose descriptions say 'API'
+    and 'have been': neither says what the user needs."""
+    said = selection.evidence([user("I'm a support engineer for an API in Limerick, and I've been trying to fix it.")])
+    assert not {"api", "been", "suppor", "engine"} & said, said
+    assert {"limeri", "fix"} <= said, said
