@@ -29,7 +29,7 @@ STOP = frozenset(
     "i my me we our you your can could would should will may might must please need want hi hello some "
     "one all any use when which what who how do does did so about into not no yes there their them they "
     "he she his her have has had more most each per via other than then also just only if but up out "
-    "over under new".split()
+    "over under new been being".split()
 )
 # words of a tool description that tell no tool from another ("optional", "returns", "based"): the
 # base the offline roles' own lists of empty words extend

@@ -308,8 +308,10 @@ def work_area(request: UserRequest) -> str:
     area = (request.tool.line_of_business or own or "").replace("_", " ")
     if area[:1].isupper():
         return "day-to-day"  # a heading of the API ('Player', 'Image'), no line of work: never 'our Player work'
-    if not area or any(shortcuts.stem(w) in said_banned(request) for w in shortcuts.split_words(area)):
-        return "day-to-day"
+    bags = [grounding.vocab(t) for t in (request.tool, *request.distractors)]
+    if not area or any(shortcuts.stem(w) in said_banned(request) or 0 < sum(grounding.fits(shortcuts.stem(w), b)
+                       for b in bags) < len(bags) for w in shortcuts.split_words(area)):
+        return "day-to-day"  # a word of some candidates, not all ('developers'), would point at them
     return " ".join(_ACRONYMS.get(w, w) for w in area.split())  # 'IT service management', not 'it service ...'
 
 

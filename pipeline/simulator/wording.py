@@ -18,7 +18,8 @@ USER_CHATTER = STOP | set(
     "help used given specific work day today task usual process routine thing sort hand fit fits best honestly "
     "clearer matter matters part key specifically good question right sure let clear stuck involving something "
     "get done quick hard say called put option options afraid better mean mine role quite bit "
-    "important hey morning us whatever try thanks am what's it's i'm writing appreciate assistance require kindly".split()
+    "important hey morning us whatever try thanks am what's it's i'm writing appreciate assistance require kindly "
+    "afternoon evening know don side see find trying sorry wish".split()
 )
 
 

@@ -314,6 +314,24 @@ def test_an_opening_names_the_work_area_once(tools, personas) -> None:
     assert checked > 20
 
 
+def test_an_opening_never_names_a_work_area_that_points_at_some_candidates(personas) -> None:
+    """'a software development matter' beside search_users ('Useful for locating developers') chose it
+    for the assistant: an area that fits some candidates and not others is no area to name."""
+    params = {"type": "object", "properties": {}}
+    code = Tool(name="search_code", description="Search code across repositories.", parameters=params,
+                line_of_business="software_development")
+    users = Tool(name="search_users", description="Find users. Useful for locating developers.", parameters=params)
+    orgs = Tool(name="search_orgs", description="Find organisations.", parameters=params)
+    worker = next(p for p in personas if p.line_of_business)
+
+    def state(others: list[Tool]) -> UserRequest:
+        return UserRequest(tool=code, distractors=others, persona=worker, goal="", gold_arguments={}, seed=0,
+                           history=[], phase="tool_selection")
+
+    assert user_words.work_area(state([orgs])) == "software development"
+    assert user_words.work_area(state([orgs, users])) == "day-to-day"
+
+
 def test_an_api_s_return_is_no_act_a_person_asks_for(tools, personas) -> None:
     """'Return the execution status of a payment': the user wants to see it, not to send it back."""
     state = _state(tools, personas, 0)
