@@ -4,7 +4,8 @@ A dialogue can end on the right tool by luck: the assistant guessed among near-d
 the guess happened to be the seed tool. Such data teaches guessing. This rule (defined once in
 `pipeline/dialogue/grounding.py`) asks whether, before argument filling begins (values given
 afterwards do not choose the tool), the user said something that
-fits the called tool and not each other candidate. Dialogues without a call, or with a single
+fits the called tool and not each other candidate (or, where no word could, asked for all that
+its name says it works on and not all that the other's says). Dialogues without a call, or with a single
 candidate, pass. Rule code: ungrounded.
 """
 

@@ -13,7 +13,10 @@ otherwise asks) and the offline user (which says what makes the rule hold). The 
 * two stems *match* when they are equal, or when the shorter has 5 or more letters and is a
   prefix of the other ("sched" matches "schedu");
 * the chosen tool c is *separated* from another candidate o when the user said a stem that
-  matches a stem of vocab(c) and none of vocab(o): something that fits c and not o;
+  matches a stem of vocab(c) and none of vocab(o): something that fits c and not o; or, where
+  no word can do that (every stem of c's description and name fits vocab(o)), when the user
+  said everything c's name says it acts on and not everything o's does (`named_apart`: "delete
+  the repository" sets delete_repository apart from delete_file);
 * a dialogue ending in a call to c is *grounded* when c is separated from every other tool
   offered (its candidates and distractors other than c). A dialogue without a tool call, or
   with a single candidate, has nothing to separate and is grounded.
@@ -29,8 +32,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..core.records import Tool
-from ..core.text import STOP, code_words, content_words, key_words, stem
+from ..core.text import STOP, code_words, content_words, key_words, split_words, stem
 from .said import Spoken, Until, user_said
+from .shortcuts import GENERIC
 
 PREFIX_MIN = 5  # a stem this long or longer also matches the stems it is a prefix of
 
@@ -150,6 +154,28 @@ def separating(said: Iterable[str], chosen: Iterable[str], other: Iterable[str])
     return sorted(s for s in set(said) if fits(s, mine) and not fits(s, theirs))
 
 
+@lru_cache(maxsize=4096)
+def named(name: str) -> frozenset[str]:
+    """The stems of what a tool's name says it acts on: its words but the general ones ('get', 'list',
+    'details'): {'repositori'} of delete_repository."""
+    return frozenset(stem(w) for w in split_words(name) if w not in GENERIC and w not in STOP)
+
+
+def named_apart(said: Iterable[str], chosen: ToolLike, other: ToolLike) -> bool:
+    """Whether the said stems set `chosen` apart from `other` by their names, where no word can: all
+    that `chosen` says it does fits `other` too (`told`), and the user said all that `chosen`'s name
+    says it acts on and not all of `other`'s (both names saying something)."""
+    return names_apart(frozenset(said), tool_name(chosen), told(chosen), tool_name(other), vocab(other))
+
+
+def names_apart(heard: frozenset[str], chosen: str, chosen_told: frozenset[str], other: str,
+                other_vocab: frozenset[str]) -> bool:
+    """`named_apart` on names, `told(chosen)` and `vocab(other)`, for callers that hold them already."""
+    mine, theirs = named(chosen), named(other)
+    return bool(mine and theirs) and all(fits(s, heard) for s in mine) and not all(fits(s, heard) for s in theirs) \
+        and all(fits(s, other_vocab) for s in chosen_told)
+
+
 def distinct(chosen: Iterable[str], others: Sequence[Iterable[str]]) -> list[str]:
     """The stems of vocab `chosen` that match no stem of any vocab in `others`: what a user could say
     to set `chosen` apart from all of them at once. Sorted."""
@@ -166,7 +192,7 @@ def unseparated(said: Iterable[str], chosen: ToolLike, others: Sequence[ToolLike
         name = tool_name(other)
         if name == tool_name(chosen) or name in out:
             continue
-        if not separating(heard, mine, vocab(other)):
+        if not separating(heard, mine, vocab(other)) and not named_apart(heard, chosen, other):
             out.append(name)
     return out
 

@@ -69,6 +69,21 @@ def test_a_word_only_in_a_name_counts() -> None:
     assert grounding.unseparated(heard, TRACKS, [DETAILS]) == []
 
 
+def test_all_that_a_name_says_sets_a_tool_apart_from_one_whose_name_says_more() -> None:
+    """Every word of delete_repository also fits delete_file ('Delete a file from a GitHub repository'):
+    only asking for the repository, and not a file, tells them apart."""
+    repo = tool("delete_repository", "Delete a GitHub repository.")
+    file = tool("delete_file", "Delete a file from a GitHub repository.", path={"type": "string"})
+    assert grounding.named("delete_repository") == {"reposi"}  # 'delete' is a general word of names
+    heard = said("I want to delete the GitHub repository.")
+    assert grounding.unseparated(heard, repo, [file]) == []
+    assert grounding.unseparated(heard, file, [repo]) == ["delete_repository"]
+    assert grounding.unseparated(said("Delete the file in the repository."), repo, [file]) == ["delete_file"]
+    me = tool("get_me", "Get details of the authenticated GitHub user.")
+    assert grounding.unseparated(said("I need the GitHub user."), me, [tool("search_users", "Find GitHub users.")]) \
+        == ["search_users"]  # a name that says nothing but 'get' is never all said
+
+
 def test_identical_tools_can_never_be_separated() -> None:
     same = {**TRACKS, "name": "tracks_to_playlist_add"}  # the same words in another order
     assert grounding.vocab(same) == grounding.vocab(TRACKS)
