@@ -209,8 +209,8 @@ _KNOWN = ["it's just something to do with {a}", "all I know is that it's about {
           "it's something involving {a}", "it concerns {a}", "it's about {a}, that's all I know",
           "I only know it's about {a}", "it's something with {a}"]
 _KNOWN_NOTHING = ["I only know what I'm trying to get done", "I don't know what these things are called",
-                  "I just know what I need", "I've never had to put a name to it", "the names don't mean much to me",
-                  "those all sound alike to me", "I only know the result I want", "I've never looked at it that way"]
+                  "I just know what I need", "I've never needed a word for it", "the options don't mean much to me",
+                  "those all sound alike to me", "I only know what I want out of it", "I've never looked at it that way"]
 _SOFTENERS = ["", "", "", ", sorry", ", I'm afraid", ", to be honest"]
 
 
@@ -219,8 +219,8 @@ def _vague(request: UserRequest, rng: random.Random, voice: Voice) -> str:
     area = work_area(request)
     about = subject(request) or (f"the {area} side" if area != "day-to-day" else None)  # 'the day-to-day side' names nothing
     if voice.terse:
-        return (rng.choice([f"Not sure, something to do with {about}.", f"Don't know the name, it's {about}."]) if about
-                else rng.choice(["Not sure, sorry.", "No idea what it's called.", "Don't know the name."]))
+        return (rng.choice([f"Not sure, something to do with {about}.", f"No idea what it's called, it's {about}."]) if about
+                else rng.choice(["Not sure, sorry.", "No idea what it's called.", "Couldn't tell you, sorry."]))
     known = rng.choice(_KNOWN).format(a=about) if about else rng.choice(_KNOWN_NOTHING)
     unsure = rng.choice(_UNSURE)
     soft = rng.choice([s for s in _SOFTENERS if "honest" not in s or "Honest" not in unsure])  # said once is enough

@@ -124,7 +124,7 @@ def _about(topic: str | None, area: str, rng: random.Random, job: bool = True, d
             return None
         if area == "day-to-day":  # no subject the candidates share, no line of business: what any worker says
             return rng.choice(["a day-to-day matter", "a routine task", "a work task", "an everyday task",
-                               "a routine request", "a small job for this week"])
+                               "a routine chore", "a small job for this week"])
         return rng.choice([f"{phrasing.article(area)} {area} matter", f"our {area} work", f"something on the {area} side"])
     topic = spoken_phrase(topic)
     if " " not in topic and is_name(topic):  # a product's name: 'Spotify', 'GitHub'

@@ -19,7 +19,8 @@ USER_CHATTER = STOP | set(
     "clearer matter matters part key specifically good question right sure let clear stuck involving something "
     "get done quick hard say called put option options afraid better mean mine role quite bit "
     "important hey morning us whatever try thanks am what's it's i'm writing appreciate assistance require kindly "
-    "afternoon evening know don side see find trying sorry wish".split()
+    "afternoon evening know don side see find trying sorry wish before after based ask technical term alike around "
+    "couldn idea knew looked much never really sound tell ve way word".split()
 )
 
 

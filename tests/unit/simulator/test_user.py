@@ -455,3 +455,15 @@ def test_a_reason_follows_a_request_never_a_state(tools, personas) -> None:
             never += 1
             assert not re.search(r"never handled [^.?!]* before, (?:because|since)", said), said
     assert never  # the frame is still used
+
+
+def test_an_answer_that_knows_nothing_gives_the_assistant_nothing_to_act_on() -> None:
+    """'Don't know the name.' chose a playlist tool for its 'name', 'I've never handled a finance matter
+    before' a carrier tool for its 'before': a reply that knows nothing carries no word the assistant weighs."""
+    from utcgen.pipeline.simulator import selection
+
+    replies = [f"{u}, {k}." for u in user._UNSURE for k in user._KNOWN_NOTHING]
+    replies += ["No idea what it's called.", "Couldn't tell you, sorry.", "Not sure, sorry.",
+                "Hi, I've never handled a routine chore before.", "I'm a buyer based in Accra, so could you ask around?"]
+    for reply in replies:
+        assert not selection.evidence([Said(role="user", content=reply)]) - {"accra", "buyer", "chore", "handl"}, reply
