@@ -254,17 +254,17 @@ def _plan(candidates: list[Tool], history: Sequence[Said], earlier: list[frozens
     by_name = {c.name: c for c in candidates}
     order = sorted(rivals, key=lambda n: (n not in playing, playing.index(n) if n in playing else 0))
     play = [best, *(by_name[n] for n in order)]
-    for options in _option_lists(play, mood in ("unsure", "check")):
+    heard = evidence(history) if mood == "check" else None  # a check names the choice in the user's words,
+    tries = [(o, h) for h in ([heard, None] if heard is not None else [None])  # else in its own
+             for o in _option_lists(play, mood in ("unsure", "check"))]
+    for options, words in tries:
         if frozenset(c.name for c in options) in earlier:
             continue
-        text, named = _question(options, said, rng, asked, mood, candidates,
-                                evidence(history) if mood == "check" else None)
+        text, named = _question(options, said, rng, asked, mood, candidates, words)
         key = frozenset(c.name for c in named)
         if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates) \
                 and not shortcuts.word_runs(text) & before:
             return text, tuple(sorted(key))
-    if mood == "check":
-        return "", ()  # nothing to check in words the user said: their words already chose
     fresh = [q for q in OPEN if q[1:] not in asked] or OPEN
     leads = [x for x in OPEN_LEADS[mood] if x not in asked] or OPEN_LEADS[mood]
     question = rng.choice(fresh)
@@ -309,9 +309,6 @@ def _decide(candidates: list[Tool], history: Sequence[Said], seed: int, earlier:
     rng = random.Random(f"{seed}:{len(history)}:{best.name}")
     mood = "unsure" if unsure else "first" if not asked_before else "check" if check or nearer else "again"
     text, options = _plan(candidates, history, [e for e in earlier if e], rng, mood, rivals)
-    if not text:  # a check with nothing to check in the user's words: act on them
-        return Decision(thought=f"What the user said sets {best.name} apart; asking again would only repeat it. "
-                                "I will use it.", tool=best)
     thought = (f"{best.name} looks right; one question to be sure it is not {' or '.join(rivals)}." if check else
                f"The user's words set {best.name} apart, yet read closer to {', '.join(nearer)}. I must ask, not guess."
                if nearer else

@@ -263,7 +263,8 @@ def test_an_option_is_named_by_what_it_is_not_by_what_every_candidate_works_on()
 
 def test_a_check_names_what_the_user_asked_for_or_asks_nothing() -> None:
     """A check after 'I'd like to see the issues' offers the issues against a rival ('do you mean the
-    issues, or the commits?'); with nothing of the user's to name, there is no check to ask."""
+    issues, or the commits?'); with nothing of the user's to name, no such question (the assistant then
+    asks in its own words)."""
     import random
 
     from utcgen.pipeline.core import text
