@@ -100,9 +100,9 @@ def test_changed_configuration_on_same_output_is_refused(tmp_path):
 
 def test_max_tokens_stops_the_run_exports_finished_jobs_and_a_resume_goes_on(tmp_path):
     out = tmp_path / "budget"
-    stopped = generate(tmp_path, out, "--num-dialogues", "10", "--max-tokens", "30000")
+    stopped = generate(tmp_path, out, "--num-dialogues", "10", "--max-tokens", "60000")
     assert stopped.returncode == 3, stopped.stderr
-    assert "budget reached: the next jobs would pass --max-tokens 30,000" in stopped.stderr
+    assert "budget reached: the next jobs would pass --max-tokens 60,000" in stopped.stderr
     assert "of 10 dialogues accepted" in stopped.stderr
     jobs = sorted((out / "journal").glob("job-*.json"))
     assert 1 <= len(jobs) < 10

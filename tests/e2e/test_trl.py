@@ -108,7 +108,7 @@ def test_sft_trains_with_trl_unchanged(folder: Path, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def results_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small run with tool results on, half the calls failing: results, answers and a recovery (seed 3 holds
+    """A small run with tool results on, half the calls failing: results, answers and a recovery (seed 2 holds
     an error result, the user's correction and a second call among its accepted dialogues)."""
     tmp = tmp_path_factory.mktemp("trl-results")
     out = tmp / "out"
@@ -118,7 +118,7 @@ def results_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env.pop("UTCGEN_MODEL", None)
     personas = write_store_personas(tmp / "personas.jsonl")
     cmd = [UTCGEN, "generate", "--config", str(config), "--catalog", "tests/fixtures/catalogs/store_openapi.yaml",
-           "--personas", str(personas), "--num-dialogues", "4", "--seed", "3", "--out", str(out), "--no-progress"]
+           "--personas", str(personas), "--num-dialogues", "4", "--seed", "2", "--out", str(out), "--no-progress"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
