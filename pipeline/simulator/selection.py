@@ -141,13 +141,13 @@ def in_play(candidates: list[Tool], history: Sequence[Said]) -> list[Tool]:
 
 
 def _question(options: list[Tool], said: frozenset[str], rng: random.Random, asked: str = "",
-              mood: str = "first", pool: Sequence[Tool] = (), heard: frozenset[str] | None = None) -> tuple[str, list[Tool]]:
+              mood: str = "first", setting: frozenset[str] = frozenset(), heard: frozenset[str] | None = None
+              ) -> tuple[str, list[Tool]]:
     """A contrasting question over `options` and the options it names (those with words of their own);
     its wording differs from the earlier questions in `asked`. `mood`: first, again, check or unsure.
     `heard`: a check names the first option in words the user said ('the issues, or the commits?'), or asks nothing."""
     named: list[tuple[Tool, str]] = []
     used: set[str] = set()
-    setting = setting_words(pool)
     for o in options:
         # a phrase another option already says, in any form, tells the two apart no more ('the sub-issue, or the sub-issues?')
         words = [w for w in contrast_phrases(o, [p for p in options if p is not o], said, rng, setting)
@@ -254,13 +254,14 @@ def _plan(candidates: list[Tool], history: Sequence[Said], earlier: list[frozens
     by_name = {c.name: c for c in candidates}
     order = sorted(rivals, key=lambda n: (n not in playing, playing.index(n) if n in playing else 0))
     play = [best, *(by_name[n] for n in order)]
+    setting = setting_words(candidates)  # what the candidates share, once per question
     heard = evidence(history) if mood == "check" else None  # a check names the choice in the user's words,
     tries = [(o, h) for h in ([heard, None] if heard is not None else [None])  # else in its own
              for o in _option_lists(play, mood in ("unsure", "check"))]
     for options, words in tries:
         if frozenset(c.name for c in options) in earlier:
             continue
-        text, named = _question(options, said, rng, asked, mood, candidates, words)
+        text, named = _question(options, said, rng, asked, mood, setting, words)
         key = frozenset(c.name for c in named)
         if text and key not in earlier and not recites(text, candidates) and not _names_said(text, candidates) \
                 and not shortcuts.word_runs(text) & before:

@@ -256,7 +256,7 @@ def test_an_option_is_named_by_what_it_is_not_by_what_every_candidate_works_on()
     for seed in range(4):
         question, named = selection._question([issues, commits, tags], frozenset(text.stems("the issues")),
                                               random.Random(seed),
-                                              pool=[issues, commits, tags])
+                                              setting=contrasts.setting_words([issues, commits, tags]))
         assert "repository" not in question and "the issues" in question, question
         assert len(named) == 3
 
